@@ -1,0 +1,143 @@
+/* mgd C API, in the shape of TFLite's C API: load a model, set options
+ * (delegates, custom ops, error reporter), create an interpreter, copy inputs
+ * in, invoke, copy outputs out.
+ *
+ * Ownership: every Create has a matching Delete. Tensors belong to their
+ * interpreter. Functions that can fail return kMgdError and send one line to
+ * the error reporter (stderr unless one is set). */
+#ifndef MGD_C_API_H_
+#define MGD_C_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum MgdStatus { kMgdOk = 0, kMgdError = 1 } MgdStatus;
+
+/* Tensor element types (same numbers as TFLite's TfLiteType). */
+typedef enum MgdType {
+  kMgdNoType = 0,
+  kMgdFloat32 = 1,
+  kMgdInt32 = 2,
+  kMgdUInt8 = 3,
+  kMgdInt64 = 4,
+  kMgdBool = 6,
+  kMgdInt8 = 9,
+  kMgdFloat16 = 10,
+} MgdType;
+
+typedef void (*MgdErrorReporter)(void* user_data, const char* message);
+
+typedef struct MgdModel MgdModel;
+typedef struct MgdInterpreterOptions MgdInterpreterOptions;
+typedef struct MgdInterpreter MgdInterpreter;
+typedef struct MgdTensor MgdTensor;
+
+/* ---- Models ---- */
+
+/* Copies the bytes; returns NULL (and reports why) on a malformed model. */
+MgdModel* MgdModelCreate(const void* model_data, size_t model_size);
+MgdModel* MgdModelCreateWithErrorReporter(const void* model_data, size_t model_size,
+                                          MgdErrorReporter reporter, void* user_data);
+MgdModel* MgdModelCreateFromFile(const char* model_path);
+MgdModel* MgdModelCreateFromFileWithErrorReporter(const char* model_path,
+                                                  MgdErrorReporter reporter, void* user_data);
+void MgdModelDelete(MgdModel* model);
+
+/* ---- Custom ops ---- */
+
+typedef struct MgdOpContext MgdOpContext;
+typedef struct MgdOpNode MgdOpNode;
+
+/* As TfLiteRegistration: init once per node with the op's custom_options,
+ * prepare once after shapes are known (may resize outputs), invoke per run. */
+typedef struct MgdRegistration {
+  void* (*init)(MgdOpContext* context, const char* buffer, size_t length);
+  void (*free)(MgdOpContext* context, void* buffer);
+  MgdStatus (*prepare)(MgdOpContext* context, MgdOpNode* node);
+  MgdStatus (*invoke)(MgdOpContext* context, MgdOpNode* node);
+} MgdRegistration;
+
+int32_t MgdOpNodeNumInputs(const MgdOpNode* node);
+int32_t MgdOpNodeNumOutputs(const MgdOpNode* node);
+/* NULL for an omitted optional input. */
+MgdTensor* MgdOpNodeGetInput(const MgdOpNode* node, int32_t index);
+MgdTensor* MgdOpNodeGetOutput(const MgdOpNode* node, int32_t index);
+/* What init returned. */
+void* MgdOpNodeGetUserData(const MgdOpNode* node);
+/* Only during prepare: gives `tensor` (an output) a new shape. */
+MgdStatus MgdOpContextResizeTensor(MgdOpContext* context, MgdTensor* tensor, const int32_t* dims,
+                                   int32_t num_dims);
+void MgdOpContextReportError(MgdOpContext* context, const char* format, ...);
+
+/* ---- Delegates ---- */
+
+/* A delegate claims nodes it supports; the interpreter hands it maximal
+ * connected subgraphs of them (partitions) and runs the rest on the CPU. */
+typedef struct MgdDelegate {
+  void* data;
+  const char* name;
+  /* Returns 1 if the node is supported; otherwise 0, with a reason written to
+   * reason (NUL-terminated, at most reason_size bytes). builtin_code is the
+   * TFLite builtin operator code; custom_name is set for CUSTOM (32). */
+  int (*is_node_supported)(void* data, int32_t node_index, int32_t builtin_code,
+                           const char* custom_name, char* reason, size_t reason_size);
+  /* Compiles one partition. Returns a kernel handle, or NULL with an error
+   * message (the partition then runs on the CPU). */
+  void* (*prepare)(void* data, const int32_t* nodes, int32_t num_nodes, const int32_t* inputs,
+                   int32_t num_inputs, const int32_t* outputs, int32_t num_outputs, char* error,
+                   size_t error_size);
+  MgdStatus (*invoke)(void* data, void* kernel, MgdTensor* const* inputs, int32_t num_inputs,
+                      MgdTensor* const* outputs, int32_t num_outputs);
+  void (*free_kernel)(void* data, void* kernel);
+} MgdDelegate;
+
+/* ---- Interpreter ---- */
+
+MgdInterpreterOptions* MgdInterpreterOptionsCreate(void);
+void MgdInterpreterOptionsDelete(MgdInterpreterOptions* options);
+/* The delegate must outlive interpreters created with these options. */
+void MgdInterpreterOptionsAddDelegate(MgdInterpreterOptions* options, MgdDelegate* delegate);
+/* 0 (default) means no limit. */
+void MgdInterpreterOptionsSetMaxDelegatedPartitions(MgdInterpreterOptions* options, int32_t max);
+/* Adds or overrides a custom op for versions [min_version, max_version]. The
+ * registration must outlive interpreters created with these options. */
+void MgdInterpreterOptionsAddCustomOp(MgdInterpreterOptions* options, const char* name,
+                                      const MgdRegistration* registration, int32_t min_version,
+                                      int32_t max_version);
+void MgdInterpreterOptionsSetErrorReporter(MgdInterpreterOptions* options,
+                                           MgdErrorReporter reporter, void* user_data);
+
+/* Resolves ops, checks shapes, applies delegates. NULL (reported) on error.
+ * The model may be deleted afterwards. */
+MgdInterpreter* MgdInterpreterCreate(const MgdModel* model, const MgdInterpreterOptions* options);
+void MgdInterpreterDelete(MgdInterpreter* interpreter);
+
+int32_t MgdInterpreterGetInputTensorCount(const MgdInterpreter* interpreter);
+MgdTensor* MgdInterpreterGetInputTensor(const MgdInterpreter* interpreter, int32_t index);
+int32_t MgdInterpreterGetOutputTensorCount(const MgdInterpreter* interpreter);
+const MgdTensor* MgdInterpreterGetOutputTensor(const MgdInterpreter* interpreter, int32_t index);
+/* Plans tensor memory; also done by the first Invoke. */
+MgdStatus MgdInterpreterAllocateTensors(MgdInterpreter* interpreter);
+MgdStatus MgdInterpreterInvoke(MgdInterpreter* interpreter);
+
+/* ---- Tensors ---- */
+
+MgdType MgdTensorType(const MgdTensor* tensor);
+int32_t MgdTensorNumDims(const MgdTensor* tensor);
+int32_t MgdTensorDim(const MgdTensor* tensor, int32_t dim_index);
+size_t MgdTensorByteSize(const MgdTensor* tensor);
+void* MgdTensorData(const MgdTensor* tensor);
+const char* MgdTensorName(const MgdTensor* tensor);
+/* Fail (reported) when input_data_size differs from the tensor's size. */
+MgdStatus MgdTensorCopyFromBuffer(MgdTensor* tensor, const void* input_data, size_t input_data_size);
+MgdStatus MgdTensorCopyToBuffer(const MgdTensor* tensor, void* output_data, size_t output_data_size);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* MGD_C_API_H_ */

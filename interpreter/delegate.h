@@ -1,0 +1,55 @@
+// The delegate interface: how an accelerator (the GPU delegate, or a test
+// delegate) takes over parts of a graph. The interpreter asks per node whether
+// it is supported, partitions the graph into maximal connected supported
+// subgraphs without creating cycles, and hands each one to Prepare. A failed
+// Prepare leaves that partition on the CPU.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "interpreter/kernel.h"
+#include "model/graph.h"
+
+namespace mgd {
+
+struct NodeSupport {
+  bool supported = false;
+  std::string reason;  // why not, when not supported
+};
+
+// A connected set of supported nodes the delegate runs as one kernel.
+struct Partition {
+  std::vector<int> nodes;    // in execution order
+  std::vector<int> inputs;   // non-constant tensors read from outside
+  std::vector<int> outputs;  // tensors read outside the partition or graph outputs
+};
+
+class DelegateKernel {
+ public:
+  virtual ~DelegateKernel() = default;
+  // `inputs` and `outputs` follow the Partition's order.
+  virtual absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) = 0;
+};
+
+class Delegate {
+ public:
+  virtual ~Delegate() = default;
+  virtual std::string name() const = 0;
+  // `graph` is the graph as the interpreter runs it: constant-input
+  // DEQUANTIZE/DENSIFY nodes are already folded into constant tensors.
+  virtual NodeSupport IsNodeSupported(const Graph& graph, int node_index) = 0;
+  virtual absl::StatusOr<std::unique_ptr<DelegateKernel>> Prepare(const Graph& graph, const Partition& partition) = 0;
+};
+
+// Splits the supported nodes among `candidates` (a topological order of the
+// nodes to schedule) into partitions. The result is cycle-free: no path
+// leaves a partition and comes back into it. With max_partitions > 0 only the
+// largest ones are kept.
+std::vector<Partition> PartitionGraph(const Graph& graph, const std::vector<int>& order,
+                                      const std::vector<bool>& supported, int max_partitions);
+
+}  // namespace mgd

@@ -1,0 +1,321 @@
+#include "interpreter/interpreter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "model/status_macros.h"
+#include "model/validator.h"
+
+namespace mgd {
+
+struct Interpreter::Step {
+  int node = -1;       // a CPU kernel
+  int partition = -1;  // or a delegate partition
+};
+
+namespace {
+constexpr size_t kTensorAlignment = 64;
+
+bool FoldableAtLoad(OpKind op) { return op == OpKind::kDequantize || op == OpKind::kDensify; }
+}  // namespace
+
+absl::Status KernelContext::Error(const std::string& message) const {
+  return absl::InvalidArgumentError(fmt::format("{}: {}", NodeLabel(*graph, node_index), message));
+}
+
+absl::Status KernelContext::ExpectOutputShape(size_t output, const Shape& expected) const {
+  const TensorRef& t = *outputs[output];
+  if (t.shape == expected) return absl::OkStatus();
+  return Error(fmt::format("output {} ({}) has shape {}, but the inputs give {}", output,
+                           TensorLabel(*graph, t.index), ShapeToString(t.shape), ShapeToString(expected)));
+}
+
+Interpreter::~Interpreter() = default;
+
+absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(Graph graph, InterpreterOptions options) {
+  MGD_RETURN_IF_ERROR(ValidateGraph(graph));
+  std::unique_ptr<Interpreter> interpreter(new Interpreter());
+  interpreter->graph_ = std::move(graph);
+  MGD_RETURN_IF_ERROR(interpreter->Build(std::move(options)));
+  return interpreter;
+}
+
+void Interpreter::Log(LogLevel level, const std::string& message) const {
+  if (logger_) logger_(level, message);
+}
+
+absl::Status Interpreter::Build(InterpreterOptions options) {
+  resolver_ = std::move(options.resolver);
+  logger_ = std::move(options.logger);
+  const size_t num_tensors = graph_.tensors.size();
+  const size_t num_nodes = graph_.nodes.size();
+
+  tensors_.resize(num_tensors);
+  for (size_t i = 0; i < num_tensors; ++i) {
+    Tensor& t = graph_.tensors[i];
+    TensorRef& r = tensors_[i];
+    r.index = static_cast<int>(i);
+    r.name = t.name;
+    r.type = t.type;
+    r.shape = t.shape;
+    r.is_constant = t.is_constant;
+    r.bytes = t.is_constant ? t.data.size() : static_cast<size_t>(NumElements(t.shape)) * ElementSize(t.type);
+    r.data = t.is_constant ? t.data.data() : nullptr;
+  }
+
+  kernels_.resize(num_nodes);
+  contexts_.resize(num_nodes);
+  placements_.assign(num_nodes, NodePlacement{});
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const Node& node = graph_.nodes[n];
+    if (node.op == OpKind::kCustom) {
+      const auto& custom = std::get<CustomAttributes>(node.attributes);
+      const CustomKernelFactory* factory = resolver_.FindCustom(custom.name, node.version);
+      if (factory == nullptr) {
+        return absl::NotFoundError(fmt::format(
+            "{}: custom op '{}' (version {}) is not registered; register it with "
+            "MgdInterpreterOptionsAddCustomOp or OpResolver::AddCustom",
+            NodeLabel(graph_, static_cast<int>(n)), custom.name, node.version));
+      }
+      kernels_[n] = (*factory)(node);
+      if (kernels_[n] == nullptr) {
+        return absl::InternalError(fmt::format("{}: the custom op's factory returned no kernel", NodeLabel(graph_, static_cast<int>(n))));
+      }
+    } else {
+      kernels_[n] = CreateBuiltinKernel(node);
+    }
+    KernelContext& ctx = contexts_[n];
+    ctx.graph = &graph_;
+    ctx.node_index = static_cast<int>(n);
+    ctx.node = &graph_.nodes[n];
+    for (int t : node.inputs) ctx.inputs.push_back(t == kNoTensor ? nullptr : &tensors_[static_cast<size_t>(t)]);
+    for (int t : node.outputs) ctx.outputs.push_back(&tensors_[static_cast<size_t>(t)]);
+  }
+
+  MGD_ASSIGN_OR_RETURN(std::vector<int> order, TopologicalOrder(graph_));
+  MGD_RETURN_IF_ERROR(PrepareNodes(order));
+
+  for (Delegate* delegate : options.delegates) {
+    if (delegate != nullptr) MGD_RETURN_IF_ERROR(ApplyDelegate(*delegate, options.max_delegated_partitions));
+  }
+
+  // Steps: CPU nodes and partitions, topologically sorted as units.
+  std::vector<int> unit_of_node(num_nodes, -1);  // unit id: partition p -> p, node n -> P + n
+  const int num_partitions = static_cast<int>(partitions_.size());
+  for (size_t n = 0; n < num_nodes; ++n) {
+    if (placements_[n].where == NodePlacement::Where::kFolded) continue;
+    unit_of_node[n] = placements_[n].where == NodePlacement::Where::kDelegate ? placements_[n].partition
+                                                                              : num_partitions + static_cast<int>(n);
+  }
+  std::vector<int> producer(num_tensors, -1);
+  for (size_t n = 0; n < num_nodes; ++n) {
+    for (int t : graph_.nodes[n].outputs) producer[static_cast<size_t>(t)] = static_cast<int>(n);
+  }
+  const size_t num_units = static_cast<size_t>(num_partitions) + num_nodes;
+  std::vector<std::vector<int>> successors(num_units);
+  std::vector<int> pending(num_units, 0);
+  std::vector<int> position(num_units, INT32_MAX);  // earliest topological position, for a stable order
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int u = unit_of_node[static_cast<size_t>(order[i])];
+    if (u >= 0) position[static_cast<size_t>(u)] = std::min(position[static_cast<size_t>(u)], static_cast<int>(i));
+  }
+  for (size_t n = 0; n < num_nodes; ++n) {
+    const int u = unit_of_node[n];
+    if (u < 0) continue;
+    for (int t : graph_.nodes[n].inputs) {
+      if (t == kNoTensor || producer[static_cast<size_t>(t)] < 0) continue;
+      const int pu = unit_of_node[static_cast<size_t>(producer[static_cast<size_t>(t)])];
+      if (pu < 0 || pu == u) continue;
+      successors[static_cast<size_t>(pu)].push_back(u);
+      ++pending[static_cast<size_t>(u)];
+    }
+  }
+  auto later = [&](int a, int b) { return position[static_cast<size_t>(a)] > position[static_cast<size_t>(b)]; };
+  std::vector<int> ready;
+  for (size_t u = 0; u < num_units; ++u) {
+    if (position[u] != INT32_MAX && pending[u] == 0) ready.push_back(static_cast<int>(u));
+  }
+  std::make_heap(ready.begin(), ready.end(), later);
+  while (!ready.empty()) {
+    std::pop_heap(ready.begin(), ready.end(), later);
+    const int u = ready.back();
+    ready.pop_back();
+    Step step;
+    if (u < num_partitions) step.partition = u;
+    else step.node = u - num_partitions;
+    steps_.push_back(step);
+    for (int s : successors[static_cast<size_t>(u)]) {
+      if (--pending[static_cast<size_t>(s)] == 0) {
+        ready.push_back(s);
+        std::push_heap(ready.begin(), ready.end(), later);
+      }
+    }
+  }
+  PlanArena();
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::PrepareNodes(const std::vector<int>& order) {
+  for (int n : order) {
+    const size_t un = static_cast<size_t>(n);
+    KernelContext& ctx = contexts_[un];
+    MGD_RETURN_IF_ERROR(kernels_[un]->Prepare(ctx));
+    // A kernel may have resized its outputs (custom ops do): keep sizes and the
+    // graph the delegates see in step.
+    for (TensorRef* out : ctx.outputs) {
+      out->bytes = static_cast<size_t>(out->elements()) * ElementSize(out->type);
+      graph_.tensors[static_cast<size_t>(out->index)].shape = out->shape;
+    }
+    const Node& node = graph_.nodes[un];
+    const bool constant_inputs = std::all_of(ctx.inputs.begin(), ctx.inputs.end(),
+                                             [](const TensorRef* t) { return t == nullptr || t->is_constant; });
+    if (!FoldableAtLoad(node.op) || !constant_inputs) continue;
+    // Fold: compute once now; the output becomes a constant of the graph.
+    TensorRef& out = ctx.out(0);
+    Tensor& folded = graph_.tensors[static_cast<size_t>(out.index)];
+    folded.data.assign(out.bytes, 0);
+    out.data = folded.data.data();
+    MGD_RETURN_IF_ERROR(kernels_[un]->Invoke(ctx));
+    folded.is_constant = true;
+    out.is_constant = true;
+    placements_[un].where = NodePlacement::Where::kFolded;
+    placements_[un].reason = "folded at load (constant input)";
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::ApplyDelegate(Delegate& delegate, int max_partitions) {
+  MGD_ASSIGN_OR_RETURN(std::vector<int> order, TopologicalOrder(graph_));
+  std::vector<int> candidates;
+  for (int n : order) {
+    if (placements_[static_cast<size_t>(n)].where == NodePlacement::Where::kCpu) candidates.push_back(n);
+  }
+  std::vector<bool> supported(graph_.nodes.size(), false);
+  for (int n : candidates) {
+    NodeSupport s = delegate.IsNodeSupported(graph_, n);
+    supported[static_cast<size_t>(n)] = s.supported;
+    if (!s.supported) placements_[static_cast<size_t>(n)].reason = fmt::format("{}: {}", delegate.name(), s.reason);
+  }
+  std::vector<Partition> partitions = PartitionGraph(graph_, candidates, supported, max_partitions);
+  std::vector<bool> kept(graph_.nodes.size(), false);
+  for (const Partition& p : partitions) {
+    for (int n : p.nodes) kept[static_cast<size_t>(n)] = true;
+  }
+  for (int n : candidates) {
+    if (supported[static_cast<size_t>(n)] && !kept[static_cast<size_t>(n)]) {
+      placements_[static_cast<size_t>(n)].reason =
+          fmt::format("{}: beyond the maximum of {} delegated partitions", delegate.name(), max_partitions);
+    }
+  }
+  for (Partition& p : partitions) {
+    auto kernel = delegate.Prepare(graph_, p);
+    if (!kernel.ok()) {
+      const std::string why = fmt::format("{} failed to prepare a partition of {} nodes, which runs on the CPU: {}",
+                                          delegate.name(), p.nodes.size(), kernel.status().message());
+      Log(LogLevel::kWarning, why);
+      for (int n : p.nodes) placements_[static_cast<size_t>(n)].reason = why;
+      continue;
+    }
+    const int index = static_cast<int>(partitions_.size());
+    for (int n : p.nodes) {
+      placements_[static_cast<size_t>(n)] = {NodePlacement::Where::kDelegate, index, delegate.name()};
+    }
+    partitions_.push_back(std::move(p));
+    delegate_kernels_.push_back(std::move(*kernel));
+  }
+  return absl::OkStatus();
+}
+
+void Interpreter::PlanArena() {
+  // Lifetimes in steps of the tensors the interpreter itself holds: inputs and
+  // outputs of CPU kernels and of partitions (a partition's internals are the
+  // delegate's business), graph inputs and outputs.
+  const size_t num_tensors = tensors_.size();
+  const int last_step = static_cast<int>(steps_.size());
+  std::vector<int> first(num_tensors, INT32_MAX), last(num_tensors, -1);
+  auto use = [&](int t, int step) {
+    if (t == kNoTensor || tensors_[static_cast<size_t>(t)].is_constant) return;
+    first[static_cast<size_t>(t)] = std::min(first[static_cast<size_t>(t)], step);
+    last[static_cast<size_t>(t)] = std::max(last[static_cast<size_t>(t)], step);
+  };
+  for (int t : graph_.inputs) use(t, 0);
+  for (int t : graph_.outputs) use(t, last_step);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const int step = static_cast<int>(s);
+    if (steps_[s].node >= 0) {
+      const Node& node = graph_.nodes[static_cast<size_t>(steps_[s].node)];
+      for (int t : node.inputs) use(t, step);
+      for (int t : node.outputs) use(t, step);
+    } else {
+      const Partition& p = partitions_[static_cast<size_t>(steps_[s].partition)];
+      for (int t : p.inputs) use(t, step);
+      for (int t : p.outputs) use(t, step);
+    }
+  }
+  // Greedy by size: largest first, each at the lowest offset free over its lifetime.
+  std::vector<int> order;
+  for (size_t t = 0; t < num_tensors; ++t) {
+    if (last[t] >= 0) order.push_back(static_cast<int>(t));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return tensors_[static_cast<size_t>(a)].bytes > tensors_[static_cast<size_t>(b)].bytes;
+  });
+  struct Placed {
+    size_t offset, size;
+    int first, last;
+  };
+  std::vector<Placed> placed;
+  std::vector<size_t> offsets(num_tensors, 0);
+  size_t total = 0;
+  for (int t : order) {
+    const size_t ut = static_cast<size_t>(t);
+    const size_t size = (tensors_[ut].bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (const Placed& p : placed) {
+      if (p.first <= last[ut] && first[ut] <= p.last) busy.emplace_back(p.offset, p.offset + p.size);
+    }
+    std::sort(busy.begin(), busy.end());
+    size_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (offset + size <= begin) break;
+      offset = std::max(offset, end);
+    }
+    offsets[ut] = offset;
+    placed.push_back({offset, size, first[ut], last[ut]});
+    total = std::max(total, offset + size);
+  }
+  arena_size_ = total;
+  arena_.reset(new uint8_t[std::max<size_t>(total, kTensorAlignment) + kTensorAlignment]);
+  uint8_t* base = arena_.get();
+  base += (kTensorAlignment - reinterpret_cast<uintptr_t>(base) % kTensorAlignment) % kTensorAlignment;
+  std::memset(base, 0, total);
+  for (int t : order) tensors_[static_cast<size_t>(t)].data = base + offsets[static_cast<size_t>(t)];
+}
+
+absl::Status Interpreter::Invoke() {
+  std::vector<TensorRef*> ins, outs;
+  for (const Step& step : steps_) {
+    if (step.node >= 0) {
+      const size_t n = static_cast<size_t>(step.node);
+      absl::Status s = kernels_[n]->Invoke(contexts_[n]);
+      if (!s.ok()) return s;
+      continue;
+    }
+    const Partition& p = partitions_[static_cast<size_t>(step.partition)];
+    ins.clear();
+    outs.clear();
+    for (int t : p.inputs) ins.push_back(&tensors_[static_cast<size_t>(t)]);
+    for (int t : p.outputs) outs.push_back(&tensors_[static_cast<size_t>(t)]);
+    absl::Status s = delegate_kernels_[static_cast<size_t>(step.partition)]->Invoke(ins, outs);
+    if (!s.ok()) {
+      return absl::Status(s.code(), fmt::format("delegate partition {} (nodes {}..): {}", step.partition,
+                                                p.nodes.front(), s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mgd

@@ -1,0 +1,84 @@
+// The interpreter: runs a Graph on the CPU reference kernels, with delegates
+// taking over the subgraphs they support.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "interpreter/delegate.h"
+#include "interpreter/kernel.h"
+#include "interpreter/op_resolver.h"
+#include "model/graph.h"
+
+namespace mgd {
+
+enum class LogLevel { kDebug, kInfo, kWarning, kError };
+using Logger = std::function<void(LogLevel, const std::string&)>;
+
+struct InterpreterOptions {
+  OpResolver resolver;
+  std::vector<Delegate*> delegates;  // not owned; applied in order
+  int max_delegated_partitions = 0;  // 0: no limit
+  Logger logger;                     // null: messages are dropped
+};
+
+// Where a node runs, for `mgd ops` and reports.
+struct NodePlacement {
+  enum class Where { kCpu, kDelegate, kFolded } where = Where::kCpu;
+  int partition = -1;   // index into partitions() when delegated
+  std::string reason;   // why it is not delegated (or the delegate's name)
+};
+
+class Interpreter {
+ public:
+  // Validates the graph, resolves every op (an unresolved custom op is an
+  // error), folds constant DEQUANTIZE/DENSIFY, prepares every kernel (shape
+  // checks), applies the delegates, and plans the tensor arena.
+  static absl::StatusOr<std::unique_ptr<Interpreter>> Create(Graph graph, InterpreterOptions options);
+  ~Interpreter();
+
+  const Graph& graph() const { return graph_; }
+  size_t num_inputs() const { return graph_.inputs.size(); }
+  size_t num_outputs() const { return graph_.outputs.size(); }
+  TensorRef& input(size_t i) { return tensors_[static_cast<size_t>(graph_.inputs[i])]; }
+  const TensorRef& output(size_t i) const { return tensors_[static_cast<size_t>(graph_.outputs[i])]; }
+  const TensorRef& tensor(int index) const { return tensors_[static_cast<size_t>(index)]; }
+
+  // Runs the graph once: inputs must have been written.
+  absl::Status Invoke();
+
+  const std::vector<NodePlacement>& placements() const { return placements_; }
+  const std::vector<Partition>& partitions() const { return partitions_; }
+  // Bytes of the arena holding intermediate tensors.
+  size_t arena_bytes() const { return arena_size_; }
+
+ private:
+  struct Step;  // one kernel or one delegate partition in execution order
+  Interpreter() = default;
+
+  absl::Status Build(InterpreterOptions options);
+  absl::Status PrepareNodes(const std::vector<int>& order);
+  absl::Status ApplyDelegate(Delegate& delegate, int max_partitions);
+  void PlanArena();
+  void Log(LogLevel level, const std::string& message) const;
+
+  Graph graph_;
+  OpResolver resolver_;
+  Logger logger_;
+  std::vector<TensorRef> tensors_;
+  std::vector<std::vector<uint8_t>> folded_data_;  // storage of folded constants
+  std::vector<std::unique_ptr<Kernel>> kernels_;   // per node (null when folded)
+  std::vector<KernelContext> contexts_;            // per node
+  std::vector<NodePlacement> placements_;
+  std::vector<Partition> partitions_;
+  std::vector<std::unique_ptr<DelegateKernel>> delegate_kernels_;  // per partition
+  std::vector<Step> steps_;
+  std::unique_ptr<uint8_t[]> arena_;
+  size_t arena_size_ = 0;
+};
+
+}  // namespace mgd

@@ -1,0 +1,42 @@
+// Maps each builtin op kind to its CPU reference kernel.
+#include "interpreter/kernels/conv.h"
+#include "interpreter/kernels/elementwise.h"
+#include "interpreter/kernels/pool.h"
+#include "interpreter/kernels/quantize.h"
+#include "interpreter/kernels/resize.h"
+#include "interpreter/kernels/shape_ops.h"
+
+namespace mgd {
+
+std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node) {
+  switch (node.op) {
+    case OpKind::kConv2d: return CreateConv2dKernel();
+    case OpKind::kDepthwiseConv2d: return CreateDepthwiseConv2dKernel();
+    case OpKind::kTransposeConv: return CreateTransposeConvKernel();
+    case OpKind::kFullyConnected: return CreateFullyConnectedKernel();
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
+    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
+    case OpKind::kPrelu:
+      return CreateBinaryKernel(node.op);
+    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kLogistic:
+    case OpKind::kTanh: case OpKind::kHardSwish: case OpKind::kExp: case OpKind::kRsqrt:
+    case OpKind::kElu: case OpKind::kLeakyRelu:
+      return CreateUnaryKernel(node.op);
+    case OpKind::kSoftmax: return CreateSoftmaxKernel();
+    case OpKind::kAveragePool2d: case OpKind::kMaxPool2d: return CreatePool2dKernel(node.op);
+    case OpKind::kMean: return CreateMeanKernel();
+    case OpKind::kReshape: case OpKind::kSqueeze: case OpKind::kExpandDims: return CreateReshapeKernel();
+    case OpKind::kConcatenation: return CreateConcatenationKernel();
+    case OpKind::kPad: return CreatePadKernel();
+    case OpKind::kTranspose: return CreateTransposeKernel();
+    case OpKind::kSlice: case OpKind::kStridedSlice: return CreateSliceKernel(node.op);
+    case OpKind::kSpaceToDepth: case OpKind::kDepthToSpace: return CreateSpaceDepthKernel(node.op);
+    case OpKind::kResizeBilinear: case OpKind::kResizeNearestNeighbor: return CreateResizeKernel(node.op);
+    case OpKind::kDequantize: return CreateDequantizeKernel();
+    case OpKind::kDensify: return CreateDensifyKernel();
+    case OpKind::kCustom: return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace mgd

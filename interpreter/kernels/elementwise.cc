@@ -1,0 +1,205 @@
+// Elementwise reference kernels: binary ops with numpy broadcasting, unary
+// activations, and softmax.
+#include "interpreter/kernels/elementwise.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "interpreter/kernels/kernel_util.h"
+#include "model/status_macros.h"
+
+namespace mgd {
+namespace {
+
+absl::StatusOr<Shape> BroadcastShape(const KernelContext& ctx, const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return ctx.Error(fmt::format("input shapes {} and {} do not broadcast", ShapeToString(a), ShapeToString(b)));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// Strides of `shape` seen through an output of rank `rank`: 0 on broadcast dims.
+std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out) {
+  const std::vector<int64_t> own = Strides(shape);
+  std::vector<int64_t> strides(out.size(), 0);
+  const size_t offset = out.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    strides[i + offset] = shape[i] == 1 ? 0 : own[i];
+  }
+  return strides;
+}
+
+template <typename F>
+void Broadcast(const TensorRef& a, const TensorRef& b, TensorRef& y, F f) {
+  const float* ad = a.as<float>();
+  const float* bd = b.as<float>();
+  float* yd = y.as<float>();
+  const int64_t n = y.elements();
+  if (a.shape == b.shape) {
+    for (int64_t i = 0; i < n; ++i) yd[i] = f(ad[i], bd[i]);
+    return;
+  }
+  if (b.elements() == 1) {
+    for (int64_t i = 0; i < n; ++i) yd[i] = f(ad[i], bd[0]);
+    return;
+  }
+  if (a.elements() == 1) {
+    for (int64_t i = 0; i < n; ++i) yd[i] = f(ad[0], bd[i]);
+    return;
+  }
+  // Odometer over the output with incrementally maintained input offsets;
+  // the innermost dimension runs as a tight loop.
+  const Shape& shape = y.shape;
+  const size_t rank = shape.size();
+  const auto sa = BroadcastStrides(a.shape, shape);
+  const auto sb = BroadcastStrides(b.shape, shape);
+  const int inner = shape[rank - 1];
+  const int64_t ia_step = sa[rank - 1], ib_step = sb[rank - 1];
+  std::vector<int> index(rank, 0);
+  int64_t oa = 0, ob = 0;
+  for (int64_t out = 0; out < n; out += inner) {
+    for (int i = 0; i < inner; ++i) yd[out + i] = f(ad[oa + i * ia_step], bd[ob + i * ib_step]);
+    for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+      const size_t ud = static_cast<size_t>(d);
+      if (++index[ud] < shape[ud]) {
+        oa += sa[ud];
+        ob += sb[ud];
+        break;
+      }
+      oa -= sa[ud] * (shape[ud] - 1);
+      ob -= sb[ud] * (shape[ud] - 1);
+      index[ud] = 0;
+    }
+  }
+}
+
+class BinaryKernel : public Kernel {
+ public:
+  explicit BinaryKernel(OpKind op) : op_(op) {}
+
+  absl::Status Prepare(KernelContext& ctx) override {
+    if (const auto* a = std::get_if<ElementwiseAttributes>(&ctx.node->attributes)) act_ = RangeOf(a->activation);
+    MGD_ASSIGN_OR_RETURN(Shape shape, BroadcastShape(ctx, ctx.in(0).shape, ctx.in(1).shape));
+    if (op_ == OpKind::kPrelu && shape != ctx.in(0).shape) {
+      return ctx.Error(fmt::format("alpha {} does not broadcast to the input {}", ShapeToString(ctx.in(1).shape),
+                                   ShapeToString(ctx.in(0).shape)));
+    }
+    return ctx.ExpectOutputShape(0, shape);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef& a = ctx.in(0);
+    const TensorRef& b = ctx.in(1);
+    TensorRef& y = ctx.out(0);
+    const ActivationRange act = act_;
+    switch (op_) {
+      case OpKind::kAdd: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p + q); }); break;
+      case OpKind::kSub: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p - q); }); break;
+      case OpKind::kMul: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p * q); }); break;
+      case OpKind::kDiv: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p / q); }); break;
+      case OpKind::kMaximum: Broadcast(a, b, y, [](float p, float q) { return std::max(p, q); }); break;
+      case OpKind::kMinimum: Broadcast(a, b, y, [](float p, float q) { return std::min(p, q); }); break;
+      case OpKind::kSquaredDifference:
+        Broadcast(a, b, y, [](float p, float q) { return (p - q) * (p - q); });
+        break;
+      case OpKind::kPrelu: Broadcast(a, b, y, [](float p, float q) { return p >= 0.0f ? p : p * q; }); break;
+      default: return ctx.Error("not a binary op");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  OpKind op_;
+  ActivationRange act_;
+};
+
+class UnaryKernel : public Kernel {
+ public:
+  explicit UnaryKernel(OpKind op) : op_(op) {}
+
+  absl::Status Prepare(KernelContext& ctx) override {
+    if (const auto* a = std::get_if<LeakyReluAttributes>(&ctx.node->attributes)) alpha_ = a->alpha;
+    return ctx.ExpectOutputShape(0, ctx.in(0).shape);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const float* x = ctx.in(0).as<float>();
+    float* y = ctx.out(0).as<float>();
+    const int64_t n = ctx.in(0).elements();
+    const float alpha = alpha_;
+    auto apply = [&](auto f) {
+      for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+    };
+    switch (op_) {
+      case OpKind::kRelu: apply([](float v) { return std::max(v, 0.0f); }); break;
+      case OpKind::kRelu6: apply([](float v) { return std::min(std::max(v, 0.0f), 6.0f); }); break;
+      case OpKind::kReluN1To1: apply([](float v) { return std::min(std::max(v, -1.0f), 1.0f); }); break;
+      case OpKind::kLogistic: apply([](float v) { return 1.0f / (1.0f + std::exp(-v)); }); break;
+      case OpKind::kTanh: apply([](float v) { return std::tanh(v); }); break;
+      case OpKind::kHardSwish:
+        apply([](float v) { return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; });
+        break;
+      case OpKind::kExp: apply([](float v) { return std::exp(v); }); break;
+      case OpKind::kRsqrt: apply([](float v) { return 1.0f / std::sqrt(v); }); break;
+      case OpKind::kElu: apply([](float v) { return v < 0.0f ? std::expm1(v) : v; }); break;
+      case OpKind::kLeakyRelu: apply([alpha](float v) { return v >= 0.0f ? v : alpha * v; }); break;
+      default: return ctx.Error("not a unary op");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  OpKind op_;
+  float alpha_ = 0.2f;
+};
+
+class SoftmaxKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    beta_ = std::get<SoftmaxAttributes>(ctx.node->attributes).beta;
+    if (ctx.in(0).rank() < 1) return ctx.Error("input must have rank 1 or more");
+    return ctx.ExpectOutputShape(0, ctx.in(0).shape);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    const int depth = x.shape.back();
+    if (depth == 0) return absl::OkStatus();
+    const int64_t rows = x.elements() / depth;
+    const float* xd = x.as<float>();
+    float* yd = ctx.out(0).as<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = xd + r * depth;
+      float* yr = yd + r * depth;
+      float max = xr[0];
+      for (int i = 1; i < depth; ++i) max = std::max(max, xr[i]);
+      double sum = 0.0;
+      for (int i = 0; i < depth; ++i) {
+        yr[i] = std::exp((xr[i] - max) * beta_);
+        sum += yr[i];
+      }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int i = 0; i < depth; ++i) yr[i] *= inv;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  float beta_ = 1.0f;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> CreateBinaryKernel(OpKind op) { return std::make_unique<BinaryKernel>(op); }
+std::unique_ptr<Kernel> CreateUnaryKernel(OpKind op) { return std::make_unique<UnaryKernel>(op); }
+std::unique_ptr<Kernel> CreateSoftmaxKernel() { return std::make_unique<SoftmaxKernel>(); }
+
+}  // namespace mgd

@@ -1,0 +1,64 @@
+// Helpers shared by the CPU reference kernels.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "interpreter/kernel.h"
+
+namespace mgd {
+
+struct ActivationRange {
+  float min = std::numeric_limits<float>::lowest();
+  float max = std::numeric_limits<float>::max();
+  bool tanh = false;
+
+  float Apply(float x) const {
+    if (tanh) return std::tanh(x);
+    return std::min(std::max(x, min), max);
+  }
+};
+
+inline ActivationRange RangeOf(Activation a) {
+  ActivationRange r;
+  switch (a) {
+    case Activation::kRelu: r.min = 0.0f; break;
+    case Activation::kRelu6: r.min = 0.0f; r.max = 6.0f; break;
+    case Activation::kReluN1To1: r.min = -1.0f; r.max = 1.0f; break;
+    case Activation::kTanh: r.tanh = true; break;
+    default: break;
+  }
+  return r;
+}
+
+// TFLite's output size for a windowed op.
+inline int WindowedOutputSize(Padding padding, int in, int filter, int stride, int dilation) {
+  const int effective = (filter - 1) * dilation + 1;
+  if (padding == Padding::kSame) return (in + stride - 1) / stride;
+  return std::max(0, (in - effective + stride) / stride);
+}
+
+// TFLite's ComputePadding: padding before the first element.
+inline int PaddingBefore(int stride, int dilation, int in, int filter, int out) {
+  const int effective = (filter - 1) * dilation + 1;
+  const int padding = ((out - 1) * stride + effective - in) / 2;
+  return std::max(padding, 0);
+}
+
+// Reads element i of an int32 or int64 constant as int64.
+inline int64_t IndexValue(const TensorRef& t, int64_t i) {
+  if (t.type == DataType::kInt64) return t.as<int64_t>()[i];
+  return t.as<int32_t>()[i];
+}
+
+// Row-major strides of a shape.
+inline std::vector<int64_t> Strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) {
+    strides[static_cast<size_t>(i)] = strides[static_cast<size_t>(i) + 1] * shape[static_cast<size_t>(i) + 1];
+  }
+  return strides;
+}
+
+}  // namespace mgd

@@ -1,0 +1,10 @@
+#pragma once
+
+#include "interpreter/kernel.h"
+
+namespace mgd {
+
+std::unique_ptr<Kernel> CreatePool2dKernel(OpKind op);
+std::unique_ptr<Kernel> CreateMeanKernel();
+
+}  // namespace mgd

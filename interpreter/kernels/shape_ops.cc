@@ -1,0 +1,369 @@
+// Data movement reference kernels: reshapes, concatenation, padding,
+// transposes, slices and space/depth rearrangements.
+#include "interpreter/kernels/shape_ops.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "interpreter/kernels/kernel_util.h"
+#include "model/status_macros.h"
+
+namespace mgd {
+namespace {
+
+// Copies out[i0..] = in[offset + sum(i_d * strides[d])] over the output shape.
+void StridedCopy(const float* in, int64_t offset, const std::vector<int64_t>& strides, const Shape& out_shape,
+                 float* out) {
+  const int64_t n = NumElements(out_shape);
+  if (n == 0) return;
+  const size_t rank = out_shape.size();
+  if (rank == 0) {
+    out[0] = in[offset];
+    return;
+  }
+  std::vector<int> index(rank, 0);
+  int64_t src = offset;
+  const int inner = out_shape[rank - 1];
+  const int64_t inner_stride = strides[rank - 1];
+  for (int64_t o = 0; o < n; o += inner) {
+    for (int i = 0; i < inner; ++i) out[o + i] = in[src + i * inner_stride];
+    for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+      const size_t ud = static_cast<size_t>(d);
+      if (++index[ud] < out_shape[ud]) {
+        src += strides[ud];
+        break;
+      }
+      src -= strides[ud] * (out_shape[ud] - 1);
+      index[ud] = 0;
+    }
+  }
+}
+
+class ReshapeKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    TensorRef& y = ctx.out(0);
+    if (ctx.node->op == OpKind::kReshape) {
+      std::optional<Shape> requested;
+      if (ctx.has_input(1) && ctx.in(1).is_constant && ctx.in(1).rank() == 1) {
+        const TensorRef& s = ctx.in(1);
+        requested = Shape(s.as<int32_t>(), s.as<int32_t>() + s.elements());
+      } else if (const auto* a = std::get_if<ReshapeAttributes>(&ctx.node->attributes); a && a->new_shape) {
+        requested = a->new_shape;
+      }
+      if (requested) {
+        int64_t known = 1;
+        int unknown = -1;
+        for (size_t i = 0; i < requested->size(); ++i) {
+          if ((*requested)[i] == -1) {
+            if (unknown >= 0) return ctx.Error("new shape has more than one -1");
+            unknown = static_cast<int>(i);
+          } else if ((*requested)[i] < 0) {
+            return ctx.Error(fmt::format("new shape {} has a negative dimension", ShapeToString(*requested)));
+          } else {
+            known *= (*requested)[i];
+          }
+        }
+        if (unknown >= 0 && known > 0) (*requested)[static_cast<size_t>(unknown)] = static_cast<int32_t>(x.elements() / known);
+        MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, *requested));
+      }
+    }
+    if (y.elements() != x.elements()) {
+      return ctx.Error(fmt::format("cannot reshape {} ({} elements) into {} ({} elements)", ShapeToString(x.shape),
+                                   x.elements(), ShapeToString(y.shape), y.elements()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    if (ctx.out(0).data != ctx.in(0).data) std::memcpy(ctx.out(0).data, ctx.in(0).data, ctx.out(0).bytes);
+    return absl::OkStatus();
+  }
+};
+
+class ConcatenationKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    const auto& a = std::get<ConcatenationAttributes>(ctx.node->attributes);
+    act_ = RangeOf(a.activation);
+    const TensorRef& first = ctx.in(0);
+    axis_ = a.axis < 0 ? a.axis + first.rank() : a.axis;
+    if (axis_ < 0 || axis_ >= first.rank()) {
+      return ctx.Error(fmt::format("field axis: {} is out of range for rank {}", a.axis, first.rank()));
+    }
+    Shape expected = first.shape;
+    expected[static_cast<size_t>(axis_)] = 0;
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      const TensorRef& t = ctx.in(i);
+      bool ok = t.rank() == first.rank();
+      for (int d = 0; ok && d < first.rank(); ++d) ok = d == axis_ || t.dim(d) == first.dim(d);
+      if (!ok) {
+        return ctx.Error(fmt::format("input {} has shape {}, which does not concatenate with {} on axis {}", i,
+                                     ShapeToString(t.shape), ShapeToString(first.shape), axis_));
+      }
+      expected[static_cast<size_t>(axis_)] += t.dim(axis_);
+    }
+    return ctx.ExpectOutputShape(0, expected);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    TensorRef& y = ctx.out(0);
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < axis_; ++d) outer *= y.dim(d);
+    for (int d = axis_ + 1; d < y.rank(); ++d) inner *= y.dim(d);
+    const int64_t out_row = y.dim(axis_) * inner;
+    float* yd = y.as<float>();
+    int64_t column = 0;
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      const TensorRef& t = ctx.in(i);
+      const int64_t row = t.dim(axis_) * inner;
+      const float* td = t.as<float>();
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t k = 0; k < row; ++k) yd[o * out_row + column + k] = act_.Apply(td[o * row + k]);
+      }
+      column += row;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int axis_ = 0;
+  ActivationRange act_;
+};
+
+class PadKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    const TensorRef& p = ctx.in(1);
+    if (p.dim(0) != x.rank() || p.dim(1) != 2) {
+      return ctx.Error(fmt::format("paddings have shape {}, expected [{},2]", ShapeToString(p.shape), x.rank()));
+    }
+    before_.clear();
+    Shape expected = x.shape;
+    for (int d = 0; d < x.rank(); ++d) {
+      const int64_t lo = IndexValue(p, 2 * d), hi = IndexValue(p, 2 * d + 1);
+      if (lo < 0 || hi < 0 || lo > (1 << 24) || hi > (1 << 24)) {
+        return ctx.Error(fmt::format("paddings [{}, {}] of dimension {} are out of range", lo, hi, d));
+      }
+      before_.push_back(static_cast<int>(lo));
+      expected[static_cast<size_t>(d)] += static_cast<int32_t>(lo + hi);
+    }
+    return ctx.ExpectOutputShape(0, expected);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    TensorRef& y = ctx.out(0);
+    std::memset(y.data, 0, y.bytes);
+    if (x.elements() == 0) return absl::OkStatus();
+    // Copy the input into the window of the output it lands in.
+    const auto ys = Strides(y.shape);
+    int64_t offset = 0;
+    for (int d = 0; d < x.rank(); ++d) offset += before_[static_cast<size_t>(d)] * ys[static_cast<size_t>(d)];
+    const auto xs = Strides(x.shape);
+    const float* xd = x.as<float>();
+    float* yd = y.as<float>() + offset;
+    // Scatter: iterate over the input, writing with the output's strides.
+    const size_t rank = x.shape.size();
+    if (rank == 0) {
+      yd[0] = xd[0];
+      return absl::OkStatus();
+    }
+    std::vector<int> index(rank, 0);
+    int64_t dst = 0;
+    const int inner = x.shape[rank - 1];
+    for (int64_t i = 0; i < x.elements(); i += inner) {
+      std::memcpy(yd + dst, xd + i, static_cast<size_t>(inner) * sizeof(float));
+      for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+        const size_t ud = static_cast<size_t>(d);
+        if (++index[ud] < x.shape[ud]) {
+          dst += ys[ud];
+          break;
+        }
+        dst -= ys[ud] * (x.shape[ud] - 1);
+        index[ud] = 0;
+      }
+    }
+    (void)xs;
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int> before_;
+};
+
+class TransposeKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    const TensorRef& perm = ctx.in(1);
+    if (perm.elements() != x.rank()) {
+      return ctx.Error(fmt::format("perm has {} entries for an input of rank {}", perm.elements(), x.rank()));
+    }
+    perm_.clear();
+    std::vector<bool> seen(x.shape.size(), false);
+    Shape expected;
+    for (int d = 0; d < x.rank(); ++d) {
+      const int64_t p = IndexValue(perm, d);
+      if (p < 0 || p >= x.rank() || seen[static_cast<size_t>(p)]) return ctx.Error("perm is not a permutation");
+      seen[static_cast<size_t>(p)] = true;
+      perm_.push_back(static_cast<int>(p));
+      expected.push_back(x.dim(static_cast<int>(p)));
+    }
+    return ctx.ExpectOutputShape(0, expected);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const auto xs = Strides(ctx.in(0).shape);
+    std::vector<int64_t> strides;
+    for (int p : perm_) strides.push_back(xs[static_cast<size_t>(p)]);
+    StridedCopy(ctx.in(0).as<float>(), 0, strides, ctx.out(0).shape, ctx.out(0).as<float>());
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int> perm_;
+};
+
+class SliceKernel : public Kernel {
+ public:
+  explicit SliceKernel(OpKind op) : strided_(op == OpKind::kStridedSlice) {}
+
+  absl::Status Prepare(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    const int rank = x.rank();
+    const TensorRef& begin = ctx.in(1);
+    const TensorRef& second = ctx.in(2);
+    if (begin.elements() > rank || second.elements() != begin.elements() ||
+        (strided_ && ctx.in(3).elements() != begin.elements())) {
+      return ctx.Error(fmt::format("begin/{} have {}/{} entries for an input of rank {}", strided_ ? "end/strides" : "size",
+                                   begin.elements(), second.elements(), rank));
+    }
+    const auto xs = Strides(x.shape);
+    offset_ = 0;
+    strides_.clear();
+    Shape full;  // per input dim, shrunk dims included as 1
+    Shape expected;
+    StridedSliceAttributes a;
+    if (strided_) a = std::get<StridedSliceAttributes>(ctx.node->attributes);
+    for (int d = 0; d < rank; ++d) {
+      const int dim = x.dim(d);
+      int64_t start = 0, count = dim, step = 1;
+      bool shrink = false;
+      if (d < begin.elements()) {
+        if (!strided_) {
+          start = IndexValue(begin, d);
+          const int64_t size = IndexValue(second, d);
+          count = size == -1 ? dim - start : size;
+          if (start < 0 || count < 0 || start + count > dim) {
+            return ctx.Error(fmt::format("slice [{}, +{}) of dimension {} is outside [0, {})", start, size, d, dim));
+          }
+        } else {
+          step = IndexValue(ctx.in(3), d);
+          if (step == 0) return ctx.Error(fmt::format("stride of dimension {} is 0", d));
+          const bool begin_masked = (a.begin_mask >> d) & 1;
+          const bool end_masked = (a.end_mask >> d) & 1;
+          shrink = (a.shrink_axis_mask >> d) & 1;
+          auto clamp = [&](int64_t v) {
+            if (v < 0) v += dim;
+            return step > 0 ? std::clamp<int64_t>(v, 0, dim) : std::clamp<int64_t>(v, -1, dim - 1);
+          };
+          start = begin_masked ? (step > 0 ? 0 : dim - 1) : clamp(IndexValue(begin, d));
+          int64_t stop;
+          if (shrink) {
+            int64_t b = IndexValue(begin, d);
+            if (b < 0) b += dim;
+            if (b < 0 || b >= dim) return ctx.Error(fmt::format("shrunk index {} of dimension {} is out of range", IndexValue(begin, d), d));
+            start = b;
+            stop = b + 1;
+            step = 1;
+          } else if (end_masked) {
+            stop = step > 0 ? dim : -1;
+          } else {
+            int64_t e = IndexValue(second, d);
+            if (a.offset) e += IndexValue(begin, d);
+            stop = clamp(e);
+          }
+          count = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
+                           : std::max<int64_t>(0, (start - stop + (-step) - 1) / (-step));
+        }
+      }
+      offset_ += start * xs[static_cast<size_t>(d)];
+      strides_.push_back(step * xs[static_cast<size_t>(d)]);
+      full.push_back(static_cast<int32_t>(count));
+      if (!shrink) expected.push_back(static_cast<int32_t>(count));
+    }
+    full_shape_ = full;
+    return ctx.ExpectOutputShape(0, expected);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    StridedCopy(ctx.in(0).as<float>(), offset_, strides_, full_shape_, ctx.out(0).as<float>());
+    return absl::OkStatus();
+  }
+
+ private:
+  bool strided_;
+  int64_t offset_ = 0;
+  std::vector<int64_t> strides_;
+  Shape full_shape_;
+};
+
+class SpaceDepthKernel : public Kernel {
+ public:
+  explicit SpaceDepthKernel(OpKind op) : to_depth_(op == OpKind::kSpaceToDepth) {}
+
+  absl::Status Prepare(KernelContext& ctx) override {
+    bs_ = std::get<BlockSizeAttributes>(ctx.node->attributes).block_size;
+    const TensorRef& x = ctx.in(0);
+    if (to_depth_) {
+      if (x.dim(1) % bs_ != 0 || x.dim(2) % bs_ != 0) {
+        return ctx.Error(fmt::format("spatial size {}x{} is not a multiple of block_size {}", x.dim(1), x.dim(2), bs_));
+      }
+      return ctx.ExpectOutputShape(0, {x.dim(0), x.dim(1) / bs_, x.dim(2) / bs_, x.dim(3) * bs_ * bs_});
+    }
+    if (x.dim(3) % (bs_ * bs_) != 0) {
+      return ctx.Error(fmt::format("{} channels is not a multiple of block_size^2 = {}", x.dim(3), bs_ * bs_));
+    }
+    return ctx.ExpectOutputShape(0, {x.dim(0), x.dim(1) * bs_, x.dim(2) * bs_, x.dim(3) / (bs_ * bs_)});
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    // The depth-side tensor [N, H, W, bs, bs, C] and the space-side tensor
+    // [N, H, bs, W, bs, C] hold the same elements.
+    const TensorRef& depth_side = to_depth_ ? ctx.out(0) : ctx.in(0);
+    const int n = depth_side.dim(0), h = depth_side.dim(1), w = depth_side.dim(2);
+    const int c = depth_side.dim(3) / (bs_ * bs_);
+    const float* src = ctx.in(0).as<float>();
+    float* dst = ctx.out(0).as<float>();
+    for (int b = 0; b < n; ++b)
+      for (int y = 0; y < h; ++y)
+        for (int dy = 0; dy < bs_; ++dy)
+          for (int x = 0; x < w; ++x)
+            for (int dx = 0; dx < bs_; ++dx) {
+              const int64_t space = ((((static_cast<int64_t>(b) * h + y) * bs_ + dy) * w + x) * bs_ + dx) * c;
+              const int64_t depth = ((((static_cast<int64_t>(b) * h + y) * w + x) * bs_ + dy) * bs_ + dx) * c;
+              if (to_depth_) std::memcpy(dst + depth, src + space, static_cast<size_t>(c) * sizeof(float));
+              else std::memcpy(dst + space, src + depth, static_cast<size_t>(c) * sizeof(float));
+            }
+    return absl::OkStatus();
+  }
+
+ private:
+  bool to_depth_;
+  int bs_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> CreateReshapeKernel() { return std::make_unique<ReshapeKernel>(); }
+std::unique_ptr<Kernel> CreateConcatenationKernel() { return std::make_unique<ConcatenationKernel>(); }
+std::unique_ptr<Kernel> CreatePadKernel() { return std::make_unique<PadKernel>(); }
+std::unique_ptr<Kernel> CreateTransposeKernel() { return std::make_unique<TransposeKernel>(); }
+std::unique_ptr<Kernel> CreateSliceKernel(OpKind op) { return std::make_unique<SliceKernel>(op); }
+std::unique_ptr<Kernel> CreateSpaceDepthKernel(OpKind op) { return std::make_unique<SpaceDepthKernel>(op); }
+
+}  // namespace mgd

@@ -1,0 +1,14 @@
+#pragma once
+
+#include "interpreter/kernel.h"
+
+namespace mgd {
+
+std::unique_ptr<Kernel> CreateReshapeKernel();      // RESHAPE, SQUEEZE, EXPAND_DIMS
+std::unique_ptr<Kernel> CreateConcatenationKernel();
+std::unique_ptr<Kernel> CreatePadKernel();
+std::unique_ptr<Kernel> CreateTransposeKernel();
+std::unique_ptr<Kernel> CreateSliceKernel(OpKind op);  // SLICE, STRIDED_SLICE
+std::unique_ptr<Kernel> CreateSpaceDepthKernel(OpKind op);  // SPACE_TO_DEPTH, DEPTH_TO_SPACE
+
+}  // namespace mgd

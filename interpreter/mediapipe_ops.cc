@@ -1,0 +1,220 @@
+// CPU kernels for the MediaPipe custom ops found in MediaPipe's models. Their
+// custom_options are raw C structs (TfLiteTransposeConvParams and
+// TfLitePoolParams: little-endian int32 fields), not flexbuffers.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+
+#include "interpreter/kernels/conv.h"
+#include "interpreter/kernels/kernel_util.h"
+#include "interpreter/op_resolver.h"
+#include "model/status_macros.h"
+
+namespace mgd {
+namespace {
+
+// Reads `count` int32 fields from raw custom options.
+absl::StatusOr<std::vector<int32_t>> ReadInts(const KernelContext& ctx, size_t count, const char* struct_name) {
+  const auto& options = std::get<CustomAttributes>(ctx.node->attributes).options;
+  if (options.size() < count * 4) {
+    return ctx.Error(fmt::format("custom_options hold {} bytes, expected at least {} ({})", options.size(), count * 4,
+                                 struct_name));
+  }
+  std::vector<int32_t> values(count);
+  std::memcpy(values.data(), options.data(), count * 4);
+  return values;
+}
+
+// TfLitePadding: 1 = SAME, 2 = VALID.
+absl::StatusOr<Padding> ReadPadding(const KernelContext& ctx, int32_t value) {
+  if (value == 1) return Padding::kSame;
+  if (value == 2) return Padding::kValid;
+  return ctx.Error(fmt::format("custom_options: padding {} is neither SAME (1) nor VALID (2)", value));
+}
+
+absl::Status ExpectArity(const KernelContext& ctx, size_t inputs, size_t outputs) {
+  if (ctx.inputs.size() != inputs || ctx.outputs.size() != outputs) {
+    return ctx.Error(fmt::format("has {} inputs and {} outputs, expected {} and {}", ctx.inputs.size(),
+                                 ctx.outputs.size(), inputs, outputs));
+  }
+  for (size_t i = 0; i < inputs; ++i) {
+    if (!ctx.has_input(i)) return ctx.Error(fmt::format("input {} is omitted", i));
+    if (ctx.in(i).type != DataType::kFloat32) return ctx.Error(fmt::format("input {} must be float32", i));
+  }
+  for (size_t i = 0; i < outputs; ++i) {
+    if (ctx.out(i).type != DataType::kFloat32) return ctx.Error(fmt::format("output {} must be float32", i));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ExpectRank4(const KernelContext& ctx, const TensorRef& t, const char* what) {
+  if (t.rank() == 4) return absl::OkStatus();
+  return ctx.Error(fmt::format("{} has shape {}, expected rank 4", what, ShapeToString(t.shape)));
+}
+
+// Inputs: x [N,H,W,Ci], weights OHWI [Co,Kh,Kw,Ci], bias [Co].
+class Convolution2dTransposeBiasKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    MGD_RETURN_IF_ERROR(ExpectArity(ctx, 3, 1));
+    MGD_ASSIGN_OR_RETURN(auto ints, ReadInts(ctx, 3, "TfLiteTransposeConvParams"));
+    MGD_ASSIGN_OR_RETURN(params_.padding, ReadPadding(ctx, ints[0]));
+    params_.stride_w = ints[1];
+    params_.stride_h = ints[2];
+    if (params_.stride_w < 1 || params_.stride_h < 1) {
+      return ctx.Error(fmt::format("custom_options: strides {}x{} must be at least 1", params_.stride_w, params_.stride_h));
+    }
+    const TensorRef& x = ctx.in(0);
+    const TensorRef& w = ctx.in(1);
+    MGD_RETURN_IF_ERROR(ExpectRank4(ctx, x, "input"));
+    MGD_RETURN_IF_ERROR(ExpectRank4(ctx, w, "weights"));
+    const int kh = w.dim(1), kw = w.dim(2);
+    auto size = [&](int in, int k, int s) { return params_.padding == Padding::kSame ? in * s : (in - 1) * s + k; };
+    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), size(x.dim(1), kh, params_.stride_h),
+                                                 size(x.dim(2), kw, params_.stride_w), w.dim(0)}));
+    return CheckTransposeConv(ctx, x, w, &ctx.in(2), ctx.out(0));
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    TransposeConv(params_, ctx.in(0), ctx.in(1), &ctx.in(2), ctx.out(0));
+    return absl::OkStatus();
+  }
+
+ private:
+  TransposeConvParams params_;
+};
+
+struct PoolOptions {
+  Padding padding;
+  int stride_w, stride_h, filter_w, filter_h;
+  ActivationRange activation;
+};
+
+absl::StatusOr<PoolOptions> ReadPoolOptions(const KernelContext& ctx) {
+  MGD_ASSIGN_OR_RETURN(auto ints, ReadInts(ctx, 6, "TfLitePoolParams"));
+  PoolOptions p;
+  MGD_ASSIGN_OR_RETURN(p.padding, ReadPadding(ctx, ints[0]));
+  p.stride_w = ints[1];
+  p.stride_h = ints[2];
+  p.filter_w = ints[3];
+  p.filter_h = ints[4];
+  if (p.stride_w < 1 || p.stride_h < 1 || p.filter_w < 1 || p.filter_h < 1) {
+    return ctx.Error(fmt::format("custom_options: strides {}x{} and filter {}x{} must be at least 1", p.stride_w,
+                                 p.stride_h, p.filter_w, p.filter_h));
+  }
+  if (ints[5] < 0 || ints[5] > 4) return ctx.Error(fmt::format("custom_options: activation {} is not supported", ints[5]));
+  p.activation = RangeOf(static_cast<Activation>(ints[5]));
+  return p;
+}
+
+// Outputs: the max, and the argmax position inside the window as a float
+// (y * filter_w + x + 0.1, as MediaPipe writes it).
+class MaxPoolingWithArgmax2dKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    MGD_RETURN_IF_ERROR(ExpectArity(ctx, 1, 2));
+    MGD_ASSIGN_OR_RETURN(p_, ReadPoolOptions(ctx));
+    const TensorRef& x = ctx.in(0);
+    MGD_RETURN_IF_ERROR(ExpectRank4(ctx, x, "input"));
+    const int oh = WindowedOutputSize(p_.padding, x.dim(1), p_.filter_h, p_.stride_h, 1);
+    const int ow = WindowedOutputSize(p_.padding, x.dim(2), p_.filter_w, p_.stride_w, 1);
+    pad_h_ = PaddingBefore(p_.stride_h, 1, x.dim(1), p_.filter_h, oh);
+    pad_w_ = PaddingBefore(p_.stride_w, 1, x.dim(2), p_.filter_w, ow);
+    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), oh, ow, x.dim(3)}));
+    return ctx.ExpectOutputShape(1, {x.dim(0), oh, ow, x.dim(3)});
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    const int n = x.dim(0), ih = x.dim(1), iw = x.dim(2), c = x.dim(3);
+    const int oh = ctx.out(0).dim(1), ow = ctx.out(0).dim(2);
+    const float* xd = x.as<float>();
+    float* yd = ctx.out(0).as<float>();
+    float* id = ctx.out(1).as<float>();
+    for (int b = 0; b < n; ++b)
+      for (int oy = 0; oy < oh; ++oy)
+        for (int ox = 0; ox < ow; ++ox)
+          for (int ch = 0; ch < c; ++ch) {
+            const int y0 = oy * p_.stride_h - pad_h_, x0 = ox * p_.stride_w - pad_w_;
+            float best = std::numeric_limits<float>::lowest();
+            int best_y = 0, best_x = 0;
+            for (int fy = std::max(0, -y0); fy < std::min(p_.filter_h, ih - y0); ++fy)
+              for (int fx = std::max(0, -x0); fx < std::min(p_.filter_w, iw - x0); ++fx) {
+                const float v = xd[((static_cast<int64_t>(b) * ih + y0 + fy) * iw + x0 + fx) * c + ch];
+                if (v > best) {
+                  best = v;
+                  best_y = fy;
+                  best_x = fx;
+                }
+              }
+            const int64_t o = ((static_cast<int64_t>(b) * oh + oy) * ow + ox) * c + ch;
+            yd[o] = p_.activation.Apply(best);
+            id[o] = static_cast<float>(best_y * p_.filter_w + best_x) + 0.1f;
+          }
+    return absl::OkStatus();
+  }
+
+ private:
+  PoolOptions p_{};
+  int pad_h_ = 0, pad_w_ = 0;
+};
+
+// Inputs: values and argmax indices from MaxPoolingWithArgmax2D.
+class MaxUnpooling2dKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    MGD_RETURN_IF_ERROR(ExpectArity(ctx, 2, 1));
+    MGD_ASSIGN_OR_RETURN(p_, ReadPoolOptions(ctx));
+    const TensorRef& x = ctx.in(0);
+    MGD_RETURN_IF_ERROR(ExpectRank4(ctx, x, "input"));
+    if (ctx.in(1).shape != x.shape) {
+      return ctx.Error(fmt::format("indices {} and input {} differ in shape", ShapeToString(ctx.in(1).shape),
+                                   ShapeToString(x.shape)));
+    }
+    const int oh = x.dim(1) * p_.filter_h, ow = x.dim(2) * p_.filter_w;
+    pad_h_ = PaddingBefore(p_.stride_h, 1, oh, p_.filter_h, x.dim(1));
+    pad_w_ = PaddingBefore(p_.stride_w, 1, ow, p_.filter_w, x.dim(2));
+    return ctx.ExpectOutputShape(0, {x.dim(0), oh, ow, x.dim(3)});
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    TensorRef& y = ctx.out(0);
+    const int n = x.dim(0), ih = x.dim(1), iw = x.dim(2), c = x.dim(3);
+    const int oh = y.dim(1), ow = y.dim(2);
+    const float* xd = x.as<float>();
+    const float* idx = ctx.in(1).as<float>();
+    float* yd = y.as<float>();
+    std::memset(yd, 0, y.bytes);
+    for (int b = 0; b < n; ++b)
+      for (int iy = 0; iy < ih; ++iy)
+        for (int ix = 0; ix < iw; ++ix)
+          for (int ch = 0; ch < c; ++ch) {
+            const int64_t i = ((static_cast<int64_t>(b) * ih + iy) * iw + ix) * c + ch;
+            const float fi = idx[i];
+            // The index comes from a tensor: anything outside the window is skipped.
+            if (!(fi >= 0.0f && fi < static_cast<float>(p_.filter_w * p_.filter_h))) continue;
+            const int k = static_cast<int>(fi);
+            const int oy = iy * p_.stride_h - pad_h_ + k / p_.filter_w;
+            const int ox = ix * p_.stride_w - pad_w_ + k % p_.filter_w;
+            if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+            yd[((static_cast<int64_t>(b) * oh + oy) * ow + ox) * c + ch] = xd[i];
+          }
+    return absl::OkStatus();
+  }
+
+ private:
+  PoolOptions p_{};
+  int pad_h_ = 0, pad_w_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> CreateConvolution2dTransposeBiasKernel() {
+  return std::make_unique<Convolution2dTransposeBiasKernel>();
+}
+std::unique_ptr<Kernel> CreateMaxPoolingWithArgmax2dKernel() { return std::make_unique<MaxPoolingWithArgmax2dKernel>(); }
+std::unique_ptr<Kernel> CreateMaxUnpooling2dKernel() { return std::make_unique<MaxUnpooling2dKernel>(); }
+
+}  // namespace mgd

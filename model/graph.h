@@ -1,0 +1,182 @@
+// The Graph IR: what mgd knows about a model after reading and validating it.
+// Plain data: the reader fills it from a .tflite file, the writer turns it
+// back into one, modelgen and tests build it by hand.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "model/op_kind.h"
+
+namespace mgd {
+
+enum class DataType : uint8_t { kFloat32, kFloat16, kInt32, kInt64, kInt8, kUInt8, kBool };
+
+// Bytes per element of a dtype.
+size_t ElementSize(DataType type);
+const char* DataTypeName(DataType type);
+
+using Shape = std::vector<int32_t>;
+
+// Number of elements of a shape (1 for a scalar). Callers validate dims >= 0.
+int64_t NumElements(const Shape& shape);
+std::string ShapeToString(const Shape& shape);
+
+struct Quantization {
+  std::vector<float> scale;
+  std::vector<int64_t> zero_point;
+  int32_t quantized_dimension = 0;
+};
+
+// TFLite's sparse tensor encoding (a TACO-like format), kept as read.
+struct SparseDimension {
+  bool is_sparse = false;  // SPARSE_CSR, else DENSE
+  int32_t dense_size = 0;
+  std::vector<int32_t> array_segments;
+  std::vector<int32_t> array_indices;
+};
+
+struct Sparsity {
+  std::vector<int32_t> traversal_order;
+  std::vector<int32_t> block_map;
+  std::vector<SparseDimension> dimensions;
+};
+
+struct Tensor {
+  std::string name;
+  Shape shape;
+  DataType type = DataType::kFloat32;
+  // Constant data (little-endian, row-major); empty for tensors computed at run
+  // time. A sparse constant holds its compressed values here.
+  std::vector<uint8_t> data;
+  bool is_constant = false;
+  std::optional<Quantization> quantization;
+  std::optional<Sparsity> sparsity;
+};
+
+inline constexpr int kNoTensor = -1;  // an omitted optional input
+
+enum class Activation : uint8_t { kNone, kRelu, kReluN1To1, kRelu6, kTanh, kSignBit };
+enum class Padding : uint8_t { kSame, kValid };
+
+const char* ActivationName(Activation activation);
+
+struct Conv2dAttributes {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  int32_t dilation_w = 1, dilation_h = 1;
+  Activation activation = Activation::kNone;
+};
+
+struct DepthwiseConv2dAttributes {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  int32_t dilation_w = 1, dilation_h = 1;
+  int32_t depth_multiplier = 1;
+  Activation activation = Activation::kNone;
+};
+
+struct Pool2dAttributes {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  int32_t filter_w = 1, filter_h = 1;
+  Activation activation = Activation::kNone;
+};
+
+struct TransposeConvAttributes {
+  Padding padding = Padding::kSame;
+  int32_t stride_w = 1, stride_h = 1;
+  Activation activation = Activation::kNone;
+};
+
+struct FullyConnectedAttributes {
+  Activation activation = Activation::kNone;
+  bool keep_num_dims = false;
+};
+
+// ADD, SUB, MUL, DIV: only a fused activation.
+struct ElementwiseAttributes {
+  Activation activation = Activation::kNone;
+};
+
+struct ConcatenationAttributes {
+  int32_t axis = 0;
+  Activation activation = Activation::kNone;
+};
+
+struct SoftmaxAttributes {
+  float beta = 1.0f;
+};
+
+struct ResizeAttributes {
+  bool align_corners = false;
+  bool half_pixel_centers = false;
+};
+
+struct ReshapeAttributes {
+  std::optional<Shape> new_shape;  // used when the shape input is absent
+};
+
+struct BlockSizeAttributes {  // SPACE_TO_DEPTH, DEPTH_TO_SPACE
+  int32_t block_size = 1;
+};
+
+struct ReducerAttributes {
+  bool keep_dims = false;
+};
+
+struct SqueezeAttributes {
+  std::vector<int32_t> squeeze_dims;
+};
+
+struct StridedSliceAttributes {
+  int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0;
+  int32_t new_axis_mask = 0, shrink_axis_mask = 0;
+  bool offset = false;
+};
+
+struct LeakyReluAttributes {
+  float alpha = 0.2f;
+};
+
+// A custom op: its registered name and the opaque option bytes.
+struct CustomAttributes {
+  std::string name;
+  std::vector<uint8_t> options;
+};
+
+using Attributes =
+    std::variant<std::monostate, Conv2dAttributes, DepthwiseConv2dAttributes, Pool2dAttributes,
+                 TransposeConvAttributes, FullyConnectedAttributes, ElementwiseAttributes,
+                 ConcatenationAttributes, SoftmaxAttributes, ResizeAttributes, ReshapeAttributes,
+                 BlockSizeAttributes, ReducerAttributes, SqueezeAttributes,
+                 StridedSliceAttributes, LeakyReluAttributes, CustomAttributes>;
+
+struct Node {
+  OpKind op = OpKind::kAdd;
+  int32_t version = 1;
+  Attributes attributes;
+  std::vector<int> inputs;  // tensor indices; kNoTensor for an omitted input
+  std::vector<int> outputs;
+};
+
+struct Graph {
+  std::vector<Tensor> tensors;
+  std::vector<Node> nodes;  // in the model's execution order
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::string description;
+  // Model metadata by name (e.g. "reduced_precision_support" -> "fp16accfp32").
+  std::map<std::string, std::string> metadata;
+};
+
+// A printable name for a node: "node 12 (CONV_2D)" or "node 3 (custom Foo)".
+std::string NodeLabel(const Graph& graph, int node_index);
+// A printable name for a tensor: "tensor 7 'conv1/weights'".
+std::string TensorLabel(const Graph& graph, int tensor_index);
+
+}  // namespace mgd

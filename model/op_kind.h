@@ -1,0 +1,64 @@
+// Operator kinds of the Graph IR. The numbers are TFLite's builtin operator
+// codes, so a code read from a model maps to a kind without a table and an
+// unknown code can still be named in an error message.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace mgd {
+
+enum class OpKind : int32_t {
+  kAdd = 0,
+  kAveragePool2d = 1,
+  kConcatenation = 2,
+  kConv2d = 3,
+  kDepthwiseConv2d = 4,
+  kDepthToSpace = 5,
+  kDequantize = 6,
+  kFullyConnected = 9,
+  kLogistic = 14,
+  kMaxPool2d = 17,
+  kMul = 18,
+  kRelu = 19,
+  kReluN1To1 = 20,
+  kRelu6 = 21,
+  kReshape = 22,
+  kResizeBilinear = 23,
+  kSoftmax = 25,
+  kSpaceToDepth = 26,
+  kTanh = 28,
+  kCustom = 32,
+  kPad = 34,
+  kTranspose = 39,
+  kMean = 40,
+  kSub = 41,
+  kDiv = 42,
+  kSqueeze = 43,
+  kStridedSlice = 45,
+  kExp = 47,
+  kPrelu = 54,
+  kMaximum = 55,
+  kMinimum = 57,
+  kSlice = 65,
+  kTransposeConv = 67,
+  kExpandDims = 70,
+  kRsqrt = 76,
+  kResizeNearestNeighbor = 97,
+  kLeakyRelu = 98,
+  kSquaredDifference = 99,
+  kElu = 111,
+  kHardSwish = 117,
+  kDensify = 124,
+};
+
+// TFLite's name for a builtin code ("CONV_2D"), also for codes mgd does not
+// implement; "BUILTIN_<n>" for codes it does not know at all.
+std::string BuiltinName(int32_t code);
+
+// True for the builtin codes that have an OpKind above.
+bool IsKnownOpKind(int32_t code);
+
+inline std::string OpName(OpKind kind) { return BuiltinName(static_cast<int32_t>(kind)); }
+
+}  // namespace mgd

@@ -1,0 +1,480 @@
+#include "model/reader.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "absl/status/status.h"
+#include "model/status_macros.h"
+#include "model/validator.h"
+#include "tflite_subset_generated.h"
+
+namespace mgd {
+namespace {
+
+using absl::InvalidArgumentError;
+
+// Converts one flatbuffer model into the IR. The buffer has passed the
+// Verifier, so every offset is in range; what remains are semantic checks.
+class Converter {
+ public:
+  Converter(const uint8_t* data, size_t size, std::string_view source)
+      : data_(data), size_(size), source_(source) {}
+
+  absl::StatusOr<Graph> Convert(const tflite::Model& model) {
+    if (model.version() != 3) {
+      return Error(fmt::format("schema version {} is not supported (expected 3)", model.version()));
+    }
+    if (model.subgraphs() == nullptr || model.subgraphs()->size() == 0) {
+      return Error("the model has no subgraphs");
+    }
+    Graph graph;
+    if (model.description() != nullptr) graph.description = model.description()->str();
+    const auto* buffers = model.buffers();
+    const size_t num_buffers = buffers != nullptr ? buffers->size() : 0;
+
+    if (model.metadata() != nullptr) {
+      for (const tflite::Metadata* meta : *model.metadata()) {
+        if (meta == nullptr || meta->name() == nullptr) continue;
+        if (meta->buffer() >= num_buffers) {
+          return Error(fmt::format("metadata '{}': buffer {} out of range ({} buffers)",
+                                   meta->name()->str(), meta->buffer(), num_buffers));
+        }
+        auto bytes = BufferBytes(*buffers->Get(meta->buffer()), meta->buffer());
+        if (!bytes.ok()) return bytes.status();
+        graph.metadata[meta->name()->str()] = std::string(bytes->begin(), bytes->end());
+      }
+    }
+
+    const tflite::SubGraph& subgraph = *model.subgraphs()->Get(0);
+    if (subgraph.tensors() != nullptr) {
+      const auto& tensors = *subgraph.tensors();
+      graph.tensors.reserve(tensors.size());
+      for (flatbuffers::uoffset_t i = 0; i < tensors.size(); ++i) {
+        auto tensor = ConvertTensor(*tensors.Get(i), static_cast<int>(i), buffers);
+        if (!tensor.ok()) return tensor.status();
+        graph.tensors.push_back(std::move(*tensor));
+      }
+    }
+    graph.inputs = ToVector(subgraph.inputs());
+    graph.outputs = ToVector(subgraph.outputs());
+
+    if (subgraph.operators() != nullptr) {
+      const auto& ops = *subgraph.operators();
+      graph.nodes.reserve(ops.size());
+      for (flatbuffers::uoffset_t i = 0; i < ops.size(); ++i) {
+        auto node = ConvertOperator(*ops.Get(i), static_cast<int>(i), model);
+        if (!node.ok()) return node.status();
+        graph.nodes.push_back(std::move(*node));
+      }
+    }
+    return graph;
+  }
+
+ private:
+  absl::Status Error(const std::string& message) const {
+    return InvalidArgumentError(fmt::format("{}: {}", source_, message));
+  }
+
+  static std::vector<int> ToVector(const flatbuffers::Vector<int32_t>* v) {
+    if (v == nullptr) return {};
+    return std::vector<int>(v->begin(), v->end());
+  }
+
+  // A buffer's bytes: inline data, or (models over 2 GB) a range of the file.
+  absl::StatusOr<std::vector<uint8_t>> BufferBytes(const tflite::Buffer& buffer,
+                                                   uint32_t index) const {
+    if (buffer.data() != nullptr) {
+      return std::vector<uint8_t>(buffer.data()->begin(), buffer.data()->end());
+    }
+    if (buffer.offset() > 1) {
+      if (buffer.offset() > size_ || buffer.size() > size_ - buffer.offset()) {
+        return Error(fmt::format("buffer {}: external data [{}, +{}) lies outside the {}-byte file",
+                                 index, buffer.offset(), buffer.size(), size_));
+      }
+      const uint8_t* begin = data_ + buffer.offset();
+      return std::vector<uint8_t>(begin, begin + buffer.size());
+    }
+    return std::vector<uint8_t>{};
+  }
+
+  absl::StatusOr<DataType> ConvertType(tflite::TensorType type, int index,
+                                       const std::string& name) const {
+    switch (type) {
+      case tflite::TensorType_FLOAT32: return DataType::kFloat32;
+      case tflite::TensorType_FLOAT16: return DataType::kFloat16;
+      case tflite::TensorType_INT32: return DataType::kInt32;
+      case tflite::TensorType_INT64: return DataType::kInt64;
+      case tflite::TensorType_INT8: return DataType::kInt8;
+      case tflite::TensorType_UINT8: return DataType::kUInt8;
+      case tflite::TensorType_BOOL: return DataType::kBool;
+      default: break;
+    }
+    const char* type_name = tflite::EnumNameTensorType(type);
+    return Error(fmt::format("tensor {} '{}': field type: {} ({}) is not supported", index, name,
+                             *type_name != '\0' ? type_name : "unknown", static_cast<int>(type)));
+  }
+
+  static std::vector<int32_t> IndexVector(tflite::SparseIndexVector type, const void* value) {
+    if (value == nullptr) return {};
+    switch (type) {
+      case tflite::SparseIndexVector_Int32Vector: {
+        const auto* v = static_cast<const tflite::Int32Vector*>(value)->values();
+        return v ? std::vector<int32_t>(v->begin(), v->end()) : std::vector<int32_t>{};
+      }
+      case tflite::SparseIndexVector_Uint16Vector: {
+        const auto* v = static_cast<const tflite::Uint16Vector*>(value)->values();
+        return v ? std::vector<int32_t>(v->begin(), v->end()) : std::vector<int32_t>{};
+      }
+      case tflite::SparseIndexVector_Uint8Vector: {
+        const auto* v = static_cast<const tflite::Uint8Vector*>(value)->values();
+        return v ? std::vector<int32_t>(v->begin(), v->end()) : std::vector<int32_t>{};
+      }
+      default: return {};
+    }
+  }
+
+  absl::StatusOr<Tensor> ConvertTensor(const tflite::Tensor& t, int index,
+                                       const flatbuffers::Vector<flatbuffers::Offset<tflite::Buffer>>* buffers) const {
+    Tensor tensor;
+    if (t.name() != nullptr) tensor.name = t.name()->str();
+    if (t.shape() != nullptr) tensor.shape.assign(t.shape()->begin(), t.shape()->end());
+    auto type = ConvertType(t.type(), index, tensor.name);
+    if (!type.ok()) return type.status();
+    tensor.type = *type;
+    const size_t num_buffers = buffers != nullptr ? buffers->size() : 0;
+    if (t.buffer() >= num_buffers && !(t.buffer() == 0 && num_buffers == 0)) {
+      return Error(fmt::format("tensor {} '{}': field buffer: index {} out of range ({} buffers)",
+                               index, tensor.name, t.buffer(), num_buffers));
+    }
+    if (t.buffer() != 0 && num_buffers > 0) {
+      auto bytes = BufferBytes(*buffers->Get(t.buffer()), t.buffer());
+      if (!bytes.ok()) return bytes.status();
+      if (!bytes->empty()) {
+        tensor.data = std::move(*bytes);
+        tensor.is_constant = true;
+      }
+    }
+    if (const auto* q = t.quantization(); q != nullptr && q->scale() != nullptr && q->scale()->size() > 0) {
+      Quantization quant;
+      quant.scale.assign(q->scale()->begin(), q->scale()->end());
+      if (q->zero_point() != nullptr) quant.zero_point.assign(q->zero_point()->begin(), q->zero_point()->end());
+      quant.quantized_dimension = q->quantized_dimension();
+      tensor.quantization = std::move(quant);
+    }
+    if (const auto* s = t.sparsity(); s != nullptr) {
+      Sparsity sparsity;
+      if (s->traversal_order()) sparsity.traversal_order.assign(s->traversal_order()->begin(), s->traversal_order()->end());
+      if (s->block_map()) sparsity.block_map.assign(s->block_map()->begin(), s->block_map()->end());
+      if (s->dim_metadata()) {
+        for (const tflite::DimensionMetadata* dm : *s->dim_metadata()) {
+          SparseDimension dim;
+          if (dm != nullptr) {
+            dim.is_sparse = dm->format() == tflite::DimensionType_SPARSE_CSR;
+            dim.dense_size = dm->dense_size();
+            dim.array_segments = IndexVector(dm->array_segments_type(), dm->array_segments());
+            dim.array_indices = IndexVector(dm->array_indices_type(), dm->array_indices());
+          }
+          sparsity.dimensions.push_back(std::move(dim));
+        }
+      }
+      tensor.sparsity = std::move(sparsity);
+    }
+    return tensor;
+  }
+
+  static Activation ConvertActivation(tflite::ActivationFunctionType a) {
+    switch (a) {
+      case tflite::ActivationFunctionType_RELU: return Activation::kRelu;
+      case tflite::ActivationFunctionType_RELU_N1_TO_1: return Activation::kReluN1To1;
+      case tflite::ActivationFunctionType_RELU6: return Activation::kRelu6;
+      case tflite::ActivationFunctionType_TANH: return Activation::kTanh;
+      case tflite::ActivationFunctionType_SIGN_BIT: return Activation::kSignBit;
+      default: return Activation::kNone;
+    }
+  }
+
+  static Padding ConvertPadding(tflite::Padding p) {
+    return p == tflite::Padding_VALID ? Padding::kValid : Padding::kSame;
+  }
+
+  // Returns the options table of the expected union type, null when absent,
+  // or an error when the model carries options of another type.
+  template <typename Options>
+  absl::StatusOr<const Options*> OptionsAs(const tflite::Operator& op, const std::string& label) const {
+    if (op.builtin_options_type() == tflite::BuiltinOptions_NONE) return nullptr;
+    const auto* options = op.builtin_options_as<Options>();
+    if (options == nullptr) {
+      const char* got = tflite::EnumNameBuiltinOptions(op.builtin_options_type());
+      return Error(fmt::format("{}: field builtin_options: has type {} ({}), expected {}", label,
+                               *got != '\0' ? got : "unknown",
+                               static_cast<int>(op.builtin_options_type()),
+                               tflite::EnumNameBuiltinOptions(tflite::BuiltinOptionsTraits<Options>::enum_value)));
+    }
+    return options;
+  }
+
+  absl::Status ConvertAttributes(const tflite::Operator& op, Node& node, const std::string& label) const {
+#define MGD_OPTIONS(Type)                                 \
+  auto options_or = OptionsAs<tflite::Type>(op, label);   \
+  if (!options_or.ok()) return options_or.status();       \
+  const tflite::Type* o = *options_or;
+    switch (node.op) {
+      case OpKind::kConv2d: {
+        MGD_OPTIONS(Conv2DOptions)
+        Conv2dAttributes a;
+        if (o != nullptr) {
+          a.padding = ConvertPadding(o->padding());
+          a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
+          a.dilation_w = o->dilation_w_factor(); a.dilation_h = o->dilation_h_factor();
+          a.activation = ConvertActivation(o->fused_activation_function());
+        }
+        node.attributes = a;
+        break;
+      }
+      case OpKind::kDepthwiseConv2d: {
+        MGD_OPTIONS(DepthwiseConv2DOptions)
+        DepthwiseConv2dAttributes a;
+        if (o != nullptr) {
+          a.padding = ConvertPadding(o->padding());
+          a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
+          a.dilation_w = o->dilation_w_factor(); a.dilation_h = o->dilation_h_factor();
+          a.depth_multiplier = o->depth_multiplier();
+          a.activation = ConvertActivation(o->fused_activation_function());
+        }
+        node.attributes = a;
+        break;
+      }
+      case OpKind::kAveragePool2d:
+      case OpKind::kMaxPool2d: {
+        MGD_OPTIONS(Pool2DOptions)
+        Pool2dAttributes a;
+        if (o != nullptr) {
+          a.padding = ConvertPadding(o->padding());
+          a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
+          a.filter_w = o->filter_width(); a.filter_h = o->filter_height();
+          a.activation = ConvertActivation(o->fused_activation_function());
+        }
+        node.attributes = a;
+        break;
+      }
+      case OpKind::kTransposeConv: {
+        MGD_OPTIONS(TransposeConvOptions)
+        TransposeConvAttributes a;
+        if (o != nullptr) {
+          a.padding = ConvertPadding(o->padding());
+          a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
+          a.activation = ConvertActivation(o->fused_activation_function());
+        }
+        node.attributes = a;
+        break;
+      }
+      case OpKind::kFullyConnected: {
+        MGD_OPTIONS(FullyConnectedOptions)
+        FullyConnectedAttributes a;
+        if (o != nullptr) {
+          if (o->weights_format() != tflite::FullyConnectedOptionsWeightsFormat_DEFAULT) {
+            return Error(fmt::format("{}: field weights_format: only DEFAULT is supported", label));
+          }
+          a.activation = ConvertActivation(o->fused_activation_function());
+          a.keep_num_dims = o->keep_num_dims();
+        }
+        node.attributes = a;
+        break;
+      }
+      case OpKind::kAdd: {
+        MGD_OPTIONS(AddOptions)
+        node.attributes = ElementwiseAttributes{o ? ConvertActivation(o->fused_activation_function()) : Activation::kNone};
+        break;
+      }
+      case OpKind::kSub: {
+        MGD_OPTIONS(SubOptions)
+        node.attributes = ElementwiseAttributes{o ? ConvertActivation(o->fused_activation_function()) : Activation::kNone};
+        break;
+      }
+      case OpKind::kMul: {
+        MGD_OPTIONS(MulOptions)
+        node.attributes = ElementwiseAttributes{o ? ConvertActivation(o->fused_activation_function()) : Activation::kNone};
+        break;
+      }
+      case OpKind::kDiv: {
+        MGD_OPTIONS(DivOptions)
+        node.attributes = ElementwiseAttributes{o ? ConvertActivation(o->fused_activation_function()) : Activation::kNone};
+        break;
+      }
+      case OpKind::kConcatenation: {
+        MGD_OPTIONS(ConcatenationOptions)
+        ConcatenationAttributes a;
+        if (o != nullptr) {
+          a.axis = o->axis();
+          a.activation = ConvertActivation(o->fused_activation_function());
+        }
+        node.attributes = a;
+        break;
+      }
+      case OpKind::kSoftmax: {
+        MGD_OPTIONS(SoftmaxOptions)
+        node.attributes = SoftmaxAttributes{o ? o->beta() : 1.0f};
+        break;
+      }
+      case OpKind::kResizeBilinear: {
+        MGD_OPTIONS(ResizeBilinearOptions)
+        node.attributes = ResizeAttributes{o && o->align_corners(), o && o->half_pixel_centers()};
+        break;
+      }
+      case OpKind::kResizeNearestNeighbor: {
+        MGD_OPTIONS(ResizeNearestNeighborOptions)
+        node.attributes = ResizeAttributes{o && o->align_corners(), o && o->half_pixel_centers()};
+        break;
+      }
+      case OpKind::kReshape: {
+        MGD_OPTIONS(ReshapeOptions)
+        ReshapeAttributes a;
+        if (o != nullptr && o->new_shape() != nullptr) {
+          a.new_shape = Shape(o->new_shape()->begin(), o->new_shape()->end());
+        }
+        node.attributes = a;
+        break;
+      }
+      case OpKind::kSpaceToDepth: {
+        MGD_OPTIONS(SpaceToDepthOptions)
+        node.attributes = BlockSizeAttributes{o ? o->block_size() : 0};
+        break;
+      }
+      case OpKind::kDepthToSpace: {
+        MGD_OPTIONS(DepthToSpaceOptions)
+        node.attributes = BlockSizeAttributes{o ? o->block_size() : 0};
+        break;
+      }
+      case OpKind::kMean: {
+        MGD_OPTIONS(ReducerOptions)
+        node.attributes = ReducerAttributes{o && o->keep_dims()};
+        break;
+      }
+      case OpKind::kSqueeze: {
+        MGD_OPTIONS(SqueezeOptions)
+        SqueezeAttributes a;
+        if (o != nullptr && o->squeeze_dims() != nullptr) {
+          a.squeeze_dims.assign(o->squeeze_dims()->begin(), o->squeeze_dims()->end());
+        }
+        node.attributes = a;
+        break;
+      }
+      case OpKind::kStridedSlice: {
+        MGD_OPTIONS(StridedSliceOptions)
+        StridedSliceAttributes a;
+        if (o != nullptr) {
+          a.begin_mask = o->begin_mask(); a.end_mask = o->end_mask();
+          a.ellipsis_mask = o->ellipsis_mask(); a.new_axis_mask = o->new_axis_mask();
+          a.shrink_axis_mask = o->shrink_axis_mask(); a.offset = o->offset();
+        }
+        node.attributes = a;
+        break;
+      }
+      case OpKind::kLeakyRelu: {
+        MGD_OPTIONS(LeakyReluOptions)
+        node.attributes = LeakyReluAttributes{o ? o->alpha() : 0.2f};
+        break;
+      }
+      default:
+        node.attributes = std::monostate{};
+        break;
+    }
+#undef MGD_OPTIONS
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Node> ConvertOperator(const tflite::Operator& op, int index, const tflite::Model& model) const {
+    const auto* codes = model.operator_codes();
+    const size_t num_codes = codes != nullptr ? codes->size() : 0;
+    if (op.opcode_index() >= num_codes) {
+      return Error(fmt::format("node {}: field opcode_index: {} out of range ({} operator codes)",
+                               index, op.opcode_index(), num_codes));
+    }
+    const tflite::OperatorCode& code = *codes->Get(op.opcode_index());
+    // Schema 3a: the wider builtin_code field wins when it is larger.
+    const int32_t builtin = std::max<int32_t>(code.deprecated_builtin_code(), code.builtin_code());
+    if (!IsKnownOpKind(builtin)) {
+      return Error(fmt::format("node {}: operator {} ({}) is not supported by mgd", index,
+                               BuiltinName(builtin), builtin));
+    }
+    Node node;
+    node.op = static_cast<OpKind>(builtin);
+    node.version = code.version();
+    node.inputs = ToVector(op.inputs());
+    node.outputs = ToVector(op.outputs());
+    if (node.op == OpKind::kCustom) {
+      CustomAttributes custom;
+      if (code.custom_code() == nullptr || code.custom_code()->size() == 0) {
+        return Error(fmt::format("node {} (CUSTOM): field custom_code is empty", index));
+      }
+      custom.name = code.custom_code()->str();
+      if (op.custom_options() != nullptr) {
+        custom.options.assign(op.custom_options()->begin(), op.custom_options()->end());
+      } else if (op.large_custom_options_offset() > 1) {
+        const uint64_t offset = op.large_custom_options_offset();
+        const uint64_t size = op.large_custom_options_size();
+        if (offset > size_ || size > size_ - offset) {
+          return Error(fmt::format("node {} (custom {}): large custom options lie outside the file",
+                                   index, custom.name));
+        }
+        custom.options.assign(data_ + offset, data_ + offset + size);
+      }
+      node.attributes = std::move(custom);
+      return node;
+    }
+    const std::string label = fmt::format("node {} ({})", index, BuiltinName(builtin));
+    if (absl::Status s = ConvertAttributes(op, node, label); !s.ok()) return s;
+    return node;
+  }
+
+  const uint8_t* data_;
+  size_t size_;
+  std::string source_;
+};
+
+}  // namespace
+
+absl::StatusOr<Graph> ReadModel(const uint8_t* data, size_t size, std::string_view source) {
+  if (data == nullptr || size < 8) {
+    return InvalidArgumentError(fmt::format("{}: not a TFLite model: {} bytes is too short", source, size));
+  }
+  if (!flatbuffers::BufferHasIdentifier(data, tflite::ModelIdentifier())) {
+    return InvalidArgumentError(
+        fmt::format("{}: not a TFLite model: the file identifier is not \"TFL3\"", source));
+  }
+  // flatbuffers offsets are 32-bit: a larger buffer cannot be a valid model.
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+    return InvalidArgumentError(fmt::format("{}: {} bytes is larger than a flatbuffer can be", source, size));
+  }
+  flatbuffers::Verifier verifier(data, size);
+  if (!tflite::VerifyModelBuffer(verifier)) {
+    return InvalidArgumentError(fmt::format(
+        "{}: the flatbuffer is malformed (truncated or corrupt; the flatbuffers Verifier rejected it)",
+        source));
+  }
+  Converter converter(data, size, source);
+  auto graph = converter.Convert(*tflite::GetModel(data));
+  if (!graph.ok()) return graph.status();
+  if (absl::Status s = ValidateGraph(*graph); !s.ok()) {
+    return InvalidArgumentError(fmt::format("{}: {}", source, s.message()));
+  }
+  return graph;
+}
+
+absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(fmt::format("{}: cannot open file", path));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) return absl::DataLossError(fmt::format("{}: read error", path));
+  return bytes;
+}
+
+absl::StatusOr<Graph> ReadModelFile(const std::string& path) {
+  auto bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status();
+  return ReadModel(bytes->data(), bytes->size(), path);
+}
+
+}  // namespace mgd

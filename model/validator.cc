@@ -1,0 +1,466 @@
+#include "model/validator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <initializer_list>
+
+#include "model/status_macros.h"
+
+namespace mgd {
+namespace {
+
+using absl::InvalidArgumentError;
+
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 31;
+
+absl::Status ValidateTensor(const Graph& graph, int index) {
+  const Tensor& t = graph.tensors[static_cast<size_t>(index)];
+  if (t.shape.size() > 8) {
+    return InvalidArgumentError(fmt::format("{}: field shape: rank {} is above the supported 8",
+                                            TensorLabel(graph, index), t.shape.size()));
+  }
+  int64_t elements = 1;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (t.shape[d] < 0) {
+      return InvalidArgumentError(fmt::format(
+          "{}: field shape: dimension {} is {} (dynamic shapes are not supported)",
+          TensorLabel(graph, index), d, t.shape[d]));
+    }
+    elements *= t.shape[d];
+    if (elements * static_cast<int64_t>(ElementSize(t.type)) > kMaxTensorBytes) {
+      return InvalidArgumentError(fmt::format("{}: field shape: {} is larger than 2 GiB",
+                                              TensorLabel(graph, index), ShapeToString(t.shape)));
+    }
+  }
+  if (t.is_constant && !t.sparsity.has_value()) {
+    const int64_t expected = elements * static_cast<int64_t>(ElementSize(t.type));
+    if (static_cast<int64_t>(t.data.size()) != expected) {
+      return InvalidArgumentError(fmt::format(
+          "{}: field buffer: holds {} bytes, but shape {} x {} needs {}", TensorLabel(graph, index),
+          t.data.size(), ShapeToString(t.shape), DataTypeName(t.type), expected));
+    }
+  }
+  if (t.sparsity.has_value()) {
+    const Sparsity& s = *t.sparsity;
+    if (!t.is_constant) {
+      return InvalidArgumentError(fmt::format("{}: field sparsity: only constant tensors can be sparse",
+                                              TensorLabel(graph, index)));
+    }
+    if (s.traversal_order.size() != s.dimensions.size() ||
+        s.traversal_order.size() != t.shape.size() + s.block_map.size()) {
+      return InvalidArgumentError(fmt::format(
+          "{}: field sparsity: traversal_order ({}), dim_metadata ({}) and rank + block_map ({}) disagree",
+          TensorLabel(graph, index), s.traversal_order.size(), s.dimensions.size(),
+          t.shape.size() + s.block_map.size()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Checks a node's arity and the dtypes of its inputs.
+class NodeChecker {
+ public:
+  NodeChecker(const Graph& graph, int index)
+      : graph_(graph), index_(index), node_(graph.nodes[static_cast<size_t>(index)]) {}
+
+  absl::Status Fail(const std::string& message) const {
+    return InvalidArgumentError(fmt::format("{}: {}", NodeLabel(graph_, index_), message));
+  }
+
+  absl::Status Arity(size_t min_inputs, size_t max_inputs, size_t outputs) const {
+    if (node_.inputs.size() < min_inputs || node_.inputs.size() > max_inputs) {
+      return Fail(min_inputs == max_inputs
+                      ? fmt::format("has {} inputs, expected {}", node_.inputs.size(), min_inputs)
+                      : fmt::format("has {} inputs, expected {} to {}", node_.inputs.size(),
+                                    min_inputs, max_inputs));
+    }
+    if (node_.outputs.size() != outputs) {
+      return Fail(fmt::format("has {} outputs, expected {}", node_.outputs.size(), outputs));
+    }
+    for (size_t i = 0; i < min_inputs; ++i) {
+      if (node_.inputs[i] == kNoTensor) return Fail(fmt::format("input {} is required but omitted", i));
+    }
+    return absl::OkStatus();
+  }
+
+  bool Present(size_t input) const {
+    return input < node_.inputs.size() && node_.inputs[input] != kNoTensor;
+  }
+  const Tensor& In(size_t input) const { return graph_.tensors[static_cast<size_t>(node_.inputs[input])]; }
+  const Tensor& Out(size_t output) const { return graph_.tensors[static_cast<size_t>(node_.outputs[output])]; }
+
+  absl::Status InputType(size_t input, std::initializer_list<DataType> allowed) const {
+    if (!Present(input)) return absl::OkStatus();
+    const Tensor& t = In(input);
+    if (std::find(allowed.begin(), allowed.end(), t.type) != allowed.end()) return absl::OkStatus();
+    std::vector<std::string> names;
+    for (DataType d : allowed) names.push_back(DataTypeName(d));
+    return Fail(fmt::format("input {} ({}) has type {}, expected {}", input,
+                            TensorLabel(graph_, node_.inputs[input]), DataTypeName(t.type),
+                            fmt::join(names, " or ")));
+  }
+
+  absl::Status OutputType(size_t output, DataType type) const {
+    const Tensor& t = Out(output);
+    if (t.type == type) return absl::OkStatus();
+    return Fail(fmt::format("output {} ({}) has type {}, expected {}", output,
+                            TensorLabel(graph_, node_.outputs[output]), DataTypeName(t.type),
+                            DataTypeName(type)));
+  }
+
+  absl::Status InputRank(size_t input, size_t rank) const {
+    if (!Present(input) || In(input).shape.size() == rank) return absl::OkStatus();
+    return Fail(fmt::format("input {} ({}) has shape {}, expected rank {}", input,
+                            TensorLabel(graph_, node_.inputs[input]),
+                            ShapeToString(In(input).shape), rank));
+  }
+
+  absl::Status Constant(size_t input) const {
+    if (!Present(input) || In(input).is_constant) return absl::OkStatus();
+    return Fail(fmt::format("input {} ({}) must be a constant tensor", input,
+                            TensorLabel(graph_, node_.inputs[input])));
+  }
+
+  absl::Status Positive(const char* field, int32_t value) const {
+    if (value >= 1) return absl::OkStatus();
+    return Fail(fmt::format("field {}: {} must be at least 1", field, value));
+  }
+
+  absl::Status ActivationOk(Activation a) const {
+    if (a != Activation::kSignBit) return absl::OkStatus();
+    return Fail("field fused_activation_function: SIGN_BIT is not supported");
+  }
+
+  const Node& node() const { return node_; }
+
+ private:
+  const Graph& graph_;
+  int index_;
+  const Node& node_;
+};
+
+
+constexpr auto kF32 = DataType::kFloat32;
+constexpr auto kI32 = DataType::kInt32;
+constexpr auto kI64 = DataType::kInt64;
+
+absl::Status ValidateNodeSignature(const Graph& graph, int index) {
+  NodeChecker c(graph, index);
+  const Node& node = c.node();
+  switch (node.op) {
+    case OpKind::kConv2d: {
+      MGD_RETURN_IF_ERROR(c.Arity(2, 3, 1));
+      const auto& a = std::get<Conv2dAttributes>(node.attributes);
+      MGD_RETURN_IF_ERROR(c.Positive("stride_w", a.stride_w));
+      MGD_RETURN_IF_ERROR(c.Positive("stride_h", a.stride_h));
+      MGD_RETURN_IF_ERROR(c.Positive("dilation_w_factor", a.dilation_w));
+      MGD_RETURN_IF_ERROR(c.Positive("dilation_h_factor", a.dilation_h));
+      MGD_RETURN_IF_ERROR(c.ActivationOk(a.activation));
+      for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
+      MGD_RETURN_IF_ERROR(c.InputRank(1, 4));
+      MGD_RETURN_IF_ERROR(c.InputRank(2, 1));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kDepthwiseConv2d: {
+      MGD_RETURN_IF_ERROR(c.Arity(2, 3, 1));
+      const auto& a = std::get<DepthwiseConv2dAttributes>(node.attributes);
+      MGD_RETURN_IF_ERROR(c.Positive("stride_w", a.stride_w));
+      MGD_RETURN_IF_ERROR(c.Positive("stride_h", a.stride_h));
+      MGD_RETURN_IF_ERROR(c.Positive("dilation_w_factor", a.dilation_w));
+      MGD_RETURN_IF_ERROR(c.Positive("dilation_h_factor", a.dilation_h));
+      MGD_RETURN_IF_ERROR(c.ActivationOk(a.activation));
+      for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
+      MGD_RETURN_IF_ERROR(c.InputRank(1, 4));
+      MGD_RETURN_IF_ERROR(c.InputRank(2, 1));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kTransposeConv: {
+      // inputs: output_shape (int32 [4]), weights OHWI, input, optional bias.
+      MGD_RETURN_IF_ERROR(c.Arity(3, 4, 1));
+      const auto& a = std::get<TransposeConvAttributes>(node.attributes);
+      MGD_RETURN_IF_ERROR(c.Positive("stride_w", a.stride_w));
+      MGD_RETURN_IF_ERROR(c.Positive("stride_h", a.stride_h));
+      MGD_RETURN_IF_ERROR(c.ActivationOk(a.activation));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kI32}));
+      MGD_RETURN_IF_ERROR(c.Constant(0));
+      for (size_t i = 1; i < 4; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputRank(1, 4));
+      MGD_RETURN_IF_ERROR(c.InputRank(2, 4));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kAveragePool2d:
+    case OpKind::kMaxPool2d: {
+      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
+      const auto& a = std::get<Pool2dAttributes>(node.attributes);
+      MGD_RETURN_IF_ERROR(c.Positive("stride_w", a.stride_w));
+      MGD_RETURN_IF_ERROR(c.Positive("stride_h", a.stride_h));
+      MGD_RETURN_IF_ERROR(c.Positive("filter_width", a.filter_w));
+      MGD_RETURN_IF_ERROR(c.Positive("filter_height", a.filter_h));
+      MGD_RETURN_IF_ERROR(c.ActivationOk(a.activation));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kFullyConnected: {
+      MGD_RETURN_IF_ERROR(c.Arity(2, 3, 1));
+      MGD_RETURN_IF_ERROR(c.ActivationOk(std::get<FullyConnectedAttributes>(node.attributes).activation));
+      for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: {
+      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+      MGD_RETURN_IF_ERROR(c.ActivationOk(std::get<ElementwiseAttributes>(node.attributes).activation));
+      for (size_t i = 0; i < 2; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
+    case OpKind::kPrelu: {
+      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+      for (size_t i = 0; i < 2; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kLogistic:
+    case OpKind::kTanh: case OpKind::kHardSwish: case OpKind::kExp: case OpKind::kRsqrt:
+    case OpKind::kElu: case OpKind::kLeakyRelu: case OpKind::kSoftmax: {
+      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kConcatenation: {
+      if (node.inputs.empty()) return c.Fail("has no inputs");
+      MGD_RETURN_IF_ERROR(c.Arity(1, node.inputs.size(), 1));
+      MGD_RETURN_IF_ERROR(c.ActivationOk(std::get<ConcatenationAttributes>(node.attributes).activation));
+      for (size_t i = 0; i < node.inputs.size(); ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kPad: {
+      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));
+      MGD_RETURN_IF_ERROR(c.Constant(1));
+      MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kReshape: {
+      MGD_RETURN_IF_ERROR(c.Arity(1, 2, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32}));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kResizeBilinear: case OpKind::kResizeNearestNeighbor: {
+      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
+      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32}));
+      MGD_RETURN_IF_ERROR(c.Constant(1));
+      const auto& a = std::get<ResizeAttributes>(node.attributes);
+      if (a.align_corners && a.half_pixel_centers) {
+        return c.Fail("fields align_corners and half_pixel_centers cannot both be true");
+      }
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kSpaceToDepth: case OpKind::kDepthToSpace: {
+      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
+      MGD_RETURN_IF_ERROR(c.Positive("block_size", std::get<BlockSizeAttributes>(node.attributes).block_size));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kMean: {
+      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));
+      MGD_RETURN_IF_ERROR(c.Constant(1));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kTranspose: {
+      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));
+      MGD_RETURN_IF_ERROR(c.Constant(1));
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kSqueeze: case OpKind::kExpandDims: {
+      MGD_RETURN_IF_ERROR(c.Arity(node.op == OpKind::kSqueeze ? 1 : 2, node.op == OpKind::kSqueeze ? 1 : 2, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      if (node.op == OpKind::kExpandDims) {
+        MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));
+        MGD_RETURN_IF_ERROR(c.Constant(1));
+      }
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kStridedSlice: {
+      MGD_RETURN_IF_ERROR(c.Arity(4, 4, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      for (size_t i = 1; i < 4; ++i) {
+        MGD_RETURN_IF_ERROR(c.InputType(i, {kI32}));
+        MGD_RETURN_IF_ERROR(c.Constant(i));
+      }
+      const auto& a = std::get<StridedSliceAttributes>(node.attributes);
+      if (a.ellipsis_mask != 0 || a.new_axis_mask != 0) {
+        return c.Fail("fields ellipsis_mask and new_axis_mask are not supported (must be 0)");
+      }
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kSlice: {
+      MGD_RETURN_IF_ERROR(c.Arity(3, 3, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      for (size_t i = 1; i < 3; ++i) {
+        MGD_RETURN_IF_ERROR(c.InputType(i, {kI32, kI64}));
+        MGD_RETURN_IF_ERROR(c.Constant(i));
+      }
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kDequantize: {
+      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat16, DataType::kInt8, DataType::kUInt8}));
+      if (c.In(0).type != DataType::kFloat16 && !c.In(0).quantization.has_value()) {
+        return c.Fail("input 0 is quantized but has no quantization parameters");
+      }
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kDensify: {
+      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
+      MGD_RETURN_IF_ERROR(c.Constant(0));
+      if (!c.In(0).sparsity.has_value()) return c.Fail("input 0 has no sparsity parameters");
+      if (c.Out(0).type != c.In(0).type) return c.Fail("output type differs from the input type");
+      return absl::OkStatus();
+    }
+    case OpKind::kCustom:
+      return absl::OkStatus();  // checked against its registration by the interpreter
+  }
+  return c.Fail("unknown operator");
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int>> TopologicalOrder(const Graph& graph) {
+  const size_t num_nodes = graph.nodes.size();
+  std::vector<int> producer(graph.tensors.size(), -1);
+  for (size_t n = 0; n < num_nodes; ++n) {
+    for (int t : graph.nodes[n].outputs) producer[static_cast<size_t>(t)] = static_cast<int>(n);
+  }
+  // Kahn's algorithm, taking ready nodes in model order so a model that is
+  // already ordered keeps its order.
+  std::vector<int> pending(num_nodes, 0);
+  std::vector<std::vector<int>> consumers(num_nodes);
+  for (size_t n = 0; n < num_nodes; ++n) {
+    for (int t : graph.nodes[n].inputs) {
+      if (t == kNoTensor) continue;
+      const int p = producer[static_cast<size_t>(t)];
+      if (p < 0) continue;
+      ++pending[n];
+      consumers[static_cast<size_t>(p)].push_back(static_cast<int>(n));
+    }
+  }
+  std::vector<int> order;
+  order.reserve(num_nodes);
+  std::vector<int> ready;
+  for (size_t n = 0; n < num_nodes; ++n) {
+    if (pending[n] == 0) ready.push_back(static_cast<int>(n));
+  }
+  // A min-heap on node index keeps model order where possible.
+  auto cmp = [](int a, int b) { return a > b; };
+  std::make_heap(ready.begin(), ready.end(), cmp);
+  while (!ready.empty()) {
+    std::pop_heap(ready.begin(), ready.end(), cmp);
+    const int n = ready.back();
+    ready.pop_back();
+    order.push_back(n);
+    for (int consumer : consumers[static_cast<size_t>(n)]) {
+      if (--pending[static_cast<size_t>(consumer)] == 0) {
+        ready.push_back(consumer);
+        std::push_heap(ready.begin(), ready.end(), cmp);
+      }
+    }
+  }
+  if (order.size() != num_nodes) {
+    for (size_t n = 0; n < num_nodes; ++n) {
+      if (pending[n] > 0) {
+        return InvalidArgumentError(fmt::format("the graph has a cycle through {}",
+                                                NodeLabel(graph, static_cast<int>(n))));
+      }
+    }
+  }
+  return order;
+}
+
+absl::Status ValidateGraph(const Graph& graph) {
+  const int num_tensors = static_cast<int>(graph.tensors.size());
+  auto in_range = [&](int t) { return t >= 0 && t < num_tensors; };
+  for (int t = 0; t < num_tensors; ++t) MGD_RETURN_IF_ERROR(ValidateTensor(graph, t));
+
+  std::vector<int> producer(graph.tensors.size(), -1);
+  std::vector<bool> is_graph_input(graph.tensors.size(), false);
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    const int t = graph.inputs[i];
+    if (!in_range(t)) {
+      return InvalidArgumentError(fmt::format("graph input {}: tensor index {} out of range ({} tensors)", i, t, num_tensors));
+    }
+    if (graph.tensors[static_cast<size_t>(t)].is_constant) {
+      return InvalidArgumentError(fmt::format("graph input {}: {} is a constant", i, TensorLabel(graph, t)));
+    }
+    is_graph_input[static_cast<size_t>(t)] = true;
+  }
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    const std::string label = NodeLabel(graph, static_cast<int>(n));
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int t = node.inputs[i];
+      if (t != kNoTensor && !in_range(t)) {
+        return InvalidArgumentError(fmt::format("{}: field inputs: input {} is tensor index {}, out of range ({} tensors)", label, i, t, num_tensors));
+      }
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      const int t = node.outputs[i];
+      if (!in_range(t)) {
+        return InvalidArgumentError(fmt::format("{}: field outputs: output {} is tensor index {}, out of range ({} tensors)", label, i, t, num_tensors));
+      }
+      const size_t ut = static_cast<size_t>(t);
+      if (graph.tensors[ut].is_constant) {
+        return InvalidArgumentError(fmt::format("{}: output {} writes to constant {}", label, i, TensorLabel(graph, t)));
+      }
+      if (is_graph_input[ut]) {
+        return InvalidArgumentError(fmt::format("{}: output {} writes to graph input {}", label, i, TensorLabel(graph, t)));
+      }
+      if (producer[ut] >= 0) {
+        return InvalidArgumentError(fmt::format("{}: output {} ({}) is already written by {}", label, i,
+                                                TensorLabel(graph, t), NodeLabel(graph, producer[ut])));
+      }
+      producer[ut] = static_cast<int>(n);
+    }
+  }
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    for (int t : graph.nodes[n].inputs) {
+      if (t == kNoTensor) continue;
+      const size_t ut = static_cast<size_t>(t);
+      if (!graph.tensors[ut].is_constant && !is_graph_input[ut] && producer[ut] < 0) {
+        return InvalidArgumentError(fmt::format("{}: reads {}, which is neither a constant, a graph input nor written by any node",
+                                                NodeLabel(graph, static_cast<int>(n)), TensorLabel(graph, t)));
+      }
+    }
+  }
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    const int t = graph.outputs[i];
+    if (!in_range(t)) {
+      return InvalidArgumentError(fmt::format("graph output {}: tensor index {} out of range ({} tensors)", i, t, num_tensors));
+    }
+    const size_t ut = static_cast<size_t>(t);
+    if (producer[ut] < 0 && !is_graph_input[ut] && !graph.tensors[ut].is_constant) {
+      return InvalidArgumentError(fmt::format("graph output {}: {} is never written", i, TensorLabel(graph, t)));
+    }
+  }
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    MGD_RETURN_IF_ERROR(ValidateNodeSignature(graph, static_cast<int>(n)));
+  }
+  auto order = TopologicalOrder(graph);
+  if (!order.ok()) return order.status();
+  return absl::OkStatus();
+}
+
+}  // namespace mgd

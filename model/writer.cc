@@ -1,0 +1,278 @@
+#include "model/writer.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+
+#include "model/status_macros.h"
+#include "tflite_subset_generated.h"
+
+namespace mgd {
+namespace {
+
+namespace fb = flatbuffers;
+
+tflite::TensorType ToTfl(DataType type) {
+  switch (type) {
+    case DataType::kFloat32: return tflite::TensorType_FLOAT32;
+    case DataType::kFloat16: return tflite::TensorType_FLOAT16;
+    case DataType::kInt32: return tflite::TensorType_INT32;
+    case DataType::kInt64: return tflite::TensorType_INT64;
+    case DataType::kInt8: return tflite::TensorType_INT8;
+    case DataType::kUInt8: return tflite::TensorType_UINT8;
+    case DataType::kBool: return tflite::TensorType_BOOL;
+  }
+  return tflite::TensorType_FLOAT32;
+}
+
+tflite::ActivationFunctionType ToTfl(Activation a) {
+  return static_cast<tflite::ActivationFunctionType>(static_cast<int8_t>(a));
+}
+
+tflite::Padding ToTfl(Padding p) { return p == Padding::kValid ? tflite::Padding_VALID : tflite::Padding_SAME; }
+
+class Writer {
+ public:
+  absl::StatusOr<std::vector<uint8_t>> Write(const Graph& graph) {
+    // Buffer 0 is the empty sentinel every TFLite model starts with.
+    buffers_.push_back(tflite::CreateBuffer(b_));
+    std::vector<fb::Offset<tflite::Tensor>> tensors;
+    for (const Tensor& t : graph.tensors) tensors.push_back(WriteTensor(t));
+
+    std::vector<fb::Offset<tflite::Operator>> ops;
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      auto op = WriteOperator(graph.nodes[n]);
+      if (!op.ok()) return absl::InvalidArgumentError(fmt::format("{}: {}", NodeLabel(graph, static_cast<int>(n)), op.status().message()));
+      ops.push_back(*op);
+    }
+    auto subgraph = tflite::CreateSubGraph(b_, b_.CreateVector(tensors), b_.CreateVector(graph.inputs),
+                                           b_.CreateVector(graph.outputs), b_.CreateVector(ops),
+                                           b_.CreateString("main"));
+    std::vector<fb::Offset<tflite::Metadata>> metadata;
+    for (const auto& [name, value] : graph.metadata) {
+      const auto index = static_cast<uint32_t>(buffers_.size());
+      buffers_.push_back(tflite::CreateBuffer(
+          b_, b_.CreateVector(reinterpret_cast<const uint8_t*>(value.data()), value.size())));
+      metadata.push_back(tflite::CreateMetadata(b_, b_.CreateString(name), index));
+    }
+    std::vector<fb::Offset<tflite::SubGraph>> subgraphs{subgraph};
+    auto model = tflite::CreateModel(b_, 3, b_.CreateVector(codes_), b_.CreateVector(subgraphs),
+                                     b_.CreateString(graph.description), b_.CreateVector(buffers_),
+                                     0, b_.CreateVector(metadata));
+    tflite::FinishModelBuffer(b_, model);
+    return std::vector<uint8_t>(b_.GetBufferPointer(), b_.GetBufferPointer() + b_.GetSize());
+  }
+
+ private:
+  fb::Offset<tflite::Tensor> WriteTensor(const Tensor& t) {
+    uint32_t buffer = 0;
+    if (t.is_constant) {
+      b_.ForceVectorAlignment(t.data.size(), 1, 16);
+      buffer = static_cast<uint32_t>(buffers_.size());
+      buffers_.push_back(tflite::CreateBuffer(b_, b_.CreateVector(t.data)));
+    }
+    fb::Offset<tflite::QuantizationParameters> quant = 0;
+    if (t.quantization) {
+      quant = tflite::CreateQuantizationParameters(b_, 0, 0, b_.CreateVector(t.quantization->scale),
+                                                   b_.CreateVector(t.quantization->zero_point),
+                                                   tflite::QuantizationDetails_NONE, 0,
+                                                   t.quantization->quantized_dimension);
+    }
+    fb::Offset<tflite::SparsityParameters> sparsity = 0;
+    if (t.sparsity) {
+      std::vector<fb::Offset<tflite::DimensionMetadata>> dims;
+      for (const SparseDimension& d : t.sparsity->dimensions) {
+        fb::Offset<void> segments = 0, indices = 0;
+        auto type = tflite::SparseIndexVector_NONE;
+        if (d.is_sparse) {
+          segments = tflite::CreateInt32Vector(b_, b_.CreateVector(d.array_segments)).Union();
+          indices = tflite::CreateInt32Vector(b_, b_.CreateVector(d.array_indices)).Union();
+          type = tflite::SparseIndexVector_Int32Vector;
+        }
+        dims.push_back(tflite::CreateDimensionMetadata(
+            b_, d.is_sparse ? tflite::DimensionType_SPARSE_CSR : tflite::DimensionType_DENSE,
+            d.dense_size, type, segments, type, indices));
+      }
+      sparsity = tflite::CreateSparsityParameters(b_, b_.CreateVector(t.sparsity->traversal_order),
+                                                  b_.CreateVector(t.sparsity->block_map),
+                                                  b_.CreateVector(dims));
+    }
+    return tflite::CreateTensor(b_, b_.CreateVector(t.shape), ToTfl(t.type), buffer,
+                                b_.CreateString(t.name), quant, false, sparsity);
+  }
+
+  uint32_t OpcodeIndex(OpKind op, int32_t version, const std::string& custom_name) {
+    const auto key = std::make_tuple(static_cast<int32_t>(op), version, custom_name);
+    auto it = code_index_.find(key);
+    if (it != code_index_.end()) return it->second;
+    const int32_t code = static_cast<int32_t>(op);
+    const auto deprecated = static_cast<int8_t>(std::min<int32_t>(code, 127));
+    codes_.push_back(tflite::CreateOperatorCode(
+        b_, deprecated, custom_name.empty() ? 0 : b_.CreateString(custom_name), version,
+        static_cast<tflite::BuiltinOperator>(code)));
+    const auto index = static_cast<uint32_t>(codes_.size() - 1);
+    code_index_[key] = index;
+    return index;
+  }
+
+  absl::StatusOr<fb::Offset<tflite::Operator>> WriteOperator(const Node& node) {
+    std::string custom_name;
+    fb::Offset<fb::Vector<uint8_t>> custom_options = 0;
+    auto options_type = tflite::BuiltinOptions_NONE;
+    fb::Offset<void> options = 0;
+    auto set = [&](tflite::BuiltinOptions type, fb::Offset<void> value) {
+      options_type = type;
+      options = value;
+    };
+    const Attributes& a = node.attributes;
+    switch (node.op) {
+      case OpKind::kConv2d: {
+        const auto& c = std::get<Conv2dAttributes>(a);
+        set(tflite::BuiltinOptions_Conv2DOptions,
+            tflite::CreateConv2DOptions(b_, ToTfl(c.padding), c.stride_w, c.stride_h, ToTfl(c.activation),
+                                        c.dilation_w, c.dilation_h).Union());
+        break;
+      }
+      case OpKind::kDepthwiseConv2d: {
+        const auto& c = std::get<DepthwiseConv2dAttributes>(a);
+        set(tflite::BuiltinOptions_DepthwiseConv2DOptions,
+            tflite::CreateDepthwiseConv2DOptions(b_, ToTfl(c.padding), c.stride_w, c.stride_h, c.depth_multiplier,
+                                                 ToTfl(c.activation), c.dilation_w, c.dilation_h).Union());
+        break;
+      }
+      case OpKind::kAveragePool2d:
+      case OpKind::kMaxPool2d: {
+        const auto& c = std::get<Pool2dAttributes>(a);
+        set(tflite::BuiltinOptions_Pool2DOptions,
+            tflite::CreatePool2DOptions(b_, ToTfl(c.padding), c.stride_w, c.stride_h, c.filter_w, c.filter_h,
+                                        ToTfl(c.activation)).Union());
+        break;
+      }
+      case OpKind::kTransposeConv: {
+        const auto& c = std::get<TransposeConvAttributes>(a);
+        set(tflite::BuiltinOptions_TransposeConvOptions,
+            tflite::CreateTransposeConvOptions(b_, ToTfl(c.padding), c.stride_w, c.stride_h, ToTfl(c.activation)).Union());
+        break;
+      }
+      case OpKind::kFullyConnected: {
+        const auto& c = std::get<FullyConnectedAttributes>(a);
+        set(tflite::BuiltinOptions_FullyConnectedOptions,
+            tflite::CreateFullyConnectedOptions(b_, ToTfl(c.activation), tflite::FullyConnectedOptionsWeightsFormat_DEFAULT,
+                                                c.keep_num_dims).Union());
+        break;
+      }
+      case OpKind::kAdd:
+        set(tflite::BuiltinOptions_AddOptions,
+            tflite::CreateAddOptions(b_, ToTfl(std::get<ElementwiseAttributes>(a).activation)).Union());
+        break;
+      case OpKind::kSub:
+        set(tflite::BuiltinOptions_SubOptions,
+            tflite::CreateSubOptions(b_, ToTfl(std::get<ElementwiseAttributes>(a).activation)).Union());
+        break;
+      case OpKind::kMul:
+        set(tflite::BuiltinOptions_MulOptions,
+            tflite::CreateMulOptions(b_, ToTfl(std::get<ElementwiseAttributes>(a).activation)).Union());
+        break;
+      case OpKind::kDiv:
+        set(tflite::BuiltinOptions_DivOptions,
+            tflite::CreateDivOptions(b_, ToTfl(std::get<ElementwiseAttributes>(a).activation)).Union());
+        break;
+      case OpKind::kConcatenation: {
+        const auto& c = std::get<ConcatenationAttributes>(a);
+        set(tflite::BuiltinOptions_ConcatenationOptions,
+            tflite::CreateConcatenationOptions(b_, c.axis, ToTfl(c.activation)).Union());
+        break;
+      }
+      case OpKind::kSoftmax:
+        set(tflite::BuiltinOptions_SoftmaxOptions,
+            tflite::CreateSoftmaxOptions(b_, std::get<SoftmaxAttributes>(a).beta).Union());
+        break;
+      case OpKind::kResizeBilinear: {
+        const auto& c = std::get<ResizeAttributes>(a);
+        set(tflite::BuiltinOptions_ResizeBilinearOptions,
+            tflite::CreateResizeBilinearOptions(b_, c.align_corners, c.half_pixel_centers).Union());
+        break;
+      }
+      case OpKind::kResizeNearestNeighbor: {
+        const auto& c = std::get<ResizeAttributes>(a);
+        set(tflite::BuiltinOptions_ResizeNearestNeighborOptions,
+            tflite::CreateResizeNearestNeighborOptions(b_, c.align_corners, c.half_pixel_centers).Union());
+        break;
+      }
+      case OpKind::kReshape: {
+        const auto& c = std::get<ReshapeAttributes>(a);
+        set(tflite::BuiltinOptions_ReshapeOptions,
+            tflite::CreateReshapeOptions(b_, c.new_shape ? b_.CreateVector(*c.new_shape) : 0).Union());
+        break;
+      }
+      case OpKind::kSpaceToDepth:
+        set(tflite::BuiltinOptions_SpaceToDepthOptions,
+            tflite::CreateSpaceToDepthOptions(b_, std::get<BlockSizeAttributes>(a).block_size).Union());
+        break;
+      case OpKind::kDepthToSpace:
+        set(tflite::BuiltinOptions_DepthToSpaceOptions,
+            tflite::CreateDepthToSpaceOptions(b_, std::get<BlockSizeAttributes>(a).block_size).Union());
+        break;
+      case OpKind::kMean:
+        set(tflite::BuiltinOptions_ReducerOptions,
+            tflite::CreateReducerOptions(b_, std::get<ReducerAttributes>(a).keep_dims).Union());
+        break;
+      case OpKind::kSqueeze:
+        set(tflite::BuiltinOptions_SqueezeOptions,
+            tflite::CreateSqueezeOptions(b_, b_.CreateVector(std::get<SqueezeAttributes>(a).squeeze_dims)).Union());
+        break;
+      case OpKind::kStridedSlice: {
+        const auto& c = std::get<StridedSliceAttributes>(a);
+        set(tflite::BuiltinOptions_StridedSliceOptions,
+            tflite::CreateStridedSliceOptions(b_, c.begin_mask, c.end_mask, c.ellipsis_mask, c.new_axis_mask,
+                                              c.shrink_axis_mask, c.offset).Union());
+        break;
+      }
+      case OpKind::kLeakyRelu:
+        set(tflite::BuiltinOptions_LeakyReluOptions,
+            tflite::CreateLeakyReluOptions(b_, std::get<LeakyReluAttributes>(a).alpha).Union());
+        break;
+      case OpKind::kPad: set(tflite::BuiltinOptions_PadOptions, tflite::CreatePadOptions(b_).Union()); break;
+      case OpKind::kDequantize:
+        set(tflite::BuiltinOptions_DequantizeOptions, tflite::CreateDequantizeOptions(b_).Union());
+        break;
+      case OpKind::kHardSwish:
+        set(tflite::BuiltinOptions_HardSwishOptions, tflite::CreateHardSwishOptions(b_).Union());
+        break;
+      case OpKind::kCustom: {
+        const auto& c = std::get<CustomAttributes>(a);
+        custom_name = c.name;
+        custom_options = b_.CreateVector(c.options);
+        break;
+      }
+      default:
+        break;  // ops without options
+    }
+    if (node.op == OpKind::kCustom && custom_name.empty()) return absl::InvalidArgumentError("custom op without a name");
+    const uint32_t opcode = OpcodeIndex(node.op, node.version, custom_name);
+    return tflite::CreateOperator(b_, opcode, b_.CreateVector(node.inputs), b_.CreateVector(node.outputs),
+                                  options_type, options, custom_options);
+  }
+
+  fb::FlatBufferBuilder b_{1 << 16};
+  std::vector<fb::Offset<tflite::Buffer>> buffers_;
+  std::vector<fb::Offset<tflite::OperatorCode>> codes_;
+  std::map<std::tuple<int32_t, int32_t, std::string>, uint32_t> code_index_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<uint8_t>> WriteModel(const Graph& graph) { return Writer().Write(graph); }
+
+absl::Status WriteModelFile(const Graph& graph, const std::string& path) {
+  auto bytes = WriteModel(graph);
+  if (!bytes.ok()) return bytes.status();
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) return absl::PermissionDeniedError(fmt::format("{}: cannot open for writing", path));
+  file.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+  if (!file) return absl::DataLossError(fmt::format("{}: write failed", path));
+  return absl::OkStatus();
+}
+
+}  // namespace mgd

@@ -1,0 +1,21 @@
+// Shared helpers for mgd's tests: test data paths and the numerics of
+// DESIGN.md section 5.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mgd::testing {
+
+// tests/data in the source tree (set by CMake).
+std::string DataPath(const std::string& relative);
+
+std::vector<float> ReadF32(const std::string& path);
+
+// sqrt(mean((a-e)^2)) / sqrt(mean(e^2)).
+double RelativeRms(const std::vector<float>& actual, const std::vector<float>& expected);
+
+// Index of the first element with |a-e| > atol + rtol*|e|, or -1.
+long FirstOutOfBounds(const std::vector<float>& actual, const std::vector<float>& expected, double atol, double rtol);
+
+}  // namespace mgd::testing

@@ -1,0 +1,42 @@
+// mgd ops: every node, where it runs, and why.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "interpreter/interpreter.h"
+#include "model/reader.h"
+#include "model/status_macros.h"
+#include "tools/mgd/backend_choice.h"
+#include "tools/mgd/commands.h"
+
+namespace mgd::cli {
+
+absl::Status Ops(const OpsOptions& options) {
+  MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend));
+  MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
+  MGD_ASSIGN_OR_RETURN(auto interpreter, Interpreter::Create(std::move(graph), InterpreterOptions{}));
+  const Graph& g = interpreter->graph();
+  nlohmann::json nodes = nlohmann::json::array();
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const NodePlacement& p = interpreter->placements()[n];
+    const Node& node = g.nodes[n];
+    std::string op = OpName(node.op);
+    if (const auto* custom = std::get_if<CustomAttributes>(&node.attributes)) op = "CUSTOM:" + custom->name;
+    const bool delegated = p.where == NodePlacement::Where::kDelegate;
+    std::string reason = p.reason;
+    if (reason.empty() && p.where == NodePlacement::Where::kCpu) reason = fmt::format("backend {} runs everything on the CPU", backend.backend);
+    nodes.push_back({{"index", n}, {"op", op}, {"delegated", delegated}, {"reason", reason}});
+  }
+  if (options.json) {
+    fmt::print("{}\n", nlohmann::json{{"backend", backend.backend}, {"nodes", nodes}}.dump());
+    return absl::OkStatus();
+  }
+  fmt::print("{:>5}  {:<28} {:<9} {}\n", "index", "op", "runs on", "reason");
+  for (const auto& n : nodes) {
+    fmt::print("{:>5}  {:<28} {:<9} {}\n", n["index"].get<int>(), n["op"].get<std::string>(),
+               n["delegated"].get<bool>() ? "delegate" : "cpu", n["reason"].get<std::string>());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mgd::cli

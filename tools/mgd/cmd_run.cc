@@ -1,0 +1,145 @@
+// mgd run: load, prepare, feed inputs, invoke once, write outputs.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "interpreter/interpreter.h"
+#include "model/reader.h"
+#include "model/status_macros.h"
+#include "tools/mgd/backend_choice.h"
+#include "tools/mgd/commands.h"
+#include "tools/mgd/npy.h"
+
+namespace mgd::cli {
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+absl::Status FeedInput(TensorRef& tensor, size_t index, const std::string& path) {
+  if (tensor.type != DataType::kFloat32) {
+    return absl::InvalidArgumentError(fmt::format("input {} ('{}') has type {}; only float32 inputs can be given",
+                                                  index, tensor.name, DataTypeName(tensor.type)));
+  }
+  MGD_ASSIGN_OR_RETURN(FloatArray array, ReadFloatArray(path));
+  if (array.has_shape && array.shape != tensor.shape) {
+    return absl::InvalidArgumentError(fmt::format("{}: shape {} does not match input {} ('{}') of shape {}", path,
+                                                  ShapeToString(array.shape), index, tensor.name,
+                                                  ShapeToString(tensor.shape)));
+  }
+  if (static_cast<int64_t>(array.values.size()) != tensor.elements()) {
+    return absl::InvalidArgumentError(fmt::format("{}: holds {} float32 values, but input {} ('{}') of shape {} needs {}",
+                                                  path, array.values.size(), index, tensor.name,
+                                                  ShapeToString(tensor.shape), tensor.elements()));
+  }
+  std::memcpy(tensor.data, array.values.data(), tensor.bytes);
+  return absl::OkStatus();
+}
+
+struct Stats {
+  float min = 0, max = 0;
+  double mean = 0;
+};
+
+Stats Summarize(const float* v, int64_t n) {
+  Stats s;
+  if (n == 0) return s;
+  s.min = s.max = v[0];
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    s.min = std::min(s.min, v[i]);
+    s.max = std::max(s.max, v[i]);
+    sum += v[i];
+  }
+  s.mean = sum / static_cast<double>(n);
+  return s;
+}
+
+}  // namespace
+
+absl::Status UsageError(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+absl::Status Run(const RunOptions& options) {
+  MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend));
+  const auto start = std::chrono::steady_clock::now();
+  MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
+  InterpreterOptions interpreter_options;
+  MGD_ASSIGN_OR_RETURN(auto interpreter, Interpreter::Create(std::move(graph), std::move(interpreter_options)));
+  const double prepare_ms = MsSince(start);
+
+  if (options.inputs.size() != interpreter->num_inputs()) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < interpreter->num_inputs(); ++i) {
+      const TensorRef& t = interpreter->input(i);
+      names.push_back(fmt::format("'{}' {}", t.name, ShapeToString(t.shape)));
+    }
+    return UsageError(fmt::format("{}: the model has {} input(s) ({}), but {} --input file(s) were given", options.model,
+                                  interpreter->num_inputs(), fmt::join(names, ", "), options.inputs.size()));
+  }
+  for (size_t i = 0; i < options.inputs.size(); ++i) {
+    MGD_RETURN_IF_ERROR(FeedInput(interpreter->input(i), i, options.inputs[i]));
+  }
+  if (!options.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.output_dir, ec);
+    if (ec || !std::filesystem::is_directory(options.output_dir)) {
+      return absl::PermissionDeniedError(fmt::format("--output-dir {}: cannot create the folder ({})", options.output_dir,
+                                                     ec ? ec.message() : "not a directory"));
+    }
+  }
+
+  const auto run_start = std::chrono::steady_clock::now();
+  absl::Status invoked = interpreter->Invoke();
+  if (!invoked.ok()) return absl::InternalError(invoked.message());
+  const double run_ms = MsSince(run_start);
+
+  nlohmann::json outputs = nlohmann::json::array();
+  std::vector<std::string> lines;
+  for (size_t k = 0; k < interpreter->num_outputs(); ++k) {
+    const TensorRef& t = interpreter->output(k);
+    std::string file;
+    if (t.type != DataType::kFloat32) {
+      return absl::InternalError(fmt::format("output {} ('{}') has type {}; only float32 outputs are written", k, t.name,
+                                             DataTypeName(t.type)));
+    }
+    if (!options.output_dir.empty()) {
+      file = (std::filesystem::path(options.output_dir) / fmt::format("output_{}.npy", k)).string();
+      absl::Status written = WriteNpy(file, t.shape, t.as<float>(), static_cast<size_t>(t.elements()));
+      if (!written.ok()) return absl::PermissionDeniedError(written.message());
+    }
+    const Stats s = Summarize(t.as<float>(), t.elements());
+    outputs.push_back({{"name", t.name}, {"shape", t.shape}, {"file", file.empty() ? nlohmann::json(nullptr) : nlohmann::json(file)}});
+    lines.push_back(fmt::format("  output {} '{}' {}: min {:.6g} max {:.6g} mean {:.6g}{}", k, t.name, ShapeToString(t.shape),
+                                s.min, s.max, s.mean, file.empty() ? "" : " -> " + file));
+  }
+
+  int delegated = 0;
+  for (const NodePlacement& p : interpreter->placements()) delegated += p.where == NodePlacement::Where::kDelegate;
+  if (options.json) {
+    nlohmann::json j = {{"backend", backend.backend},
+                        {"device", backend.device},
+                        {"precision", "fp32"},
+                        {"nodes", interpreter->graph().nodes.size()},
+                        {"delegated_nodes", delegated},
+                        {"partitions", interpreter->partitions().size()},
+                        {"prepare_ms", prepare_ms},
+                        {"run_ms", run_ms},
+                        {"outputs", outputs}};
+    fmt::print("{}\n", j.dump());
+    return absl::OkStatus();
+  }
+  fmt::print("model    {}\n", options.model);
+  fmt::print("backend  {} ({}; {})\n", backend.backend, backend.device, backend.why);
+  if (options.precision != "fp32") fmt::print("precision fp32 (the CPU reference kernels always compute in fp32)\n");
+  fmt::print("nodes    {} ({} delegated in {} partitions)\n", interpreter->graph().nodes.size(), delegated,
+             interpreter->partitions().size());
+  fmt::print("prepare  {:.1f} ms\nrun      {:.1f} ms\n", prepare_ms, run_ms);
+  for (const std::string& line : lines) fmt::print("{}\n", line);
+  return absl::OkStatus();
+}
+
+}  // namespace mgd::cli

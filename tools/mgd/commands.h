@@ -1,0 +1,44 @@
+// The mgd subcommands. Each returns a Status; main maps it to an exit code
+// (2: usage, bad model, bad input; 1: runtime failure) and one stderr line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace mgd::cli {
+
+struct RunOptions {
+  std::string model;
+  std::string backend = "auto";
+  std::string precision = "fp32";
+  std::vector<std::string> inputs;
+  std::string output_dir;
+  std::string cache_dir;
+  std::string workgroups;
+  std::string memory_strategy;
+  bool no_fusion = false;
+  bool json = false;
+};
+absl::Status Run(const RunOptions& options);
+
+struct OpsOptions {
+  std::string model;
+  std::string backend = "auto";
+  bool json = false;
+};
+absl::Status Ops(const OpsOptions& options);
+
+struct ModelgenOptions {
+  std::string name;
+  std::string out;
+  uint64_t seed = 1;
+  bool fp16_weights = false;
+};
+absl::Status Modelgen(const ModelgenOptions& options);
+
+// A usage error (exit code 2) with `message`.
+absl::Status UsageError(const std::string& message);
+
+}  // namespace mgd::cli

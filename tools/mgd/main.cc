@@ -1,0 +1,76 @@
+// mgd: the command line. Subcommands follow DESIGN.md section 4.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "tools/mgd/commands.h"
+
+namespace {
+
+int ExitCode(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk: return 0;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return 2;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mgd: a mobile GPU delegate for TFLite models"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "mgd 0.1.0");
+
+  mgd::cli::RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "Run a model once and write its outputs");
+  run_cmd->add_option("model", run.model, "Model (.tflite)")->required();
+  run_cmd->add_option("--backend", run.backend, "auto|vulkan|gl|cpu")
+      ->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
+  run_cmd->add_option("--precision", run.precision, "fp32|fp16")->check(CLI::IsMember({"fp32", "fp16"}));
+  run_cmd->add_option("--input", run.inputs, "Input file (.npy float32 or raw .f32), one per model input, in order");
+  run_cmd->add_option("--output-dir", run.output_dir, "Write output_<k>.npy here");
+  run_cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache directory (GPU backends)");
+  run_cmd->add_option("--workgroups", run.workgroups, "Workgroup table (GPU backends)");
+  run_cmd->add_option("--memory-strategy", run.memory_strategy, "Memory planning strategy (GPU backends)");
+  run_cmd->add_flag("--no-fusion", run.no_fusion, "Disable operator fusion (GPU backends)");
+  run_cmd->add_flag("--json", run.json, "Print one JSON object on stdout");
+
+  mgd::cli::OpsOptions ops;
+  auto* ops_cmd = app.add_subcommand("ops", "List every node: op, where it runs, and why");
+  ops_cmd->add_option("model", ops.model, "Model (.tflite)")->required();
+  ops_cmd->add_option("--backend", ops.backend, "auto|vulkan|gl|cpu")
+      ->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
+  ops_cmd->add_flag("--json", ops.json, "Print one JSON object on stdout");
+
+  mgd::cli::ModelgenOptions gen;
+  auto* gen_cmd = app.add_subcommand("modelgen", "Write a standard architecture with deterministic weights");
+  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2")->required();
+  gen_cmd->add_option("--out", gen.out, "Output .tflite")->required();
+  gen_cmd->add_option("--seed", gen.seed, "Weight seed");
+  gen_cmd->add_flag("--fp16-weights", gen.fp16_weights, "Store weights as fp16 behind DEQUANTIZE (as MediaPipe does)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "mgd: %s\n", e.what());
+    return 2;
+  }
+
+  absl::Status status;
+  if (run_cmd->parsed()) status = mgd::cli::Run(run);
+  else if (ops_cmd->parsed()) status = mgd::cli::Ops(ops);
+  else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
+  if (!status.ok()) {
+    std::fprintf(stderr, "mgd: error: %s\n", std::string(status.message()).c_str());
+  }
+  return ExitCode(status);
+}
