@@ -1,9 +1,21 @@
+// mgd modelgen: write a standard architecture with deterministic weights.
+#include <fmt/format.h>
+
+#include "model/status_macros.h"
+#include "model/writer.h"
 #include "tools/mgd/commands.h"
+#include "tools/mgd/modelgen.h"
 
 namespace mgd::cli {
 
 absl::Status Modelgen(const ModelgenOptions& options) {
-  return UsageError("modelgen " + options.name + ": not implemented yet");
+  int version = 0;
+  if (options.name == "mobilenet_v1") version = 1;
+  else if (options.name == "mobilenet_v2") version = 2;
+  else return UsageError(fmt::format("modelgen: unknown model '{}' (valid: mobilenet_v1, mobilenet_v2)", options.name));
+  MGD_ASSIGN_OR_RETURN(Graph graph, BuildMobileNet(version, options.seed, options.fp16_weights));
+  // WriteModelFile reports an unwritable path as PermissionDenied, naming it.
+  return WriteModelFile(graph, options.out);
 }
 
 }  // namespace mgd::cli

@@ -1,0 +1,63 @@
+// Builds small graphs by hand for tests.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "model/graph.h"
+
+namespace mgd::testing {
+
+class GraphBuilder {
+ public:
+  int Input(const Shape& shape, const std::string& name = "") {
+    const int t = Add(shape, DataType::kFloat32, name.empty() ? "input" + std::to_string(graph_.inputs.size()) : name);
+    graph_.inputs.push_back(t);
+    return t;
+  }
+  int Tensor(const Shape& shape, DataType type = DataType::kFloat32, const std::string& name = "") {
+    return Add(shape, type, name.empty() ? "t" + std::to_string(graph_.tensors.size()) : name);
+  }
+  int Constant(const Shape& shape, const std::vector<float>& values, const std::string& name = "") {
+    const int t = Tensor(shape, DataType::kFloat32, name);
+    SetData(t, values.data(), values.size() * sizeof(float));
+    return t;
+  }
+  int ConstantInt(const Shape& shape, const std::vector<int32_t>& values, const std::string& name = "") {
+    const int t = Tensor(shape, DataType::kInt32, name);
+    SetData(t, values.data(), values.size() * sizeof(int32_t));
+    return t;
+  }
+  void SetData(int t, const void* data, size_t bytes) {
+    auto& tensor = graph_.tensors[static_cast<size_t>(t)];
+    tensor.data.resize(bytes);
+    if (bytes > 0) std::memcpy(tensor.data.data(), data, bytes);
+    tensor.is_constant = true;
+  }
+  int Op(OpKind op, Attributes attributes, std::vector<int> inputs, std::vector<int> outputs) {
+    Node node;
+    node.op = op;
+    node.attributes = std::move(attributes);
+    node.inputs = std::move(inputs);
+    node.outputs = std::move(outputs);
+    graph_.nodes.push_back(std::move(node));
+    return static_cast<int>(graph_.nodes.size()) - 1;
+  }
+  void Output(int t) { graph_.outputs.push_back(t); }
+  Graph& graph() { return graph_; }
+  Graph Build() { return graph_; }
+
+ private:
+  int Add(const Shape& shape, DataType type, const std::string& name) {
+    mgd::Tensor t;
+    t.name = name;
+    t.shape = shape;
+    t.type = type;
+    graph_.tensors.push_back(std::move(t));
+    return static_cast<int>(graph_.tensors.size()) - 1;
+  }
+  Graph graph_;
+};
+
+}  // namespace mgd::testing

@@ -1,0 +1,20 @@
+// Standard image-classification architectures with deterministic pseudo-random
+// weights, for `mgd modelgen` and tests: models of a known, published shape
+// that need no download and can be regenerated bit for bit from a seed.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "model/graph.h"
+
+namespace mgd {
+
+// MobileNet v1 or v2 (version 1 or 2), width multiplier 1.0, input
+// [1,224,224,3] float32, output [1,1001] softmax, as the TFLite hosted models
+// (batch norm folded into conv bias, RELU6 fused). With `fp16_weights`, every
+// weight and bias is a FLOAT16 constant behind a DEQUANTIZE node, as
+// MediaPipe's models store them. Any other version is InvalidArgument.
+absl::StatusOr<Graph> BuildMobileNet(int version, uint64_t seed, bool fp16_weights);
+
+}  // namespace mgd
