@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -464,6 +465,10 @@ absl::StatusOr<Graph> ReadModel(const uint8_t* data, size_t size, std::string_vi
 }
 
 absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    return absl::InvalidArgumentError(fmt::format("{}: is not a regular file", path));
+  }
   std::ifstream file(path, std::ios::binary);
   if (!file) return absl::NotFoundError(fmt::format("{}: cannot open file", path));
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The mgd command line as a user meets it: the happy path, and one clear
+# error line with exit code 2 for each kind of bad input (DESIGN.md section 4).
+#   cli_test.sh MGD_BINARY DATA_DIR
+set -uo pipefail
+mgd=$1
+data=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passed=0
+face="$data/models/face_detection_short_range.tflite"
+face_input="$data/reference/face_detection_short_range/image/input_0.f32"
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_error NAME CODE PATTERN -- ARGS...: exit code CODE, exactly one stderr
+# line, matching PATTERN.
+expect_error() {
+  local name=$1 code=$2 pattern=$3
+  shift 4
+  "$mgd" "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$work/err")
+  if [ "$rc" -ne "$code" ]; then fail "$name: exit $rc, expected $code ($(cat "$work/err"))"; return; fi
+  if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines, expected 1: $(cat "$work/err")"; return; fi
+  if ! grep -qE -- "$pattern" "$work/err"; then fail "$name: stderr '$(cat "$work/err")' lacks /$pattern/"; return; fi
+  passed=$((passed + 1))
+}
+
+expect_ok() {
+  local name=$1
+  shift
+  if ! "$mgd" "$@" >"$work/out" 2>"$work/err"; then fail "$name: $(cat "$work/err")"; return 1; fi
+  passed=$((passed + 1))
+}
+
+# --- the happy path ---
+if expect_ok "run --json" run "$face" --backend cpu --input "$face_input" --output-dir "$work/o" --json; then
+  for field in '"backend":"cpu"' '"nodes":164' '"delegated_nodes":0' '"partitions":0' '"prepare_ms":' '"run_ms":' \
+               '"name":"classificators"' '"shape":\[1,896,1\]'; do
+    grep -qE "$field" "$work/out" || fail "run --json lacks $field: $(cat "$work/out")"
+  done
+  [ "$(wc -l <"$work/out")" -eq 1 ] || fail "run --json printed more than one line"
+  [ -s "$work/o/output_0.npy" ] && [ -s "$work/o/output_1.npy" ] || fail "run did not write output_<k>.npy"
+  head -c 6 "$work/o/output_1.npy" | grep -q NUMPY || fail "output_1.npy is not a .npy file"
+fi
+expect_ok "run summary" run "$face" --input "$face_input" && grep -q "output 1 'classificators'" "$work/out" \
+  || fail "summary lacks the outputs"
+expect_ok "ops" ops "$face" --json && grep -q '"op":"CONV_2D"' "$work/out" || fail "ops --json lacks CONV_2D"
+expect_ok "ops table" ops "$face" && grep -q "DEQUANTIZE.*folded at load" "$work/out" || fail "ops table lacks folding"
+# An .npy input works like the raw .f32 one and gives the same outputs.
+header="{'descr': '<f4', 'fortran_order': False, 'shape': (1, 128, 128, 3), }"
+while [ $(( (10 + ${#header} + 1) % 64 )) -ne 0 ]; do header="$header "; done
+{ printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $(( ${#header} + 1 )))\\x00"; printf '%s\n' "$header"; cat "$face_input"; } \
+  >"$work/input.npy"
+expect_ok "npy input" run "$face" --input "$work/input.npy" --output-dir "$work/o2" && \
+  cmp -s "$work/o/output_1.npy" "$work/o2/output_1.npy" || fail "npy input gives different outputs"
+expect_ok "modelgen" modelgen mobilenet_v1 --out "$work/m.tflite" --seed 3
+expect_ok "modelgen runs" run "$work/m.tflite" --input "$data/modelgen/mobilenet_v2_seed1/input_0.f32" --json
+
+# --- bad input: one line, exit 2 ---
+head -c 1000 "$face" >"$work/truncated.tflite"
+expect_error "truncated model" 2 "truncated.tflite: .*(malformed|truncated)" -- run "$work/truncated.tflite" --input "$face_input"
+head -c 4000 /dev/urandom >"$work/random.tflite"
+expect_error "random bytes" 2 "random.tflite: not a TFLite model" -- run "$work/random.tflite" --input "$face_input"
+: >"$work/empty.tflite"
+expect_error "empty file" 2 "empty.tflite: not a TFLite model" -- run "$work/empty.tflite" --input "$face_input"
+expect_error "missing model" 2 "/no/such.tflite: cannot open" -- run /no/such.tflite --input "$face_input"
+expect_error "directory as model" 2 "is not a regular file|cannot open|read error" -- run "$work" --input "$face_input"
+expect_error "no input" 2 "has 1 input\(s\) \('input' \[1,128,128,3\]\), but 0 --input" -- run "$face"
+expect_error "two inputs" 2 "but 2 --input" -- run "$face" --input "$face_input" --input "$face_input"
+head -c 400 "$face_input" >"$work/short.f32"
+expect_error "short input" 2 "short.f32: holds 100 float32 values, but input 0 \('input'\) of shape \[1,128,128,3\] needs 49152" \
+  -- run "$face" --input "$work/short.f32"
+head -c 401 "$face_input" >"$work/odd.f32"
+expect_error "ragged input" 2 "odd.f32: 401 bytes is not a whole number" -- run "$face" --input "$work/odd.f32"
+expect_error "npy of the wrong shape" 2 "output_1.npy: shape \[1,896,1\] does not match input 0" \
+  -- run "$face" --input "$work/o/output_1.npy"
+printf 'not an npy' >"$work/bad.npy"
+expect_error "bad npy" 2 "bad.npy: not a float32 .npy file" -- run "$face" --input "$work/bad.npy"
+expect_error "missing input" 2 "/no/input.f32: cannot open" -- run "$face" --input /no/input.f32
+expect_error "unwritable output dir" 2 "--output-dir /proc/mgd-test/x: cannot create" \
+  -- run "$face" --input "$face_input" --output-dir /proc/mgd-test/x
+expect_error "unknown backend" 2 "backend" -- run "$face" --backend metal --input "$face_input"
+expect_error "gpu backend not built" 2 "--backend vulkan: the GPU backends are not part of this build" \
+  -- run "$face" --backend vulkan --input "$face_input"
+expect_error "unknown subcommand" 2 "" -- frobnicate
+expect_error "modelgen unknown" 2 "unknown model 'resnet'" -- modelgen resnet --out "$work/r.tflite"
+expect_error "modelgen unwritable" 2 "/proc/mgd-test/m.tflite: cannot open for writing" \
+  -- modelgen mobilenet_v2 --out /proc/mgd-test/m.tflite
+# A custom op nobody registered (the name patched in place, same length).
+LC_ALL=C sed 's/Convolution2DTransposeBias/Convolution2DTransposeBiaX/' "$data/models/selfie_segmentation.tflite" \
+  >"$work/custom.tflite"
+expect_error "unregistered custom op" 2 "custom op 'Convolution2DTransposeBiaX' \(version 1\) is not registered" \
+  -- run "$work/custom.tflite" --input "$data/reference/selfie_segmentation/image/input_0.f32"
+
+echo "cli: $passed passed, $failures failed"
+[ "$failures" -eq 0 ]
