@@ -2,6 +2,7 @@
 // the fp32 whole-model bounds of DESIGN.md section 5.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -52,6 +53,7 @@ TEST_P(ModelAccuracyTest, MatchesLiteRtWithinFp32Bounds) {
     // docs/numerics.md.
     const bool degenerate = c.model == "selfie_segmentation" && c.input == "synthetic";
     const double rms = testing::RelativeRms(actual, expected);
+    std::printf("accuracy %s/%s %s relative_rms=%.2e\n", c.model.c_str(), c.input.c_str(), out.name.c_str(), rms);
     EXPECT_LE(rms, ill_conditioned ? 1e-2 : degenerate ? 1e-3 : 1e-5) << c.model << " " << out.name;
     if (!ill_conditioned) {
       const long bad = testing::FirstOutOfBounds(actual, expected, 1e-3, 1e-3);

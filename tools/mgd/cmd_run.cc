@@ -42,6 +42,7 @@ absl::Status FeedInput(TensorRef& tensor, size_t index, const std::string& path)
 
 struct Stats {
   float min = 0, max = 0;
+  int64_t argmax = 0;
   double mean = 0;
 };
 
@@ -52,7 +53,10 @@ Stats Summarize(const float* v, int64_t n) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
     s.min = std::min(s.min, v[i]);
-    s.max = std::max(s.max, v[i]);
+    if (v[i] > s.max) {
+      s.max = v[i];
+      s.argmax = i;
+    }
     sum += v[i];
   }
   s.mean = sum / static_cast<double>(n);
@@ -113,8 +117,17 @@ absl::Status Run(const RunOptions& options) {
     }
     const Stats s = Summarize(t.as<float>(), t.elements());
     outputs.push_back({{"name", t.name}, {"shape", t.shape}, {"file", file.empty() ? nlohmann::json(nullptr) : nlohmann::json(file)}});
-    lines.push_back(fmt::format("  output {} '{}' {}: min {:.6g} max {:.6g} mean {:.6g}{}", k, t.name, ShapeToString(t.shape),
-                                s.min, s.max, s.mean, file.empty() ? "" : " -> " + file));
+    // Where the maximum is, as a multi-dimensional index: the best class of a
+    // classifier, the best anchor of a detector.
+    Shape at(t.shape.size());
+    for (int64_t rest = s.argmax, d = static_cast<int64_t>(t.shape.size()) - 1; d >= 0; --d) {
+      const int32_t dim = std::max(t.shape[static_cast<size_t>(d)], 1);
+      at[static_cast<size_t>(d)] = static_cast<int32_t>(rest % dim);
+      rest /= dim;
+    }
+    lines.push_back(fmt::format("  output {} '{}' {}: min {:.6g} max {:.6g} at {} mean {:.6g}{}", k, t.name,
+                                ShapeToString(t.shape), s.min, s.max, ShapeToString(at), s.mean,
+                                file.empty() ? "" : " -> " + file));
   }
 
   int delegated = 0;
