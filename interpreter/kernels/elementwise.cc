@@ -145,7 +145,9 @@ class UnaryKernel : public Kernel {
       case OpKind::kLogistic: apply([](float v) { return 1.0f / (1.0f + std::exp(-v)); }); break;
       case OpKind::kTanh: apply([](float v) { return std::tanh(v); }); break;
       case OpKind::kHardSwish:
-        apply([](float v) { return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; });
+        // x * relu6(x + 3) / 6, evaluated as TFLite's CPU path (XNNPACK) does,
+        // clamp(x / 6 + 1/2, 0, 1) * x, so results match it bit for bit.
+        apply([](float v) { return std::min(std::max(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f) * v; });
         break;
       case OpKind::kExp: apply([](float v) { return std::exp(v); }); break;
       case OpKind::kRsqrt: apply([](float v) { return 1.0f / std::sqrt(v); }); break;

@@ -44,20 +44,15 @@ class ResizeKernel : public Kernel {
             for (int ch = 0; ch < c; ++ch) yp[ch] = xp[ch];
             continue;
           }
-          const float fy = a_.half_pixel_centers ? (oy + 0.5f) * sy - 0.5f : oy * sy;
-          const float fx = a_.half_pixel_centers ? (ox + 0.5f) * sx - 0.5f : ox * sx;
-          const int y0 = std::max(static_cast<int>(std::floor(fy)), 0);
-          const int y1 = std::min(static_cast<int>(std::ceil(fy)), ih - 1);
-          const int x0 = std::max(static_cast<int>(std::floor(fx)), 0);
-          const int x1 = std::min(static_cast<int>(std::ceil(fx)), iw - 1);
-          const float dy = fy - y0, dx = fx - x0;
-          const float* p00 = at(b, y0, x0);
-          const float* p01 = at(b, y0, x1);
-          const float* p10 = at(b, y1, x0);
-          const float* p11 = at(b, y1, x1);
+          const Sample row = Coordinate(oy, sy, ih), col = Coordinate(ox, sx, iw);
+          const float* tl = at(b, row.low, col.low);
+          const float* tr = at(b, row.low, col.high);
+          const float* bl = at(b, row.high, col.low);
+          const float* br = at(b, row.high, col.high);
           for (int ch = 0; ch < c; ++ch) {
-            yp[ch] = p00[ch] * (1 - dy) * (1 - dx) + p10[ch] * dy * (1 - dx) + p01[ch] * (1 - dy) * dx +
-                     p11[ch] * dy * dx;
+            const float top = tl[ch] + (tr[ch] - tl[ch]) * col.alpha;
+            const float bottom = bl[ch] + (br[ch] - bl[ch]) * col.alpha;
+            yp[ch] = top + (bottom - top) * row.alpha;
           }
         }
       }
@@ -66,6 +61,30 @@ class ResizeKernel : public Kernel {
   }
 
  private:
+  // The two input rows (or columns) an output one interpolates, and the weight
+  // of the second.
+  struct Sample {
+    int low, high;
+    float alpha;
+  };
+
+  // TFLite's coordinate mapping, evaluated the way XNNPACK (TFLite's CPU path)
+  // does: the half-pixel offset folded into one multiply-add and the
+  // coordinate clamped to the input, so that edge rows are copied exactly and
+  // results match TFLite to the last bit. Mathematically the same as the
+  // reference kernel's max(floor(y), 0) / min(ceil(y), in - 1) form.
+  Sample Coordinate(int out, float scale, int in_size) const {
+    float v;
+    if (a_.half_pixel_centers) {
+      v = static_cast<float>(out) * scale + (0.5f * scale - 0.5f);
+      v = std::min(std::max(v, 0.0f), static_cast<float>(in_size - 1));
+    } else {
+      v = static_cast<float>(out) * scale;
+    }
+    const int low = std::min(static_cast<int>(v), in_size - 1);
+    return {low, std::min(low + 1, in_size - 1), v - static_cast<float>(low)};
+  }
+
   float Scale(int in, int out) const {
     return (a_.align_corners && out > 1) ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
                                          : static_cast<float>(in) / static_cast<float>(out);
