@@ -60,10 +60,8 @@ MgdTensor* Opaque(mgd::TensorRef* t) { return reinterpret_cast<MgdTensor*>(t); }
 // A custom op given as a C registration.
 class RegistrationKernel : public mgd::Kernel {
  public:
-  RegistrationKernel(const MgdRegistration* registration, const mgd::Node& node) : reg_(registration) {
-    const auto& options = std::get<mgd::CustomAttributes>(node.attributes).options;
-    options_ = options;
-  }
+  RegistrationKernel(const MgdRegistration* registration, const mgd::Node& node)
+      : reg_(registration), options_(std::get<mgd::CustomAttributes>(node.attributes).options) {}
   ~RegistrationKernel() override {
     if (initialized_ && reg_->free != nullptr) {
       MgdOpContext context;

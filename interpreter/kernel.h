@@ -56,8 +56,6 @@ class Kernel {
   virtual absl::Status Invoke(KernelContext& ctx) = 0;
 };
 
-using KernelFactory = std::unique_ptr<Kernel> (*)(const Node& node);
-
 // The builtin kernel for an op kind (null for kCustom).
 std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node);
 

@@ -285,13 +285,16 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
       MGD_RETURN_IF_ERROR(c.Constant(1));
       return c.OutputType(0, kF32);
     }
-    case OpKind::kSqueeze: case OpKind::kExpandDims: {
-      MGD_RETURN_IF_ERROR(c.Arity(node.op == OpKind::kSqueeze ? 1 : 2, node.op == OpKind::kSqueeze ? 1 : 2, 1));
+    case OpKind::kSqueeze: {
+      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
       MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      if (node.op == OpKind::kExpandDims) {
-        MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));
-        MGD_RETURN_IF_ERROR(c.Constant(1));
-      }
+      return c.OutputType(0, kF32);
+    }
+    case OpKind::kExpandDims: {
+      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));
+      MGD_RETURN_IF_ERROR(c.Constant(1));
       return c.OutputType(0, kF32);
     }
     case OpKind::kStridedSlice: {

@@ -163,7 +163,6 @@ class PadKernel : public Kernel {
     const auto ys = Strides(y.shape);
     int64_t offset = 0;
     for (int d = 0; d < x.rank(); ++d) offset += before_[static_cast<size_t>(d)] * ys[static_cast<size_t>(d)];
-    const auto xs = Strides(x.shape);
     const float* xd = x.as<float>();
     float* yd = y.as<float>() + offset;
     // Scatter: iterate over the input, writing with the output's strides.
@@ -187,7 +186,6 @@ class PadKernel : public Kernel {
         index[ud] = 0;
       }
     }
-    (void)xs;
     return absl::OkStatus();
   }
 

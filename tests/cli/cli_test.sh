@@ -93,7 +93,7 @@ expect_error "modelgen unwritable" 2 "/proc/mgd-test/m.tflite: cannot open for w
 # A custom op nobody registered (the name patched in place, same length).
 LC_ALL=C sed 's/Convolution2DTransposeBias/Convolution2DTransposeBiaX/' "$data/models/selfie_segmentation.tflite" \
   >"$work/custom.tflite"
-expect_error "unregistered custom op" 2 "custom op 'Convolution2DTransposeBiaX' \(version 1\) is not registered" \
+expect_error "unregistered custom op" 2 "custom.tflite: node [0-9]+ \(custom Convolution2DTransposeBiaX\): custom op 'Convolution2DTransposeBiaX' \(version 1\) is not registered" \
   -- run "$work/custom.tflite" --input "$data/reference/selfie_segmentation/image/input_0.f32"
 
 echo "cli: $passed passed, $failures failed"

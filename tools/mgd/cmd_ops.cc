@@ -14,7 +14,9 @@ namespace mgd::cli {
 absl::Status Ops(const OpsOptions& options) {
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend));
   MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
-  MGD_ASSIGN_OR_RETURN(auto interpreter, Interpreter::Create(std::move(graph), InterpreterOptions{}));
+  auto created = Interpreter::Create(std::move(graph), InterpreterOptions{});
+  if (!created.ok()) return WithModelPath(options.model, created.status());
+  auto interpreter = std::move(*created);
   const Graph& g = interpreter->graph();
   nlohmann::json nodes = nlohmann::json::array();
   for (size_t n = 0; n < g.nodes.size(); ++n) {

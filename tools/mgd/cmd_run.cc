@@ -67,12 +67,18 @@ Stats Summarize(const float* v, int64_t n) {
 
 absl::Status UsageError(const std::string& message) { return absl::InvalidArgumentError(message); }
 
+absl::Status WithModelPath(const std::string& model, const absl::Status& status) {
+  return absl::Status(status.code(), fmt::format("{}: {}", model, status.message()));
+}
+
 absl::Status Run(const RunOptions& options) {
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend));
   const auto start = std::chrono::steady_clock::now();
   MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
   InterpreterOptions interpreter_options;
-  MGD_ASSIGN_OR_RETURN(auto interpreter, Interpreter::Create(std::move(graph), std::move(interpreter_options)));
+  auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
+  if (!created.ok()) return WithModelPath(options.model, created.status());
+  auto interpreter = std::move(*created);
   const double prepare_ms = MsSince(start);
 
   if (options.inputs.size() != interpreter->num_inputs()) {

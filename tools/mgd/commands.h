@@ -41,4 +41,7 @@ absl::Status Modelgen(const ModelgenOptions& options);
 // A usage error (exit code 2) with `message`.
 absl::Status UsageError(const std::string& message);
 
+// `status` with "MODEL: " in front, for errors found after the model was read.
+absl::Status WithModelPath(const std::string& model, const absl::Status& status);
+
 }  // namespace mgd::cli
