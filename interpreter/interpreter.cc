@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <numeric>
 
 #include "model/status_macros.h"
@@ -18,6 +19,7 @@ struct Interpreter::Step {
 
 namespace {
 constexpr size_t kTensorAlignment = 64;
+constexpr size_t kMaxArenaBytes = size_t{4} << 30;
 
 bool FoldableAtLoad(OpKind op) { return op == OpKind::kDequantize || op == OpKind::kDensify; }
 }  // namespace
@@ -154,8 +156,7 @@ absl::Status Interpreter::Build(InterpreterOptions options) {
       }
     }
   }
-  PlanArena();
-  return absl::OkStatus();
+  return PlanArena();
 }
 
 absl::Status Interpreter::PrepareNodes(const std::vector<int>& order) {
@@ -229,7 +230,7 @@ absl::Status Interpreter::ApplyDelegate(Delegate& delegate, int max_partitions) 
   return absl::OkStatus();
 }
 
-void Interpreter::PlanArena() {
+absl::Status Interpreter::PlanArena() {
   // Lifetimes in steps of the tensors the interpreter itself holds: inputs and
   // outputs of CPU kernels and of partitions (a partition's internals are the
   // delegate's business), graph inputs and outputs.
@@ -288,11 +289,21 @@ void Interpreter::PlanArena() {
     total = std::max(total, offset + size);
   }
   arena_size_ = total;
-  arena_.reset(new uint8_t[std::max<size_t>(total, kTensorAlignment) + kTensorAlignment]);
+  // A model can ask for more than the machine has: say so instead of aborting
+  // (or being killed once the pages are touched).
+  if (total > kMaxArenaBytes) {
+    return absl::ResourceExhaustedError(fmt::format(
+        "the model's tensors need {} bytes at once, above mgd's limit of {} bytes", total, kMaxArenaBytes));
+  }
+  arena_.reset(new (std::nothrow) uint8_t[std::max<size_t>(total, kTensorAlignment) + kTensorAlignment]);
+  if (arena_ == nullptr) {
+    return absl::ResourceExhaustedError(fmt::format("cannot allocate {} bytes for the model's tensors", total));
+  }
   uint8_t* base = arena_.get();
   base += (kTensorAlignment - reinterpret_cast<uintptr_t>(base) % kTensorAlignment) % kTensorAlignment;
   std::memset(base, 0, total);
   for (int t : order) tensors_[static_cast<size_t>(t)].data = base + offsets[static_cast<size_t>(t)];
+  return absl::OkStatus();
 }
 
 absl::Status Interpreter::Invoke() {

@@ -63,7 +63,7 @@ class Interpreter {
   absl::Status Build(InterpreterOptions options);
   absl::Status PrepareNodes(const std::vector<int>& order);
   absl::Status ApplyDelegate(Delegate& delegate, int max_partitions);
-  void PlanArena();
+  absl::Status PlanArena();
   void Log(LogLevel level, const std::string& message) const;
 
   Graph graph_;

@@ -210,6 +210,7 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
       MGD_RETURN_IF_ERROR(c.ActivationOk(std::get<FullyConnectedAttributes>(node.attributes).activation));
       for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
       MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
+      if (c.In(0).shape.empty()) return c.Fail("input 0 is a scalar; it needs at least one dimension");
       return c.OutputType(0, kF32);
     }
     case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: {
@@ -235,7 +236,10 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
       if (node.inputs.empty()) return c.Fail("has no inputs");
       MGD_RETURN_IF_ERROR(c.Arity(1, node.inputs.size(), 1));
       MGD_RETURN_IF_ERROR(c.ActivationOk(std::get<ConcatenationAttributes>(node.attributes).activation));
-      for (size_t i = 0; i < node.inputs.size(); ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        if (!c.Present(i)) return c.Fail(fmt::format("input {} is omitted", i));
+        MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
+      }
       return c.OutputType(0, kF32);
     }
     case OpKind::kPad: {

@@ -547,5 +547,913 @@ TEST(FullyConnectedTest, KeepNumDimsMismatchIsAnError) {
   EXPECT_THAT(s.message(), HasSubstr("has shape"));
 }
 
+
+// ---------------------------------------------------------------------------
+// ADD / SUB / MUL / DIV / MAXIMUM / MINIMUM / SQUARED_DIFFERENCE / PRELU
+// ---------------------------------------------------------------------------
+
+// numpy broadcasting, written as a plain index decomposition: the shapes are
+// right-aligned, a dimension of 1 repeats.
+template <typename F>
+std::vector<double> RefBroadcast(const Shape& as, const std::vector<float>& a, const Shape& bs,
+                                 const std::vector<float>& b, F f, Shape* out_shape) {
+  const size_t rank = std::max(as.size(), bs.size());
+  Shape pa(rank - as.size(), 1), pb(rank - bs.size(), 1);
+  pa.insert(pa.end(), as.begin(), as.end());
+  pb.insert(pb.end(), bs.begin(), bs.end());
+  Shape out(rank);
+  for (size_t d = 0; d < rank; ++d) out[d] = std::max(pa[d], pb[d]);
+  *out_shape = out;
+  std::vector<double> y;
+  const int64_t n = NumElements(out);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, ia = 0, ib = 0, sa = 1, sb = 1;
+    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+      const size_t ud = static_cast<size_t>(d);
+      const int64_t idx = rest % out[ud];
+      rest /= out[ud];
+      if (pa[ud] != 1) ia += idx * sa;
+      if (pb[ud] != 1) ib += idx * sb;
+      sa *= pa[ud];
+      sb *= pb[ud];
+    }
+    y.push_back(f(static_cast<double>(a[static_cast<size_t>(ia)]), static_cast<double>(b[static_cast<size_t>(ib)])));
+  }
+  return y;
+}
+
+double RefBinary(OpKind op, double p, double q) {
+  switch (op) {
+    case OpKind::kAdd: return p + q;
+    case OpKind::kSub: return p - q;
+    case OpKind::kMul: return p * q;
+    case OpKind::kDiv: return p / q;
+    case OpKind::kMaximum: return std::max(p, q);
+    case OpKind::kMinimum: return std::min(p, q);
+    case OpKind::kSquaredDifference: return (p - q) * (p - q);
+    case OpKind::kPrelu: return p >= 0 ? p : p * q;
+    default: return std::nan("");
+  }
+}
+
+// Runs `op` on random [as] x [bs] (the second operand a constant when
+// `b_constant`) and compares with RefBroadcast.
+void CheckBinary(OpKind op, Activation act, const Shape& as, const Shape& bs, uint32_t seed, bool b_constant = false) {
+  SCOPED_TRACE(::testing::Message() << OpName(op) << " " << ShapeToString(as) << " x " << ShapeToString(bs) << " "
+                                    << ActivationName(act));
+  const auto a = Random(Count(as), seed, -3.0f, 3.0f);
+  auto b = Random(Count(bs), seed + 1, -3.0f, 3.0f);
+  if (op == OpKind::kDiv) {
+    for (float& v : b) v = v < 0 ? v - 0.5f : v + 0.5f;  // away from 0
+  }
+  Shape out_shape;
+  const auto expected =
+      RefBroadcast(as, a, bs, b, [&](double p, double q) { return ApplyActivation(act, RefBinary(op, p, q)); },
+                   &out_shape);
+  Attributes attrs;
+  if (op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul || op == OpKind::kDiv) {
+    attrs = ElementwiseAttributes{act};
+  }
+  const auto actual = RunSingleOp(op, attrs, {In(as, a), b_constant ? Const(bs, b) : In(bs, b)}, out_shape);
+  ExpectClose(actual, expected);
+}
+
+// The broadcast patterns every arithmetic op is checked on.
+void CheckBroadcastPatterns(OpKind op, uint32_t seed) {
+  CheckBinary(op, Activation::kNone, {1, 3, 5, 7}, {1, 3, 5, 7}, seed);         // same shape
+  CheckBinary(op, Activation::kNone, {1, 3, 5, 7}, {1, 1, 1, 7}, seed + 10, true);  // per-channel
+  CheckBinary(op, Activation::kNone, {1, 1, 1, 7}, {1, 3, 5, 7}, seed + 20);     // per-channel, first operand
+  CheckBinary(op, Activation::kNone, {1, 6, 3}, {1}, seed + 30, true);          // [1,N,3] x [1]
+  CheckBinary(op, Activation::kNone, {1}, {1, 6, 3}, seed + 40);                // [1] x [1,N,3]
+  CheckBinary(op, Activation::kNone, {2, 5}, {}, seed + 50, true);              // tensor x scalar
+  CheckBinary(op, Activation::kNone, {}, {2, 5}, seed + 60);                    // scalar x tensor
+  CheckBinary(op, Activation::kNone, {2, 1, 3, 1}, {1, 4, 1, 5}, seed + 70);    // general 4-D
+  CheckBinary(op, Activation::kNone, {1, 4, 1, 5}, {2, 1, 3, 1}, seed + 80);    // and the other way
+  CheckBinary(op, Activation::kNone, {4, 1, 5}, {2, 1, 3, 1}, seed + 90);       // different ranks
+  CheckBinary(op, Activation::kNone, {2, 3, 1, 6}, {3, 4, 1}, seed + 100);      // different ranks
+}
+
+TEST(BinaryTest, AddChannelBroadcastByHand) {
+  // [[1,2,3],[4,5,6]] + [10,20,30] = [[11,22,33],[14,25,36]].
+  const auto out = RunSingleOp(OpKind::kAdd, ElementwiseAttributes{},
+                               {In({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6}), Const({1, 1, 1, 3}, {10, 20, 30})},
+                               {1, 1, 2, 3});
+  ExpectClose(out, {11, 22, 33, 14, 25, 36});
+}
+
+TEST(BinaryTest, SubScalarMinusTensorByHand) {
+  // 10 - [1, 2.5, -3] = [9, 7.5, 13] (the scalar is the first operand).
+  const auto out = RunSingleOp(OpKind::kSub, ElementwiseAttributes{}, {Const({}, {10}), In({1, 3}, {1, 2.5f, -3})},
+                               {1, 3});
+  ExpectClose(out, {9, 7.5, 13});
+}
+
+TEST(BinaryTest, DivGeneral4dBroadcastByHand) {
+  // a [2,1] = [[6],[12]] / b [1,3] = [[1,2,3]] -> [[6,3,2],[12,6,4]].
+  const auto out = RunSingleOp(OpKind::kDiv, ElementwiseAttributes{}, {In({2, 1}, {6, 12}), In({1, 3}, {1, 2, 3})},
+                               {2, 3});
+  ExpectClose(out, {6, 3, 2, 12, 6, 4});
+}
+
+TEST(BinaryTest, AddMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kAdd, 2000); }
+TEST(BinaryTest, SubMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kSub, 2200); }
+TEST(BinaryTest, MulMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kMul, 2400); }
+TEST(BinaryTest, DivMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kDiv, 2600); }
+TEST(BinaryTest, MaximumMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kMaximum, 2800); }
+TEST(BinaryTest, MinimumMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kMinimum, 3000); }
+TEST(BinaryTest, SquaredDifferenceMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kSquaredDifference, 3200); }
+
+TEST(BinaryTest, FusedActivationsMatchBroadcastLoop) {
+  CheckBinary(OpKind::kAdd, Activation::kRelu, {1, 3, 4, 5}, {1, 1, 1, 5}, 3400, true);
+  CheckBinary(OpKind::kAdd, Activation::kRelu6, {2, 1, 3, 1}, {1, 4, 1, 5}, 3410);
+  CheckBinary(OpKind::kSub, Activation::kReluN1To1, {1, 6, 3}, {1}, 3420, true);
+  CheckBinary(OpKind::kMul, Activation::kRelu6, {1, 4, 1, 5}, {2, 1, 3, 1}, 3430);
+  CheckBinary(OpKind::kMul, Activation::kTanh, {2, 5}, {}, 3440, true);
+  CheckBinary(OpKind::kDiv, Activation::kRelu, {1, 3, 4, 5}, {1, 3, 4, 5}, 3450);
+  CheckBinary(OpKind::kDiv, Activation::kReluN1To1, {}, {2, 5}, 3460);
+}
+
+TEST(BinaryTest, AddFusedRelu6ByHand) {
+  // relu6([-5, 1, 4, 8] + 1) = relu6([-4, 2, 5, 9]) = [0, 2, 5, 6].
+  const auto out = RunSingleOp(OpKind::kAdd, ElementwiseAttributes{Activation::kRelu6},
+                               {In({4}, {-5, 1, 4, 8}), Const({1}, {1})}, {4});
+  ExpectClose(out, {0, 2, 5, 6});
+}
+
+TEST(BinaryTest, MaximumMinimumSquaredDifferenceByHand) {
+  // a = [1, -2, 3, 0], b = [0.5] broadcast:
+  // max = [1, 0.5, 3, 0.5]; min = [0.5, -2, 0.5, 0]; (a-b)^2 = [0.25, 6.25, 6.25, 0.25].
+  const std::vector<Operand> ops = {In({4}, {1, -2, 3, 0}), Const({1}, {0.5f})};
+  ExpectClose(RunSingleOp(OpKind::kMaximum, {}, ops, {4}), {1, 0.5, 3, 0.5});
+  ExpectClose(RunSingleOp(OpKind::kMinimum, {}, ops, {4}), {0.5, -2, 0.5, 0});
+  ExpectClose(RunSingleOp(OpKind::kSquaredDifference, {}, ops, {4}), {0.25, 6.25, 6.25, 0.25});
+}
+
+TEST(BinaryTest, PreluChannelAlphaByHand) {
+  // x [1,1,2,3] = [[-1, 2, -3], [4, -5, -6]], alpha [1,1,3] = [0.1, 0.2, 0.3]:
+  // [[-0.1, 2, -0.9], [4, -1.0, -1.8]].
+  const auto out = RunSingleOp(OpKind::kPrelu, {},
+                               {In({1, 1, 2, 3}, {-1, 2, -3, 4, -5, -6}), Const({1, 1, 3}, {0.1f, 0.2f, 0.3f})},
+                               {1, 1, 2, 3});
+  ExpectClose(out, {-0.1, 2, -0.9, 4, -1.0, -1.8});
+}
+
+TEST(BinaryTest, PreluChannelAlphaMatchesLoop) {
+  CheckBinary(OpKind::kPrelu, Activation::kNone, {1, 5, 6, 7}, {1, 1, 7}, 3500, true);
+  CheckBinary(OpKind::kPrelu, Activation::kNone, {2, 3, 4, 13}, {1, 1, 13}, 3510, true);
+}
+
+TEST(BinaryTest, IncompatibleShapesAreAnError) {
+  const absl::Status s =
+      CreateStatus(OpKind::kAdd, ElementwiseAttributes{}, {In({1, 2, 3}, {}), In({1, 4, 3}, {})}, {{1, 4, 3}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("do not broadcast"));
+}
+
+// ---------------------------------------------------------------------------
+// Unary activations
+// ---------------------------------------------------------------------------
+
+// A grid of values over [lo, hi] plus a few special points.
+std::vector<float> Grid(float lo, float hi, int steps, std::vector<float> extra = {}) {
+  std::vector<float> v;
+  for (int i = 0; i <= steps; ++i) v.push_back(lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(steps));
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
+
+template <typename F>
+void CheckUnary(OpKind op, const std::vector<float>& x, F f, Attributes attrs = {}) {
+  SCOPED_TRACE(OpName(op));
+  std::vector<double> expected;
+  for (float v : x) expected.push_back(f(static_cast<double>(v)));
+  const Shape shape{1, static_cast<int32_t>(x.size())};
+  ExpectClose(RunSingleOp(op, attrs, {In(shape, x)}, shape), expected);
+}
+
+const std::vector<float> kClampInputs = {-7, -1.5f, -1, -0.5f, 0, 0.5f, 1, 3, 6, 7.5f};
+
+TEST(UnaryTest, ReluByHand) {
+  const auto out = RunSingleOp(OpKind::kRelu, {}, {In({10}, kClampInputs)}, {10});
+  ExpectClose(out, {0, 0, 0, 0, 0, 0.5, 1, 3, 6, 7.5});
+}
+
+TEST(UnaryTest, Relu6ByHand) {
+  const auto out = RunSingleOp(OpKind::kRelu6, {}, {In({10}, kClampInputs)}, {10});
+  ExpectClose(out, {0, 0, 0, 0, 0, 0.5, 1, 3, 6, 6});
+}
+
+TEST(UnaryTest, ReluN1To1ByHand) {
+  const auto out = RunSingleOp(OpKind::kReluN1To1, {}, {In({10}, kClampInputs)}, {10});
+  ExpectClose(out, {-1, -1, -1, -0.5, 0, 0.5, 1, 1, 1, 1});
+}
+
+TEST(UnaryTest, LeakyReluByHand) {
+  // alpha 0.3: [-2, -0.5, 0, 4] -> [-0.6, -0.15, 0, 4].
+  const auto out = RunSingleOp(OpKind::kLeakyRelu, LeakyReluAttributes{0.3f}, {In({4}, {-2, -0.5f, 0, 4})}, {4});
+  ExpectClose(out, {-0.6, -0.15, 0, 4});
+}
+
+TEST(UnaryTest, LogisticMatchesFormula) {
+  CheckUnary(OpKind::kLogistic, Grid(-20, 20, 97, {0}), [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+}
+
+TEST(UnaryTest, TanhMatchesFormula) {
+  CheckUnary(OpKind::kTanh, Grid(-10, 10, 97, {0, 1e-3f}), [](double v) { return std::tanh(v); });
+}
+
+TEST(UnaryTest, HardSwishMatchesFormula) {
+  // x * relu6(x + 3) / 6 (mgd evaluates it in XNNPACK's order: tolerance).
+  CheckUnary(OpKind::kHardSwish, Grid(-6, 6, 89, {-3, 3, 0, -2.9f, 2.9f}),
+             [](double v) { return v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; });
+}
+
+TEST(UnaryTest, ExpMatchesFormula) {
+  CheckUnary(OpKind::kExp, Grid(-10, 10, 83, {0}), [](double v) { return std::exp(v); });
+}
+
+TEST(UnaryTest, RsqrtMatchesFormula) {
+  CheckUnary(OpKind::kRsqrt, Grid(0.01f, 100, 91, {1, 4, 0.25f}), [](double v) { return 1.0 / std::sqrt(v); });
+}
+
+TEST(UnaryTest, EluMatchesFormula) {
+  CheckUnary(OpKind::kElu, Grid(-8, 4, 79, {0, -1e-4f}), [](double v) { return v < 0 ? std::exp(v) - 1.0 : v; });
+}
+
+TEST(UnaryTest, LeakyReluMatchesFormula) {
+  CheckUnary(OpKind::kLeakyRelu, Grid(-5, 5, 37), [](double v) { return v >= 0 ? v : 0.05 * v; },
+             LeakyReluAttributes{0.05f});
+}
+
+// ---------------------------------------------------------------------------
+// SOFTMAX
+// ---------------------------------------------------------------------------
+
+TEST(SoftmaxTest, BetaHalfByHand) {
+  // beta 0.5, x = [0, 2 ln 3]: exp(0.5 * x) = [1, 3] -> [0.25, 0.75].
+  const auto out = RunSingleOp(OpKind::kSoftmax, SoftmaxAttributes{0.5f},
+                               {In({1, 2}, {0, static_cast<float>(2 * std::log(3.0))})}, {1, 2});
+  ExpectClose(out, {0.25, 0.75});
+}
+
+TEST(SoftmaxTest, BetaNotOneMatchesFormulaPerRow) {
+  // Each row of the last dimension: exp(beta (x - max)) / sum.
+  for (float beta : {0.3f, 2.5f}) {
+    SCOPED_TRACE(beta);
+    const Shape shape{2, 3, 7};
+    const auto x = Random(Count(shape), 3600, -4, 4);
+    std::vector<double> expected;
+    for (size_t r = 0; r < 6; ++r) {
+      const double mx = *std::max_element(x.begin() + static_cast<long>(r * 7), x.begin() + static_cast<long>(r * 7 + 7));
+      double sum = 0;
+      for (size_t i = 0; i < 7; ++i) sum += std::exp(static_cast<double>(beta) * (x[r * 7 + i] - mx));
+      for (size_t i = 0; i < 7; ++i) expected.push_back(std::exp(static_cast<double>(beta) * (x[r * 7 + i] - mx)) / sum);
+    }
+    ExpectClose(RunSingleOp(OpKind::kSoftmax, SoftmaxAttributes{beta}, {In(shape, x)}, shape), expected);
+  }
+}
+
+
+// ---------------------------------------------------------------------------
+// AVERAGE_POOL_2D / MAX_POOL_2D
+// ---------------------------------------------------------------------------
+
+// TFLite's reference pooling: the window clipped to the input; the average
+// divides by the number of in-bounds elements.
+std::vector<double> RefPool(bool max, const Shape& xs, const std::vector<float>& x, Padding padding, int fh, int fw,
+                            int sh, int sw, Activation act, Shape* out_shape) {
+  const int oh = OutSize(padding, xs[1], fh, sh), ow = OutSize(padding, xs[2], fw, sw);
+  const int ph = PadBefore(xs[1], fh, sh, 1, oh), pw = PadBefore(xs[2], fw, sw, 1, ow);
+  *out_shape = {xs[0], oh, ow, xs[3]};
+  std::vector<double> out;
+  for (int b = 0; b < xs[0]; ++b)
+    for (int oy = 0; oy < oh; ++oy)
+      for (int ox = 0; ox < ow; ++ox)
+        for (int c = 0; c < xs[3]; ++c) {
+          double acc = max ? -std::numeric_limits<double>::infinity() : 0.0;
+          int count = 0;
+          for (int ky = 0; ky < fh; ++ky)
+            for (int kx = 0; kx < fw; ++kx) {
+              const int iy = oy * sh - ph + ky, ix = ox * sw - pw + kx;
+              if (iy < 0 || iy >= xs[1] || ix < 0 || ix >= xs[2]) continue;
+              const double v = x[At(xs, b, iy, ix, c)];
+              acc = max ? std::max(acc, v) : acc + v;
+              ++count;
+            }
+          out.push_back(ApplyActivation(act, max ? acc : acc / count));
+        }
+  return out;
+}
+
+void CheckPool(OpKind op, const Shape& xs, Padding padding, int fh, int fw, int sh, int sw, uint32_t seed,
+               Activation act = Activation::kNone) {
+  SCOPED_TRACE(::testing::Message() << OpName(op) << " " << ShapeToString(xs) << " f" << fh << "x" << fw << " s" << sh
+                                    << "," << sw << (padding == Padding::kSame ? " SAME" : " VALID"));
+  const auto x = Random(Count(xs), seed, -3, 3);
+  Shape out_shape;
+  const auto expected = RefPool(op == OpKind::kMaxPool2d, xs, x, padding, fh, fw, sh, sw, act, &out_shape);
+  Pool2dAttributes a{.padding = padding, .stride_w = sw, .stride_h = sh, .filter_w = fw, .filter_h = fh,
+                     .activation = act};
+  ExpectClose(RunSingleOp(op, a, {In(xs, x)}, out_shape), expected);
+}
+
+TEST(PoolTest, AveragePoolSameDividesByInBoundsCountByHand) {
+  // x = [[1,2,3],[4,5,6],[7,8,9]], 3x3 filter, stride 1, SAME (pad 1 all round):
+  // corners average 4 elements, edges 6, the centre 9:
+  // (0,0) (1+2+4+5)/4 = 3     (0,1) (1+..+6)/6 = 3.5      (0,2) (2+3+5+6)/4 = 4
+  // (1,0) (1+2+4+5+7+8)/6 = 4.5  (1,1) 45/9 = 5  (1,2) (2+3+5+6+8+9)/6 = 5.5
+  // (2,0) (4+5+7+8)/4 = 6     (2,1) (4+..+9)/6 = 6.5      (2,2) (5+6+8+9)/4 = 7
+  const auto out = RunSingleOp(
+      OpKind::kAveragePool2d, Pool2dAttributes{.filter_w = 3, .filter_h = 3},
+      {In({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}, {1, 3, 3, 1});
+  ExpectClose(out, {3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5, 7});
+}
+
+TEST(PoolTest, AveragePoolSameStride2PadsAtTheEndByHand) {
+  // 3x3 input, 2x2 filter, stride 2, SAME: out 2x2, total padding 1, all after:
+  // (0,0) (1+2+4+5)/4 = 3; (0,1) (3+6)/2 = 4.5; (1,0) (7+8)/2 = 7.5; (1,1) 9/1 = 9.
+  const auto out = RunSingleOp(
+      OpKind::kAveragePool2d, Pool2dAttributes{.stride_w = 2, .stride_h = 2, .filter_w = 2, .filter_h = 2},
+      {In({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}, {1, 2, 2, 1});
+  ExpectClose(out, {3, 4.5, 7.5, 9});
+}
+
+TEST(PoolTest, AveragePoolMatchesWindowLoop) {
+  CheckPool(OpKind::kAveragePool2d, {1, 7, 5, 3}, Padding::kSame, 3, 3, 2, 2, 4000);
+  CheckPool(OpKind::kAveragePool2d, {2, 8, 9, 17}, Padding::kValid, 2, 3, 2, 3, 4010);
+  CheckPool(OpKind::kAveragePool2d, {1, 10, 6, 5}, Padding::kSame, 4, 2, 3, 1, 4020);
+  CheckPool(OpKind::kAveragePool2d, {1, 6, 6, 2}, Padding::kSame, 5, 5, 1, 1, 4030, Activation::kRelu);
+  CheckPool(OpKind::kAveragePool2d, {1, 9, 7, 1}, Padding::kValid, 3, 3, 3, 3, 4040, Activation::kReluN1To1);
+}
+
+TEST(PoolTest, MaxPoolIgnoresPaddingByHand) {
+  // All-negative 2x2 input, 3x3 filter, SAME: every window holds the whole
+  // input, so the max is -1 everywhere (padding is not a 0).
+  const auto out = RunSingleOp(OpKind::kMaxPool2d, Pool2dAttributes{.filter_w = 3, .filter_h = 3},
+                               {In({1, 2, 2, 1}, {-1, -2, -3, -4})}, {1, 2, 2, 1});
+  ExpectClose(out, {-1, -1, -1, -1});
+}
+
+TEST(PoolTest, MaxPoolMatchesWindowLoop) {
+  CheckPool(OpKind::kMaxPool2d, {1, 7, 5, 3}, Padding::kSame, 3, 3, 2, 2, 4100);
+  CheckPool(OpKind::kMaxPool2d, {2, 8, 9, 17}, Padding::kValid, 2, 3, 2, 3, 4110);
+  CheckPool(OpKind::kMaxPool2d, {1, 10, 6, 5}, Padding::kSame, 4, 2, 3, 1, 4120);
+  CheckPool(OpKind::kMaxPool2d, {1, 6, 6, 2}, Padding::kSame, 2, 2, 2, 2, 4130, Activation::kRelu6);
+  CheckPool(OpKind::kMaxPool2d, {1, 9, 7, 1}, Padding::kValid, 3, 3, 3, 3, 4140, Activation::kReluN1To1);
+}
+
+// ---------------------------------------------------------------------------
+// MEAN
+// ---------------------------------------------------------------------------
+
+// Mean over H and W of an NHWC tensor: [N, C] values.
+std::vector<double> RefMeanHw(const Shape& xs, const std::vector<float>& x) {
+  std::vector<double> out;
+  for (int b = 0; b < xs[0]; ++b)
+    for (int c = 0; c < xs[3]; ++c) {
+      double sum = 0;
+      for (int y = 0; y < xs[1]; ++y)
+        for (int w = 0; w < xs[2]; ++w) sum += x[At(xs, b, y, w, c)];
+      out.push_back(sum / (xs[1] * xs[2]));
+    }
+  return out;
+}
+
+TEST(MeanTest, SpatialMeanByHand) {
+  // x [1,2,2,2]: channel 0 = 1,3,5,7 -> 4; channel 1 = 2,4,6,8 -> 5.
+  const auto out = RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = true},
+                               {In({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), Ints({2}, {1, 2})}, {1, 1, 1, 2});
+  ExpectClose(out, {4, 5});
+}
+
+TEST(MeanTest, Axes12KeepDimsTrue) {
+  const Shape xs{2, 5, 3, 7};
+  const auto x = Random(Count(xs), 4200);
+  ExpectClose(RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = true}, {In(xs, x), Ints({2}, {1, 2})},
+                          {2, 1, 1, 7}),
+              RefMeanHw(xs, x));
+}
+
+TEST(MeanTest, Axes12KeepDimsFalse) {
+  const Shape xs{2, 5, 3, 7};
+  const auto x = Random(Count(xs), 4210);
+  ExpectClose(RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = false}, {In(xs, x), Ints({2}, {1, 2})},
+                          {2, 7}),
+              RefMeanHw(xs, x));
+}
+
+TEST(MeanTest, NegativeAxes) {
+  // [-3, -2] on rank 4 are axes 1 and 2.
+  const Shape xs{1, 4, 6, 5};
+  const auto x = Random(Count(xs), 4220);
+  ExpectClose(RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = false}, {In(xs, x), Ints({2}, {-3, -2})},
+                          {1, 5}),
+              RefMeanHw(xs, x));
+  ExpectClose(RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = true}, {In(xs, x), Ints({2}, {2, -3})},
+                          {1, 1, 1, 5}),
+              RefMeanHw(xs, x));
+}
+
+TEST(MeanTest, LastAxisByHand) {
+  // [[1, 2, 3], [4, 6, 8]] mean over axis -1 -> [2, 6].
+  const auto out = RunSingleOp(OpKind::kMean, ReducerAttributes{}, {In({2, 3}, {1, 2, 3, 4, 6, 8}), Ints({1}, {-1})},
+                               {2});
+  ExpectClose(out, {2, 6});
+}
+
+// ---------------------------------------------------------------------------
+// RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR
+// ---------------------------------------------------------------------------
+
+// TFLite's scale, computed in float as TFLite does.
+float ResizeScale(int in, int out, bool align_corners) {
+  return (align_corners && out > 1) ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
+                                    : static_cast<float>(in) / static_cast<float>(out);
+}
+
+// TFLite's reference ResizeBilinear (ComputeInterpolationValues).
+std::vector<double> RefResizeBilinear(const Shape& xs, const std::vector<float>& x, int oh, int ow, bool align,
+                                      bool half) {
+  const double sy = ResizeScale(xs[1], oh, align), sx = ResizeScale(xs[2], ow, align);
+  auto coord = [&](int o, double scale, int in, int* lo, int* hi) {
+    const double v = half ? (o + 0.5) * scale - 0.5 : o * scale;
+    *lo = std::max(static_cast<int>(std::floor(v)), 0);
+    *hi = std::min(static_cast<int>(std::ceil(v)), in - 1);
+    return v - *lo;
+  };
+  std::vector<double> out;
+  for (int b = 0; b < xs[0]; ++b)
+    for (int oy = 0; oy < oh; ++oy)
+      for (int ox = 0; ox < ow; ++ox) {
+        int y0, y1, x0, x1;
+        const double dy = coord(oy, sy, xs[1], &y0, &y1), dx = coord(ox, sx, xs[2], &x0, &x1);
+        for (int c = 0; c < xs[3]; ++c) {
+          out.push_back(x[At(xs, b, y0, x0, c)] * (1 - dy) * (1 - dx) + x[At(xs, b, y1, x0, c)] * dy * (1 - dx) +
+                        x[At(xs, b, y0, x1, c)] * (1 - dy) * dx + x[At(xs, b, y1, x1, c)] * dy * dx);
+        }
+      }
+  return out;
+}
+
+// TFLite's reference GetNearestNeighbor.
+int RefNearest(int o, int in, int out, bool align, bool half) {
+  const float scale = ResizeScale(in, out, align);
+  const float offset = half ? 0.5f : 0.0f;
+  int v = std::min(align ? static_cast<int>(std::round((static_cast<float>(o) + offset) * scale))
+                         : static_cast<int>(std::floor((static_cast<float>(o) + offset) * scale)),
+                   in - 1);
+  if (half) v = std::max(0, v);
+  return v;
+}
+
+std::vector<float> RefResizeNearest(const Shape& xs, const std::vector<float>& x, int oh, int ow, bool align,
+                                    bool half) {
+  std::vector<float> out;
+  for (int b = 0; b < xs[0]; ++b)
+    for (int oy = 0; oy < oh; ++oy)
+      for (int ox = 0; ox < ow; ++ox)
+        for (int c = 0; c < xs[3]; ++c) {
+          out.push_back(x[At(xs, b, RefNearest(oy, xs[1], oh, align, half), RefNearest(ox, xs[2], ow, align, half), c)]);
+        }
+  return out;
+}
+
+void CheckResize(OpKind op, const Shape& xs, int oh, int ow, bool align, bool half, uint32_t seed) {
+  SCOPED_TRACE(::testing::Message() << OpName(op) << " " << ShapeToString(xs) << " -> " << oh << "x" << ow
+                                    << (align ? " align_corners" : "") << (half ? " half_pixel_centers" : ""));
+  const auto x = Random(Count(xs), seed);
+  const auto actual = RunSingleOp(op, ResizeAttributes{align, half}, {In(xs, x), Ints({2}, {oh, ow})},
+                                  {xs[0], oh, ow, xs[3]});
+  if (op == OpKind::kResizeBilinear) {
+    ExpectClose(actual, RefResizeBilinear(xs, x, oh, ow, align, half));
+  } else {
+    EXPECT_EQ(actual, RefResizeNearest(xs, x, oh, ow, align, half));  // a copy: exact
+  }
+}
+
+// Upscale and downscale, odd and even sizes, for one mode.
+void CheckResizeMode(OpKind op, bool align, bool half, uint32_t seed) {
+  CheckResize(op, {1, 3, 5, 3}, 7, 8, align, half, seed);      // up, odd -> odd/even
+  CheckResize(op, {2, 4, 4, 5}, 8, 12, align, half, seed + 1);  // up by 2 and 3
+  CheckResize(op, {1, 7, 9, 5}, 3, 4, align, half, seed + 2);   // down
+  CheckResize(op, {1, 8, 6, 1}, 5, 6, align, half, seed + 3);   // down in H, same W
+  CheckResize(op, {1, 2, 3, 17}, 1, 7, align, half, seed + 4);  // to a single row
+}
+
+TEST(ResizeBilinearTest, AlignCornersByHand) {
+  // [[0,1],[2,3]] -> 3x3, align_corners: scale (2-1)/(3-1) = 0.5, so the grid is
+  // {0, 0.5, 1} in both directions and v(y, x) = 2y + x.
+  const auto out = RunSingleOp(OpKind::kResizeBilinear, ResizeAttributes{.align_corners = true},
+                               {In({1, 2, 2, 1}, {0, 1, 2, 3}), Ints({2}, {3, 3})}, {1, 3, 3, 1});
+  ExpectClose(out, {0, 0.5, 1, 1, 1.5, 2, 2, 2.5, 3});
+}
+
+TEST(ResizeBilinearTest, DefaultModeByHand) {
+  // [[0,1],[2,3]] -> 4x4: scale 0.5, y = o * 0.5 = {0, 0.5, 1, 1.5}; y1 is
+  // clamped to 1, so the effective coordinates are {0, 0.5, 1, 1}; v = 2y + x.
+  const auto out = RunSingleOp(OpKind::kResizeBilinear, ResizeAttributes{},
+                               {In({1, 2, 2, 1}, {0, 1, 2, 3}), Ints({2}, {4, 4})}, {1, 4, 4, 1});
+  ExpectClose(out, {0, 0.5, 1, 1, 1, 1.5, 2, 2, 2, 2.5, 3, 3, 2, 2.5, 3, 3});
+}
+
+TEST(ResizeBilinearTest, HalfPixelCentersByHand) {
+  // [[0,1],[2,3]] -> 4x4 half-pixel: y = (o + 0.5) * 0.5 - 0.5 = {-0.25, 0.25,
+  // 0.75, 1.25}, clamped to {0, 0.25, 0.75, 1}; v = 2y + x.
+  const auto out = RunSingleOp(OpKind::kResizeBilinear, ResizeAttributes{.half_pixel_centers = true},
+                               {In({1, 2, 2, 1}, {0, 1, 2, 3}), Ints({2}, {4, 4})}, {1, 4, 4, 1});
+  ExpectClose(out, {0, 0.25, 0.75, 1, 0.5, 0.75, 1.25, 1.5, 1.5, 1.75, 2.25, 2.5, 2, 2.25, 2.75, 3});
+}
+
+TEST(ResizeBilinearTest, DefaultModeMatchesReferenceFormula) {
+  CheckResizeMode(OpKind::kResizeBilinear, false, false, 4300);
+}
+TEST(ResizeBilinearTest, AlignCornersMatchesReferenceFormula) {
+  CheckResizeMode(OpKind::kResizeBilinear, true, false, 4310);
+}
+TEST(ResizeBilinearTest, HalfPixelCentersMatchesReferenceFormula) {
+  CheckResizeMode(OpKind::kResizeBilinear, false, true, 4320);
+}
+
+TEST(ResizeNearestNeighborTest, ModesByHand) {
+  // [[0,1],[2,3]]:
+  // -> 4x4 default: floor(o * 0.5) = {0,0,1,1}.
+  // -> 3x3 align_corners: scale 0.5, round(o * 0.5) = {0, 1 (0.5 rounds away), 1}.
+  // -> 3x3 half-pixel: scale 2/3, floor((o + 0.5) * 2/3) = {0, 1, 1}.
+  const std::vector<float> x = {0, 1, 2, 3};
+  EXPECT_EQ(RunSingleOp(OpKind::kResizeNearestNeighbor, ResizeAttributes{},
+                        {In({1, 2, 2, 1}, x), Ints({2}, {4, 4})}, {1, 4, 4, 1}),
+            (std::vector<float>{0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3}));
+  EXPECT_EQ(RunSingleOp(OpKind::kResizeNearestNeighbor, ResizeAttributes{.align_corners = true},
+                        {In({1, 2, 2, 1}, x), Ints({2}, {3, 3})}, {1, 3, 3, 1}),
+            (std::vector<float>{0, 1, 1, 2, 3, 3, 2, 3, 3}));
+  EXPECT_EQ(RunSingleOp(OpKind::kResizeNearestNeighbor, ResizeAttributes{.half_pixel_centers = true},
+                        {In({1, 2, 2, 1}, x), Ints({2}, {3, 3})}, {1, 3, 3, 1}),
+            (std::vector<float>{0, 1, 1, 2, 3, 3, 2, 3, 3}));
+}
+
+TEST(ResizeNearestNeighborTest, DefaultModeMatchesGetNearestNeighbor) {
+  CheckResizeMode(OpKind::kResizeNearestNeighbor, false, false, 4400);
+}
+TEST(ResizeNearestNeighborTest, AlignCornersMatchesGetNearestNeighbor) {
+  CheckResizeMode(OpKind::kResizeNearestNeighbor, true, false, 4410);
+}
+TEST(ResizeNearestNeighborTest, HalfPixelCentersMatchesGetNearestNeighbor) {
+  CheckResizeMode(OpKind::kResizeNearestNeighbor, false, true, 4420);
+}
+
+
+// ---------------------------------------------------------------------------
+// Data movement: RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD, TRANSPOSE,
+// SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, SPACE_TO_DEPTH
+// ---------------------------------------------------------------------------
+
+std::vector<int> Unravel(int64_t i, const Shape& s) {
+  std::vector<int> idx(s.size());
+  for (int d = static_cast<int>(s.size()) - 1; d >= 0; --d) {
+    idx[static_cast<size_t>(d)] = static_cast<int>(i % s[static_cast<size_t>(d)]);
+    i /= s[static_cast<size_t>(d)];
+  }
+  return idx;
+}
+
+int64_t Ravel(const std::vector<int>& idx, const Shape& s) {
+  int64_t i = 0;
+  for (size_t d = 0; d < s.size(); ++d) i = i * s[d] + idx[d];
+  return i;
+}
+
+// x[i0, i1, ...] for every combination of the per-dimension index lists, in
+// row-major order (what a slice produces).
+std::vector<float> Gather(const Shape& xs, const std::vector<float>& x, const std::vector<std::vector<int>>& lists) {
+  Shape counts;
+  for (const auto& l : lists) counts.push_back(static_cast<int32_t>(l.size()));
+  std::vector<float> out;
+  for (int64_t i = 0; i < NumElements(counts); ++i) {
+    const auto pos = Unravel(i, counts);
+    std::vector<int> idx;
+    for (size_t d = 0; d < lists.size(); ++d) idx.push_back(lists[d][static_cast<size_t>(pos[d])]);
+    out.push_back(x[static_cast<size_t>(Ravel(idx, xs))]);
+  }
+  return out;
+}
+
+std::vector<float> Iota(size_t n, float start = 0.0f) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+TEST(ReshapeTest, MinusOneInAttributes) {
+  // [2,3,4] with new_shape [-1, 6] -> [4, 6]; the data is unchanged.
+  const auto x = Iota(24);
+  EXPECT_EQ(RunSingleOp(OpKind::kReshape, ReshapeAttributes{Shape{-1, 6}}, {In({2, 3, 4}, x)}, {4, 6}), x);
+}
+
+TEST(ReshapeTest, MinusOneViaShapeInput) {
+  // The shape input [2, -1, 3] wins over the attributes: [2,3,4] -> [2,4,3].
+  const auto x = Iota(24, 1);
+  EXPECT_EQ(RunSingleOp(OpKind::kReshape, ReshapeAttributes{Shape{24}}, {In({2, 3, 4}, x), Ints({3}, {2, -1, 3})},
+                        {2, 4, 3}),
+            x);
+}
+
+TEST(ReshapeTest, ElementCountMismatchIsAnError) {
+  const absl::Status s = CreateStatus(OpKind::kReshape, {}, {In({2, 3, 4}, {}), Ints({2}, {5, 5})}, {{5, 5}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("cannot reshape"));
+}
+
+TEST(ReshapeTest, SqueezeDropsUnitDims) {
+  const auto x = Iota(6);
+  EXPECT_EQ(RunSingleOp(OpKind::kSqueeze, SqueezeAttributes{{0, 2}}, {In({1, 3, 1, 2}, x)}, {3, 2}), x);
+}
+
+TEST(ReshapeTest, ExpandDimsInsertsUnitDim) {
+  const auto x = Iota(6);
+  EXPECT_EQ(RunSingleOp(OpKind::kExpandDims, {}, {In({3, 2}, x), Ints({}, {1})}, {3, 1, 2}), x);
+}
+
+TEST(ConcatenationTest, NegativeAxisByHand) {
+  // [[1,2],[3,4]] ++ [[5],[6]] on axis -1 -> [[1,2,5],[3,4,6]].
+  const auto out = RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = -1},
+                               {In({2, 2}, {1, 2, 3, 4}), In({2, 1}, {5, 6})}, {2, 3});
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 5, 3, 4, 6}));
+}
+
+TEST(ConcatenationTest, FusedReluByHand) {
+  // relu([-1, 2] ++ [3, -4]) on axis 0 = [0, 2, 3, 0].
+  const auto out = RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = 0, .activation = Activation::kRelu},
+                               {In({2}, {-1, 2}), Const({2}, {3, -4})}, {4});
+  EXPECT_EQ(out, (std::vector<float>{0, 2, 3, 0}));
+}
+
+TEST(ConcatenationTest, EveryAxisMatchesIndexMath) {
+  // Three inputs of rank 4 whose sizes on the concat axis are 2, 3 and 1.
+  const Shape base{2, 3, 4, 5};
+  for (int axis : {0, 1, 2, 3, -1, -2, -3, -4}) {
+    SCOPED_TRACE(axis);
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + 4 : axis);
+    std::vector<Shape> shapes(3, base);
+    shapes[0][a] = 2;
+    shapes[1][a] = 3;
+    shapes[2][a] = 1;
+    std::vector<std::vector<float>> data;
+    std::vector<Operand> ops;
+    for (size_t i = 0; i < 3; ++i) {
+      data.push_back(Iota(Count(shapes[i]), 1000.0f * static_cast<float>(i)));
+      ops.push_back(In(shapes[i], data[i]));
+    }
+    Shape out_shape = base;
+    out_shape[a] = 6;
+    std::vector<float> expected;
+    for (int64_t i = 0; i < NumElements(out_shape); ++i) {
+      auto idx = Unravel(i, out_shape);
+      size_t which = 0;
+      while (idx[a] >= shapes[which][a]) idx[a] -= shapes[which++][a];
+      expected.push_back(data[which][static_cast<size_t>(Ravel(idx, shapes[which]))]);
+    }
+    EXPECT_EQ(RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = axis}, ops, out_shape), expected);
+  }
+}
+
+// out = 0 except the window [before, before + in) per dimension, which holds x.
+std::vector<float> RefPad(const Shape& xs, const std::vector<float>& x, const std::vector<int>& before,
+                          const std::vector<int>& after, Shape* out_shape) {
+  Shape ys = xs;
+  for (size_t d = 0; d < xs.size(); ++d) ys[d] += before[d] + after[d];
+  *out_shape = ys;
+  std::vector<float> y;
+  for (int64_t i = 0; i < NumElements(ys); ++i) {
+    auto idx = Unravel(i, ys);
+    bool inside = true;
+    for (size_t d = 0; d < xs.size(); ++d) {
+      idx[d] -= before[d];
+      inside = inside && idx[d] >= 0 && idx[d] < xs[d];
+    }
+    y.push_back(inside ? x[static_cast<size_t>(Ravel(idx, xs))] : 0.0f);
+  }
+  return y;
+}
+
+TEST(PadTest, TwoDimensionalByHand) {
+  // [[1,2],[3,4]] with paddings [[1,0],[0,1]] -> [[0,0,0],[1,2,0],[3,4,0]].
+  const auto out = RunSingleOp(OpKind::kPad, {}, {In({2, 2}, {1, 2, 3, 4}), Ints({2, 2}, {1, 0, 0, 1})}, {3, 3});
+  EXPECT_EQ(out, (std::vector<float>{0, 0, 0, 1, 2, 0, 3, 4, 0}));
+}
+
+TEST(PadTest, SpatialMatchesIndexMath) {
+  const Shape xs{2, 3, 4, 3};
+  const auto x = Random(Count(xs), 5000);
+  Shape ys;
+  const auto expected = RefPad(xs, x, {0, 1, 2, 0}, {0, 2, 1, 0}, &ys);
+  EXPECT_EQ(RunSingleOp(OpKind::kPad, {}, {In(xs, x), Ints({4, 2}, {0, 0, 1, 2, 2, 1, 0, 0})}, ys), expected);
+}
+
+TEST(PadTest, ChannelOnlyMatchesIndexMath) {
+  // [[0,0],[0,0],[0,0],[0,N]]: zero channels appended to every pixel.
+  const Shape xs{1, 3, 5, 3};
+  const auto x = Random(Count(xs), 5010);
+  Shape ys;
+  const auto expected = RefPad(xs, x, {0, 0, 0, 0}, {0, 0, 0, 5}, &ys);
+  ASSERT_EQ(ys, (Shape{1, 3, 5, 8}));
+  EXPECT_EQ(RunSingleOp(OpKind::kPad, {}, {In(xs, x), Ints({4, 2}, {0, 0, 0, 0, 0, 0, 0, 5})}, ys), expected);
+}
+
+TEST(PadTest, AllDimensionsMatchesIndexMath) {
+  const Shape xs{1, 2, 3, 2};
+  const auto x = Random(Count(xs), 5020);
+  Shape ys;
+  const auto expected = RefPad(xs, x, {1, 0, 3, 1}, {0, 2, 0, 2}, &ys);
+  EXPECT_EQ(RunSingleOp(OpKind::kPad, {}, {In(xs, x), Ints({4, 2}, {1, 0, 0, 2, 3, 0, 1, 2})}, ys), expected);
+}
+
+TEST(PadTest, PaddingsOfTheWrongShapeAreAnError) {
+  // Rank-4 input, paddings [3, 2].
+  const absl::Status s =
+      CreateStatus(OpKind::kPad, {}, {In({1, 2, 2, 1}, {}), Ints({3, 2}, {0, 0, 1, 1, 1, 1})}, {{1, 4, 4, 1}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("paddings have shape [3,2]"));
+}
+
+// out[o] = x[i] with i[perm[d]] = o[d].
+std::vector<float> RefTranspose(const Shape& xs, const std::vector<float>& x, const std::vector<int>& perm,
+                                Shape* out_shape) {
+  Shape ys;
+  for (int p : perm) ys.push_back(xs[static_cast<size_t>(p)]);
+  *out_shape = ys;
+  std::vector<float> y;
+  for (int64_t i = 0; i < NumElements(ys); ++i) {
+    const auto o = Unravel(i, ys);
+    std::vector<int> idx(xs.size());
+    for (size_t d = 0; d < perm.size(); ++d) idx[static_cast<size_t>(perm[d])] = o[d];
+    y.push_back(x[static_cast<size_t>(Ravel(idx, xs))]);
+  }
+  return y;
+}
+
+TEST(TransposeTest, MatrixByHand) {
+  // [[1,2,3],[4,5,6]]^T = [[1,4],[2,5],[3,6]].
+  EXPECT_EQ(RunSingleOp(OpKind::kTranspose, {}, {In({2, 3}, {1, 2, 3, 4, 5, 6}), Ints({2}, {1, 0})}, {3, 2}),
+            (std::vector<float>{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(TransposeTest, PermutationsMatchIndexMath) {
+  const std::pair<Shape, std::vector<int>> cases[] = {
+      {{2, 3, 4}, {2, 0, 1}},
+      {{1, 2, 3, 4}, {0, 3, 1, 2}},
+      {{2, 3, 4, 5}, {3, 2, 1, 0}},
+      {{3, 1, 5, 2}, {0, 2, 1, 3}},
+  };
+  uint32_t seed = 5100;
+  for (const auto& [xs, perm] : cases) {
+    SCOPED_TRACE(ShapeToString(xs));
+    const auto x = Random(Count(xs), ++seed);
+    Shape ys;
+    const auto expected = RefTranspose(xs, x, perm, &ys);
+    EXPECT_EQ(RunSingleOp(OpKind::kTranspose, {},
+                          {In(xs, x), Ints({static_cast<int32_t>(perm.size())}, {perm.begin(), perm.end()})}, ys),
+              expected);
+  }
+}
+
+TEST(TransposeTest, PermThatIsNotAPermutationIsAnError) {
+  const absl::Status s = CreateStatus(OpKind::kTranspose, {}, {In({2, 3, 4}, {}), Ints({3}, {0, 0, 1})}, {{2, 2, 3}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("not a permutation"));
+}
+
+TEST(SliceTest, SizeMinusOneTakesTheRest) {
+  // [2,3,4], begin [0,1,1], size [-1,2,-1]: dim 0 {0,1}, dim 1 {1,2}, dim 2 {1,2,3}.
+  const Shape xs{2, 3, 4};
+  const auto x = Iota(24);
+  EXPECT_EQ(RunSingleOp(OpKind::kSlice, {}, {In(xs, x), Ints({3}, {0, 1, 1}), Ints({3}, {-1, 2, -1})}, {2, 2, 3}),
+            Gather(xs, x, {{0, 1}, {1, 2}, {1, 2, 3}}));
+}
+
+TEST(SliceTest, SliceByHand) {
+  // [[1,2,3],[4,5,6],[7,8,9]], begin [1,0], size [2,2] -> [[4,5],[7,8]].
+  EXPECT_EQ(RunSingleOp(OpKind::kSlice, {},
+                        {In({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), Ints({2}, {1, 0}), Ints({2}, {2, 2})}, {2, 2}),
+            (std::vector<float>{4, 5, 7, 8}));
+}
+
+std::vector<float> RunStridedSlice(const Shape& xs, const std::vector<float>& x, std::vector<int32_t> begin,
+                                   std::vector<int32_t> end, std::vector<int32_t> strides, StridedSliceAttributes a,
+                                   const Shape& out) {
+  const Shape n{static_cast<int32_t>(begin.size())};
+  return RunSingleOp(OpKind::kStridedSlice, a, {In(xs, x), Ints(n, begin), Ints(n, end), Ints(n, strides)}, out);
+}
+
+TEST(StridedSliceTest, BeginAndEndMasks) {
+  // [3,4,5], begin [1,1,2], end [2,3,4], strides 1, begin_mask 0b001 (dim 0
+  // starts at 0), end_mask 0b100 (dim 2 runs to 5):
+  // dim 0 [0,2) {0,1}; dim 1 [1,3) {1,2}; dim 2 [2,5) {2,3,4}.
+  const Shape xs{3, 4, 5};
+  const auto x = Iota(60);
+  EXPECT_EQ(RunStridedSlice(xs, x, {1, 1, 2}, {2, 3, 4}, {1, 1, 1}, {.begin_mask = 1, .end_mask = 4}, {2, 2, 3}),
+            Gather(xs, x, {{0, 1}, {1, 2}, {2, 3, 4}}));
+}
+
+TEST(StridedSliceTest, NegativeStrides) {
+  // [5,6], begin [-1,4], end [0,0], strides [-2,-1], end_mask 0b10:
+  // dim 0 from 4 down to (not incl.) 0 by 2: {4,2}; dim 1 from 4 down to the
+  // start (end masked): {4,3,2,1,0}.
+  const Shape xs{5, 6};
+  const auto x = Iota(30);
+  EXPECT_EQ(RunStridedSlice(xs, x, {-1, 4}, {0, 0}, {-2, -1}, {.end_mask = 2}, {2, 5}),
+            Gather(xs, x, {{4, 2}, {4, 3, 2, 1, 0}}));
+  // begin_mask with a negative stride starts at the last element: [6], end 1,
+  // stride -2 -> {5, 3}.
+  EXPECT_EQ(RunStridedSlice({6}, Iota(6), {0}, {1}, {-2}, {.begin_mask = 1}, {2}), (std::vector<float>{5, 3}));
+}
+
+TEST(StridedSliceTest, ShrinkAxisMask) {
+  // [3,4,5], begin [1,0,-1], end [2,4,0], strides [1,2,1], shrink 0b101:
+  // dim 0 -> index 1 (dropped), dim 1 {0,2}, dim 2 -> index 4 (dropped). Out [2].
+  const Shape xs{3, 4, 5};
+  const auto x = Iota(60);
+  EXPECT_EQ(RunStridedSlice(xs, x, {1, 0, -1}, {2, 4, 0}, {1, 2, 1}, {.shrink_axis_mask = 5}, {2}),
+            Gather(xs, x, {{1}, {0, 2}, {4}}));
+}
+
+TEST(StridedSliceTest, NegativeAndOutOfRangeIndices) {
+  // [4,7], begin [-3,-6], end [-1,-1], strides [1,2]: dim 0 [1,3) {1,2};
+  // dim 1 [1,6) by 2 {1,3,5}.
+  const Shape xs{4, 7};
+  const auto x = Iota(28);
+  EXPECT_EQ(RunStridedSlice(xs, x, {-3, -6}, {-1, -1}, {1, 2}, {}, {2, 3}), Gather(xs, x, {{1, 2}, {1, 3, 5}}));
+  // Out-of-range bounds clamp: [5], begin -100, end 100, stride 2 -> {0,2,4}.
+  EXPECT_EQ(RunStridedSlice({5}, Iota(5), {-100}, {100}, {2}, {}, {3}), (std::vector<float>{0, 2, 4}));
+}
+
+TEST(StridedSliceTest, ZeroStrideIsAnError) {
+  const absl::Status s = CreateStatus(OpKind::kStridedSlice, StridedSliceAttributes{},
+                                      {In({4, 4}, {}), Ints({2}, {0, 0}), Ints({2}, {4, 4}), Ints({2}, {1, 0})},
+                                      {{4, 4}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("stride of dimension 1 is 0"));
+}
+
+TEST(SpaceDepthTest, DepthToSpaceMatchesFormula) {
+  // out[b, h*bs+dy, w*bs+dx, c] = in[b, h, w, (dy*bs+dx)*C + c], bs 2, C 3.
+  const int bs = 2, c = 3;
+  const Shape xs{2, 3, 5, bs * bs * c}, ys{2, 6, 10, c};
+  const auto x = Iota(Count(xs));
+  std::vector<float> expected(Count(ys));
+  for (int b = 0; b < 2; ++b)
+    for (int h = 0; h < 3; ++h)
+      for (int w = 0; w < 5; ++w)
+        for (int dy = 0; dy < bs; ++dy)
+          for (int dx = 0; dx < bs; ++dx)
+            for (int k = 0; k < c; ++k) {
+              expected[At(ys, b, h * bs + dy, w * bs + dx, k)] = x[At(xs, b, h, w, (dy * bs + dx) * c + k)];
+            }
+  EXPECT_EQ(RunSingleOp(OpKind::kDepthToSpace, BlockSizeAttributes{bs}, {In(xs, x)}, ys), expected);
+}
+
+TEST(SpaceDepthTest, SpaceToDepthMatchesFormula) {
+  // out[b, h, w, (dy*bs+dx)*C + c] = in[b, h*bs+dy, w*bs+dx, c], bs 2, C 5.
+  const int bs = 2, c = 5;
+  const Shape xs{1, 4, 6, c}, ys{1, 2, 3, bs * bs * c};
+  const auto x = Iota(Count(xs));
+  std::vector<float> expected(Count(ys));
+  for (int h = 0; h < 2; ++h)
+    for (int w = 0; w < 3; ++w)
+      for (int dy = 0; dy < bs; ++dy)
+        for (int dx = 0; dx < bs; ++dx)
+          for (int k = 0; k < c; ++k) {
+            expected[At(ys, 0, h, w, (dy * bs + dx) * c + k)] = x[At(xs, 0, h * bs + dy, w * bs + dx, k)];
+          }
+  EXPECT_EQ(RunSingleOp(OpKind::kSpaceToDepth, BlockSizeAttributes{bs}, {In(xs, x)}, ys), expected);
+}
+
+TEST(SpaceDepthTest, SpaceToDepthThenDepthToSpaceIsIdentity) {
+  GraphBuilder b;
+  const int x = b.Input({2, 4, 6, 3});
+  const int mid = b.Tensor({2, 2, 3, 12});
+  const int y = b.Tensor({2, 4, 6, 3});
+  b.Op(OpKind::kSpaceToDepth, BlockSizeAttributes{2}, {x}, {mid});
+  b.Op(OpKind::kDepthToSpace, BlockSizeAttributes{2}, {mid}, {y});
+  b.Output(y);
+  const auto data = Random(2 * 4 * 6 * 3, 5200);
+  const auto out = RunGraph(b.Build(), {data});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], data);
+}
+
+TEST(SpaceDepthTest, DepthToSpaceThenSpaceToDepthIsIdentity) {
+  GraphBuilder b;
+  const int x = b.Input({1, 3, 5, 8});
+  const int mid = b.Tensor({1, 6, 10, 2});
+  const int y = b.Tensor({1, 3, 5, 8});
+  b.Op(OpKind::kDepthToSpace, BlockSizeAttributes{2}, {x}, {mid});
+  b.Op(OpKind::kSpaceToDepth, BlockSizeAttributes{2}, {mid}, {y});
+  b.Output(y);
+  const auto data = Random(3 * 5 * 8, 5210);
+  const auto out = RunGraph(b.Build(), {data});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], data);
+}
+
 }  // namespace
 }  // namespace mgd
