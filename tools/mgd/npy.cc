@@ -4,12 +4,30 @@
 
 #include <cstring>
 #include <fstream>
-#include <regex>
 
 #include "model/reader.h"
 
 namespace mgd::cli {
 namespace {
+
+// The text after 'key': in a .npy header dict, up to the next top-level
+// comma: "'<f4'", "False", "(1, 2, 3)". Empty when the key is missing.
+std::string DictValue(const std::string& header, const std::string& key) {
+  const size_t k = header.find("'" + key + "'");
+  if (k == std::string::npos) return "";
+  size_t i = header.find(':', k);
+  if (i == std::string::npos) return "";
+  ++i;
+  while (i < header.size() && header[i] == ' ') ++i;
+  size_t end = i;
+  int depth = 0;
+  while (end < header.size() && !(depth == 0 && (header[end] == ',' || header[end] == '}'))) {
+    if (header[end] == '(') ++depth;
+    if (header[end] == ')') --depth;
+    ++end;
+  }
+  return header.substr(i, end - i);
+}
 
 absl::StatusOr<FloatArray> ParseNpy(const std::string& path, const std::vector<uint8_t>& bytes) {
   auto bad = [&](const std::string& why) { return absl::InvalidArgumentError(fmt::format("{}: not a float32 .npy file: {}", path, why)); };
@@ -29,20 +47,26 @@ absl::StatusOr<FloatArray> ParseNpy(const std::string& path, const std::vector<u
   if (header_start + header_len > bytes.size()) return bad("truncated header");
   const std::string header(bytes.begin() + static_cast<long>(header_start),
                            bytes.begin() + static_cast<long>(header_start + header_len));
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr'\\s*:\\s*'([^']*)'")) || (m[1] != "<f4" && m[1] != "=f4")) {
-    return bad(fmt::format("dtype is {}, expected '<f4'", m.size() > 1 ? std::string(m[1]) : "missing"));
+  const std::string descr = DictValue(header, "descr");
+  if (descr != "'<f4'" && descr != "'=f4'") {
+    return bad(fmt::format("dtype is {}, expected '<f4'", descr.empty() ? "missing" : descr));
   }
-  if (!std::regex_search(header, m, std::regex("'fortran_order'\\s*:\\s*False"))) return bad("fortran_order must be False");
-  if (!std::regex_search(header, m, std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)"))) return bad("no shape");
+  if (DictValue(header, "fortran_order") != "False") return bad("fortran_order must be False");
+  const std::string shape = DictValue(header, "shape");
+  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')') return bad("no shape");
   FloatArray array;
   array.has_shape = true;
-  const std::string dims = m[1];
-  std::regex number("\\d+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number); it != std::sregex_iterator(); ++it) {
-    const long long d = std::stoll(it->str());
-    if (d > (1LL << 31)) return bad("dimension too large");
-    array.shape.push_back(static_cast<int32_t>(d));
+  int64_t dim = -1;
+  for (char ch : shape.substr(1)) {
+    if (ch >= '0' && ch <= '9') {
+      dim = (dim < 0 ? 0 : dim) * 10 + (ch - '0');
+      if (dim > (int64_t{1} << 31)) return bad("dimension too large");
+    } else if (ch == ',' || ch == ')') {
+      if (dim >= 0) array.shape.push_back(static_cast<int32_t>(dim));
+      dim = -1;
+    } else if (ch != ' ') {
+      return bad(fmt::format("cannot read shape {}", shape));
+    }
   }
   const size_t data_start = header_start + header_len;
   const int64_t count = NumElements(array.shape);
