@@ -59,7 +59,7 @@ class Convolution2dTransposeBiasKernel : public Kernel {
   absl::Status Prepare(KernelContext& ctx) override {
     MGD_RETURN_IF_ERROR(ExpectArity(ctx, 3, 1));
     MGD_ASSIGN_OR_RETURN(auto ints, ReadInts(ctx, 3, "TfLiteTransposeConvParams"));
-    MGD_ASSIGN_OR_RETURN(params_.padding, ReadPadding(ctx, ints[0]));
+    MGD_ASSIGN_OR_RETURN(const Padding padding, ReadPadding(ctx, ints[0]));
     params_.stride_w = ints[1];
     params_.stride_h = ints[2];
     if (params_.stride_w < 1 || params_.stride_h < 1) {
@@ -69,10 +69,16 @@ class Convolution2dTransposeBiasKernel : public Kernel {
     const TensorRef& w = ctx.in(1);
     MGD_RETURN_IF_ERROR(ExpectRank4(ctx, x, "input"));
     MGD_RETURN_IF_ERROR(ExpectRank4(ctx, w, "weights"));
+    // MediaPipe's own output size and padding (not TFLite's TRANSPOSE_CONV
+    // rule): the full transposed output s*(in-1)+k, minus for SAME the
+    // overhang P = max(0, k - (in-1)%s - 1), of which P/2 is cut at the start.
+    auto overhang = [&](int in, int k, int s) { return padding == Padding::kSame ? std::max(0, k - (in - 1) % s - 1) : 0; };
     const int kh = w.dim(1), kw = w.dim(2);
-    auto size = [&](int in, int k, int s) { return params_.padding == Padding::kSame ? in * s : (in - 1) * s + k; };
-    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), size(x.dim(1), kh, params_.stride_h),
-                                                 size(x.dim(2), kw, params_.stride_w), w.dim(0)}));
+    const int ph = overhang(x.dim(1), kh, params_.stride_h), pw = overhang(x.dim(2), kw, params_.stride_w);
+    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), params_.stride_h * (x.dim(1) - 1) + kh - ph,
+                                                 params_.stride_w * (x.dim(2) - 1) + kw - pw, w.dim(0)}));
+    params_.pad_h = ph / 2;
+    params_.pad_w = pw / 2;
     return CheckTransposeConv(ctx, x, w, &ctx.in(2), ctx.out(0));
   }
 
@@ -193,8 +199,10 @@ class MaxUnpooling2dKernel : public Kernel {
           for (int ch = 0; ch < c; ++ch) {
             const int64_t i = ((static_cast<int64_t>(b) * ih + iy) * iw + ix) * c + ch;
             const float fi = idx[i];
-            // The index comes from a tensor: anything outside the window is skipped.
-            if (!(fi >= 0.0f && fi < static_cast<float>(p_.filter_w * p_.filter_h))) continue;
+            // Decoded as MediaPipe does (truncate, then / and % by the filter
+            // width); the index comes from a tensor, so values that do not fit
+            // an int and destinations outside the output are skipped.
+            if (!(fi > -1e9f && fi < 1e9f)) continue;
             const int k = static_cast<int>(fi);
             const int oy = iy * p_.stride_h - pad_h_ + k / p_.filter_w;
             const int ox = ix * p_.stride_w - pad_w_ + k % p_.filter_w;

@@ -177,13 +177,21 @@ class TransposeConvKernel : public Kernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
     const auto& a = std::get<TransposeConvAttributes>(ctx.node->attributes);
-    params_ = {a.padding, a.stride_w, a.stride_h, RangeOf(a.activation)};
     const TensorRef& shape = ctx.in(0);
     if (shape.elements() != 4) return ctx.Error("output_shape input must have 4 elements");
     Shape expected(shape.as<int32_t>(), shape.as<int32_t>() + 4);
     MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, expected));
     const TensorRef* bias = ctx.has_input(3) ? &ctx.in(3) : nullptr;
-    return CheckTransposeConv(ctx, ctx.in(2), ctx.in(1), bias, ctx.out(0));
+    MGD_RETURN_IF_ERROR(CheckTransposeConv(ctx, ctx.in(2), ctx.in(1), bias, ctx.out(0)));
+    // TFLite: the padding of the forward convolution from the output back to
+    // the input.
+    const int oh = expected[1], ow = expected[2], kh = ctx.in(1).dim(1), kw = ctx.in(1).dim(2);
+    params_.stride_w = a.stride_w;
+    params_.stride_h = a.stride_h;
+    params_.pad_h = PaddingBefore(a.stride_h, 1, oh, kh, WindowedOutputSize(a.padding, oh, kh, a.stride_h, 1));
+    params_.pad_w = PaddingBefore(a.stride_w, 1, ow, kw, WindowedOutputSize(a.padding, ow, kw, a.stride_w, 1));
+    params_.activation = RangeOf(a.activation);
+    return absl::OkStatus();
   }
   absl::Status Invoke(KernelContext& ctx) override {
     TransposeConv(params_, ctx.in(2), ctx.in(1), ctx.has_input(3) ? &ctx.in(3) : nullptr, ctx.out(0));
@@ -274,9 +282,7 @@ void TransposeConv(const TransposeConvParams& p, const TensorRef& input, const T
   const int n = input.dim(0), ih = input.dim(1), iw = input.dim(2), ci = input.dim(3);
   const int co = weights.dim(0), kh = weights.dim(1), kw = weights.dim(2);
   const int oh = output.dim(1), ow = output.dim(2);
-  // TFLite: padding as for a forward convolution from the output back to the input.
-  const int pad_h = PaddingBefore(p.stride_h, 1, oh, kh, WindowedOutputSize(p.padding, oh, kh, p.stride_h, 1));
-  const int pad_w = PaddingBefore(p.stride_w, 1, ow, kw, WindowedOutputSize(p.padding, ow, kw, p.stride_w, 1));
+  const int pad_h = p.pad_h, pad_w = p.pad_w;
   const float* xd = input.as<float>();
   const float* wd = weights.as<float>();
   float* yd = output.as<float>();

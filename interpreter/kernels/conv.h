@@ -9,8 +9,8 @@ namespace mgd {
 // Transposed convolution, TFLite semantics: input [N,H,W,Ci], weights OHWI
 // [Co,Kh,Kw,Ci], optional bias [Co], output [N,Ho,Wo,Co].
 struct TransposeConvParams {
-  Padding padding = Padding::kSame;
   int stride_w = 1, stride_h = 1;
+  int pad_w = 0, pad_h = 0;  // output positions cut from the top/left
   ActivationRange activation;
 };
 absl::Status CheckTransposeConv(const KernelContext& ctx, const TensorRef& input, const TensorRef& weights,

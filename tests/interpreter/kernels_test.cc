@@ -23,8 +23,8 @@
 namespace mgd {
 namespace {
 
-using ::testing::HasSubstr;
 using mgd::testing::GraphBuilder;
+using ::testing::HasSubstr;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -47,8 +47,6 @@ void ExpectClose(const std::vector<float>& actual, const std::vector<double>& ex
   }
 }
 
-[[maybe_unused]] std::vector<double> ToDouble(const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); }
-
 // Deterministic uniform values in [lo, hi).
 std::vector<float> Random(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937 rng(seed);
@@ -67,11 +65,15 @@ struct Operand {
   std::vector<float> values;
   std::vector<int32_t> ints;
 };
-Operand In(Shape shape, std::vector<float> values) { return {Operand::Kind::kInput, std::move(shape), std::move(values), {}}; }
+Operand In(Shape shape, std::vector<float> values) {
+  return {Operand::Kind::kInput, std::move(shape), std::move(values), {}};
+}
 Operand Const(Shape shape, std::vector<float> values) {
   return {Operand::Kind::kConstant, std::move(shape), std::move(values), {}};
 }
-Operand Ints(Shape shape, std::vector<int32_t> ints) { return {Operand::Kind::kInt, std::move(shape), {}, std::move(ints)}; }
+Operand Ints(Shape shape, std::vector<int32_t> ints) {
+  return {Operand::Kind::kInt, std::move(shape), {}, std::move(ints)};
+}
 Operand Omitted() { return {Operand::Kind::kOmitted, {}, {}, {}}; }
 
 // Builds the graph of one op: kInput operands become graph inputs (in order),
@@ -227,8 +229,8 @@ std::vector<double> RefConv2d(const ConvCase& c, const std::vector<float>& x, co
 // Runs CONV_2D on random data for `c` and compares with RefConv2d.
 void CheckConv2d(const ConvCase& c, uint32_t seed, float range = 1.0f) {
   SCOPED_TRACE(::testing::Message() << "conv " << c.n << "x" << c.h << "x" << c.w << "x" << c.ci << " -> " << c.co
-                                    << " k" << c.kh << "x" << c.kw << " s" << c.sh << "," << c.sw << " d" << c.dh
-                                    << "," << c.dw << " groups " << c.groups
+                                    << " k" << c.kh << "x" << c.kw << " s" << c.sh << "," << c.sw << " d" << c.dh << ","
+                                    << c.dw << " groups " << c.groups
                                     << (c.padding == Padding::kSame ? " SAME" : " VALID"));
   const Shape xs{c.n, c.h, c.w, c.ci}, ws{c.co, c.kh, c.kw, c.ci / c.groups};
   const auto x = Random(Count(xs), seed, -range, range);
@@ -236,8 +238,12 @@ void CheckConv2d(const ConvCase& c, uint32_t seed, float range = 1.0f) {
   const auto bias = Random(static_cast<size_t>(c.co), seed + 2, -range, range);
   Shape out_shape;
   const auto expected = RefConv2d(c, x, w, bias, &out_shape);
-  Conv2dAttributes a{.padding = c.padding, .stride_w = c.sw, .stride_h = c.sh, .dilation_w = c.dw,
-                     .dilation_h = c.dh, .activation = c.activation};
+  Conv2dAttributes a{.padding = c.padding,
+                     .stride_w = c.sw,
+                     .stride_h = c.sh,
+                     .dilation_w = c.dw,
+                     .dilation_h = c.dh,
+                     .activation = c.activation};
   const auto actual =
       RunSingleOp(OpKind::kConv2d, a, {In(xs, x), Const(ws, w), c.bias ? Const({c.co}, bias) : Omitted()}, out_shape);
   ExpectClose(actual, expected);
@@ -251,19 +257,19 @@ TEST(Conv2dTest, TinyValidByHand) {
   // x = [[1,2,3],[4,5,6],[7,8,9]], w = [[1,2],[3,4]], bias 0.5, VALID stride 1:
   // (0,0): 1*1+2*2+4*3+5*4 = 37 -> 37.5   (0,1): 2+6+15+24 = 47 -> 47.5
   // (1,0): 4+10+21+32 = 67 -> 67.5        (1,1): 5+12+24+36 = 77 -> 77.5
-  const auto out = RunSingleOp(OpKind::kConv2d, Conv2dAttributes{.padding = Padding::kValid},
-                               {In({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), Const({1, 2, 2, 1}, {1, 2, 3, 4}),
-                                Const({1}, {0.5f})},
-                               {1, 2, 2, 1});
+  const auto out = RunSingleOp(
+      OpKind::kConv2d, Conv2dAttributes{.padding = Padding::kValid},
+      {In({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), Const({1, 2, 2, 1}, {1, 2, 3, 4}), Const({1}, {0.5f})},
+      {1, 2, 2, 1});
   ExpectClose(out, {37.5, 47.5, 67.5, 77.5});
 }
 
 TEST(Conv2dTest, TinySamePaddingByHand) {
   // x = [[1,2],[3,4]], w 3x3 all ones, SAME stride 1 (pad 1 each side): every
   // output sums the whole 2x2 input = 10, no bias.
-  const auto out = RunSingleOp(OpKind::kConv2d, Conv2dAttributes{},
-                               {In({1, 2, 2, 1}, {1, 2, 3, 4}), Const({1, 3, 3, 1}, std::vector<float>(9, 1.0f))},
-                               {1, 2, 2, 1});
+  const auto out =
+      RunSingleOp(OpKind::kConv2d, Conv2dAttributes{},
+                  {In({1, 2, 2, 1}, {1, 2, 3, 4}), Const({1, 3, 3, 1}, std::vector<float>(9, 1.0f))}, {1, 2, 2, 1});
   ExpectClose(out, {10, 10, 10, 10});
 }
 
@@ -284,7 +290,17 @@ TEST(Conv2dTest, MatchesDirectLoopOnOddShapesStridesAndPadding) {
 TEST(Conv2dTest, DilationMatchesDirectLoop) {
   const ConvCase cases[] = {
       {.n = 1, .h = 9, .w = 7, .ci = 3, .co = 4, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 2, .dw = 2},
-      {.n = 1, .h = 10, .w = 11, .ci = 5, .co = 6, .kh = 3, .kw = 2, .sh = 1, .sw = 1, .dh = 3, .dw = 2,
+      {.n = 1,
+       .h = 10,
+       .w = 11,
+       .ci = 5,
+       .co = 6,
+       .kh = 3,
+       .kw = 2,
+       .sh = 1,
+       .sw = 1,
+       .dh = 3,
+       .dw = 2,
        .padding = Padding::kValid},
       {.n = 2, .h = 8, .w = 9, .ci = 7, .co = 3, .kh = 2, .kw = 3, .sh = 2, .sw = 1, .dh = 2, .dw = 3},
   };
@@ -297,11 +313,19 @@ TEST(Conv2dTest, GroupedConvolutionMatchesDirectLoop) {
       // 6 input channels, filter depth 2: 3 groups of 3 output channels.
       {.n = 1, .h = 7, .w = 6, .ci = 6, .co = 9, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .groups = 3},
       // Filter depth 1: one group per input channel, 2 outputs each.
-      {.n = 1, .h = 5, .w = 8, .ci = 5, .co = 10, .kh = 3, .kw = 2, .sh = 2, .sw = 1, .padding = Padding::kValid,
+      {.n = 1,
+       .h = 5,
+       .w = 8,
+       .ci = 5,
+       .co = 10,
+       .kh = 3,
+       .kw = 2,
+       .sh = 2,
+       .sw = 1,
+       .padding = Padding::kValid,
        .groups = 5},
       // 2 groups of 8 input and 3 output channels, dilated.
-      {.n = 1, .h = 9, .w = 9, .ci = 16, .co = 6, .kh = 2, .kw = 2, .sh = 1, .sw = 2, .dh = 2, .dw = 2,
-       .groups = 2},
+      {.n = 1, .h = 9, .w = 9, .ci = 16, .co = 6, .kh = 2, .kw = 2, .sh = 1, .sw = 2, .dh = 2, .dw = 2, .groups = 2},
   };
   uint32_t seed = 300;
   for (const ConvCase& c : cases) CheckConv2d(c, seed += 10);
@@ -324,9 +348,9 @@ TEST(Conv2dTest, FusedTanhMatchesDirectLoop) { CheckConv2d(ActivationCase(Activa
 
 TEST(Conv2dTest, FusedRelu6ClampsByHand) {
   // 1x1 conv with weight 1: y = relu6(x + bias 0) for x = -3, 2, 6, 9 -> 0, 2, 6, 6.
-  const auto out = RunSingleOp(OpKind::kConv2d, Conv2dAttributes{.activation = Activation::kRelu6},
-                               {In({1, 1, 4, 1}, {-3, 2, 6, 9}), Const({1, 1, 1, 1}, {1}), Const({1}, {0})},
-                               {1, 1, 4, 1});
+  const auto out =
+      RunSingleOp(OpKind::kConv2d, Conv2dAttributes{.activation = Activation::kRelu6},
+                  {In({1, 1, 4, 1}, {-3, 2, 6, 9}), Const({1, 1, 1, 1}, {1}), Const({1}, {0})}, {1, 1, 4, 1});
   ExpectClose(out, {0, 2, 6, 6});
 }
 
@@ -337,8 +361,8 @@ TEST(Conv2dTest, FusedRelu6ClampsByHand) {
 // out[b,oy,ox,o] = bias[o] + sum x[b,iy,ix,o/m] * w[0,ky,kx,o].
 void CheckDepthwise(const ConvCase& c, int multiplier, uint32_t seed) {
   SCOPED_TRACE(::testing::Message() << "depthwise " << c.h << "x" << c.w << "x" << c.ci << " m" << multiplier << " k"
-                                    << c.kh << "x" << c.kw << " s" << c.sh << "," << c.sw << " d" << c.dh << ","
-                                    << c.dw << (c.padding == Padding::kSame ? " SAME" : " VALID"));
+                                    << c.kh << "x" << c.kw << " s" << c.sh << "," << c.sw << " d" << c.dh << "," << c.dw
+                                    << (c.padding == Padding::kSame ? " SAME" : " VALID"));
   const int co = c.ci * multiplier;
   const Shape xs{c.n, c.h, c.w, c.ci}, ws{1, c.kh, c.kw, co};
   const auto x = Random(Count(xs), seed);
@@ -360,44 +384,67 @@ void CheckDepthwise(const ConvCase& c, int multiplier, uint32_t seed) {
             }
           expected.push_back(ApplyActivation(c.activation, acc));
         }
-  DepthwiseConv2dAttributes a{.padding = c.padding, .stride_w = c.sw, .stride_h = c.sh, .dilation_w = c.dw,
-                              .dilation_h = c.dh, .depth_multiplier = multiplier, .activation = c.activation};
+  DepthwiseConv2dAttributes a{.padding = c.padding,
+                              .stride_w = c.sw,
+                              .stride_h = c.sh,
+                              .dilation_w = c.dw,
+                              .dilation_h = c.dh,
+                              .depth_multiplier = multiplier,
+                              .activation = c.activation};
   const auto actual = RunSingleOp(OpKind::kDepthwiseConv2d, a,
-                                  {In(xs, x), Const(ws, w), c.bias ? Const({co}, bias) : Omitted()},
-                                  {c.n, oh, ow, co});
+                                  {In(xs, x), Const(ws, w), c.bias ? Const({co}, bias) : Omitted()}, {c.n, oh, ow, co});
   ExpectClose(actual, expected);
 }
 
 TEST(DepthwiseConv2dTest, TinyMultiplier2ByHand) {
   // x 1x1x2x1 = [3, 5], w 1x1x1x2 = [2, -1], bias [1, 0]:
   // pixel 0: [3*2+1, 3*-1+0] = [7, -3]; pixel 1: [5*2+1, 5*-1] = [11, -5].
-  const auto out = RunSingleOp(OpKind::kDepthwiseConv2d, DepthwiseConv2dAttributes{.depth_multiplier = 2},
-                               {In({1, 1, 2, 1}, {3, 5}), Const({1, 1, 1, 2}, {2, -1}), Const({2}, {1, 0})},
-                               {1, 1, 2, 2});
+  const auto out =
+      RunSingleOp(OpKind::kDepthwiseConv2d, DepthwiseConv2dAttributes{.depth_multiplier = 2},
+                  {In({1, 1, 2, 1}, {3, 5}), Const({1, 1, 1, 2}, {2, -1}), Const({2}, {1, 0})}, {1, 1, 2, 2});
   ExpectClose(out, {7, -3, 11, -5});
 }
 
 TEST(DepthwiseConv2dTest, Multiplier1MatchesDirectLoop) {
   CheckDepthwise({.n = 1, .h = 7, .w = 6, .ci = 17, .co = 17, .kh = 3, .kw = 3, .sh = 1, .sw = 1}, 1, 600);
-  CheckDepthwise({.n = 2, .h = 9, .w = 10, .ci = 5, .co = 5, .kh = 5, .kw = 3, .sh = 2, .sw = 3,
-                  .padding = Padding::kValid},
-                 1, 610);
-  CheckDepthwise({.n = 1, .h = 8, .w = 8, .ci = 3, .co = 3, .kh = 3, .kw = 3, .sh = 2, .sw = 2,
-                  .activation = Activation::kRelu6, .bias = false},
+  CheckDepthwise(
+      {.n = 2, .h = 9, .w = 10, .ci = 5, .co = 5, .kh = 5, .kw = 3, .sh = 2, .sw = 3, .padding = Padding::kValid}, 1,
+      610);
+  CheckDepthwise({.n = 1,
+                  .h = 8,
+                  .w = 8,
+                  .ci = 3,
+                  .co = 3,
+                  .kh = 3,
+                  .kw = 3,
+                  .sh = 2,
+                  .sw = 2,
+                  .activation = Activation::kRelu6,
+                  .bias = false},
                  1, 620);
 }
 
 TEST(DepthwiseConv2dTest, Multiplier2MatchesDirectLoop) {
   CheckDepthwise({.n = 1, .h = 6, .w = 7, .ci = 3, .co = 6, .kh = 3, .kw = 3, .sh = 1, .sw = 1}, 2, 700);
-  CheckDepthwise({.n = 1, .h = 11, .w = 5, .ci = 7, .co = 14, .kh = 2, .kw = 4, .sh = 3, .sw = 1,
-                  .padding = Padding::kValid},
-                 2, 710);
+  CheckDepthwise(
+      {.n = 1, .h = 11, .w = 5, .ci = 7, .co = 14, .kh = 2, .kw = 4, .sh = 3, .sw = 1, .padding = Padding::kValid}, 2,
+      710);
 }
 
 TEST(DepthwiseConv2dTest, DilationMatchesDirectLoop) {
-  CheckDepthwise({.n = 1, .h = 9, .w = 9, .ci = 5, .co = 5, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 2, .dw = 2},
-                 1, 800);
-  CheckDepthwise({.n = 1, .h = 10, .w = 7, .ci = 2, .co = 4, .kh = 3, .kw = 2, .sh = 2, .sw = 1, .dh = 3, .dw = 2,
+  CheckDepthwise({.n = 1, .h = 9, .w = 9, .ci = 5, .co = 5, .kh = 3, .kw = 3, .sh = 1, .sw = 1, .dh = 2, .dw = 2}, 1,
+                 800);
+  CheckDepthwise({.n = 1,
+                  .h = 10,
+                  .w = 7,
+                  .ci = 2,
+                  .co = 4,
+                  .kh = 3,
+                  .kw = 2,
+                  .sh = 2,
+                  .sw = 1,
+                  .dh = 3,
+                  .dw = 2,
                   .padding = Padding::kValid},
                  2, 810);
 }
@@ -411,7 +458,7 @@ TEST(DepthwiseConv2dTest, DilationMatchesDirectLoop) {
 // size) back to the input.
 std::vector<double> RefTransposeConv(const Shape& xs, const std::vector<float>& x, const Shape& ws,
                                      const std::vector<float>& w, const std::vector<float>* bias, const Shape& ys,
-                                     Padding padding, int sh, int sw, int pad_h, int pad_w) {
+                                     int sh, int sw, int pad_h, int pad_w) {
   std::vector<double> y(Count(ys), 0.0);
   for (int b = 0; b < xs[0]; ++b)
     for (int iy = 0; iy < xs[1]; ++iy)
@@ -427,7 +474,6 @@ std::vector<double> RefTransposeConv(const Shape& xs, const std::vector<float>& 
   if (bias) {
     for (size_t i = 0; i < y.size(); ++i) y[i] += (*bias)[i % static_cast<size_t>(ys[3])];
   }
-  (void)padding;
   return y;
 }
 
@@ -445,7 +491,7 @@ void CheckTransposeConv(Padding padding, int n, int h, int w, int ci, int co, in
   const auto bias = Random(static_cast<size_t>(co), seed + 2);
   const int pad_h = PadBefore(oh, kh, sh, 1, OutSize(padding, oh, kh, sh));
   const int pad_w = PadBefore(ow, kw, sw, 1, OutSize(padding, ow, kw, sw));
-  const auto expected = RefTransposeConv(xs, x, ws, wt, with_bias ? &bias : nullptr, ys, padding, sh, sw, pad_h, pad_w);
+  const auto expected = RefTransposeConv(xs, x, ws, wt, with_bias ? &bias : nullptr, ys, sh, sw, pad_h, pad_w);
   const auto actual = RunSingleOp(
       OpKind::kTransposeConv, TransposeConvAttributes{.padding = padding, .stride_w = sw, .stride_h = sh},
       {Ints({4}, {ys[0], ys[1], ys[2], ys[3]}), Const(ws, wt), In(xs, x), with_bias ? Const({co}, bias) : Omitted()},
@@ -457,11 +503,10 @@ TEST(TransposeConvTest, Stride2Kernel2ValidByHand) {
   // Stride 2 with a 2x2 kernel: every input pixel paints its own 2x2 block,
   // out[2i+dy][2j+dx] = x[i][j] * w[dy][dx]; x = [[1,2],[3,4]], w = [[1,2],[3,4]],
   // bias 0.5. VALID: pad = ((2-1)*2 + 2 - 4) / 2 = 0.
-  const auto out = RunSingleOp(OpKind::kTransposeConv,
-                               TransposeConvAttributes{.padding = Padding::kValid, .stride_w = 2, .stride_h = 2},
-                               {Ints({4}, {1, 4, 4, 1}), Const({1, 2, 2, 1}, {1, 2, 3, 4}),
-                                In({1, 2, 2, 1}, {1, 2, 3, 4}), Const({1}, {0.5f})},
-                               {1, 4, 4, 1});
+  const auto out = RunSingleOp(
+      OpKind::kTransposeConv, TransposeConvAttributes{.padding = Padding::kValid, .stride_w = 2, .stride_h = 2},
+      {Ints({4}, {1, 4, 4, 1}), Const({1, 2, 2, 1}, {1, 2, 3, 4}), In({1, 2, 2, 1}, {1, 2, 3, 4}), Const({1}, {0.5f})},
+      {1, 4, 4, 1});
   ExpectClose(out, {1.5, 2.5, 2.5, 4.5,  //
                     3.5, 4.5, 6.5, 8.5,  //
                     3.5, 6.5, 4.5, 8.5,  //
@@ -498,10 +543,9 @@ TEST(TransposeConvTest, WithoutBiasMatchesScatterLoop) {
 TEST(FullyConnectedTest, TinyByHand) {
   // x = [[1, 2, 3], [-1, 0, 1]], w = [[1, 0, -1], [2, 1, 0]], bias = [0.5, -1]:
   // row 0: [1-3+0.5, 2+2-1] = [-1.5, 3]; row 1: [-1-1+0.5, -2+0-1] = [-1.5, -3].
-  const auto out = RunSingleOp(OpKind::kFullyConnected, FullyConnectedAttributes{},
-                               {In({2, 3}, {1, 2, 3, -1, 0, 1}), Const({2, 3}, {1, 0, -1, 2, 1, 0}),
-                                Const({2}, {0.5f, -1})},
-                               {2, 2});
+  const auto out = RunSingleOp(
+      OpKind::kFullyConnected, FullyConnectedAttributes{},
+      {In({2, 3}, {1, 2, 3, -1, 0, 1}), Const({2, 3}, {1, 0, -1, 2, 1, 0}), Const({2}, {0.5f, -1})}, {2, 2});
   ExpectClose(out, {-1.5, 3, -1.5, -3});
 }
 
@@ -531,22 +575,20 @@ TEST(FullyConnectedTest, KeepNumDimsFalseFlattensLeadingDims) {
 TEST(FullyConnectedTest, KeepNumDimsTrueKeepsLeadingDims) {
   // [2,3,5] x [7,5]^T -> [2, 3, 7], with a fused RELU and no bias.
   const auto x = Random(30, 1310), w = Random(35, 1311);
-  const auto out =
-      RunSingleOp(OpKind::kFullyConnected,
-                  FullyConnectedAttributes{.activation = Activation::kRelu, .keep_num_dims = true},
-                  {In({2, 3, 5}, x), Const({7, 5}, w), Omitted()}, {2, 3, 7});
+  const auto out = RunSingleOp(OpKind::kFullyConnected,
+                               FullyConnectedAttributes{.activation = Activation::kRelu, .keep_num_dims = true},
+                               {In({2, 3, 5}, x), Const({7, 5}, w), Omitted()}, {2, 3, 7});
   ExpectClose(out, RefFullyConnected(x, w, {}, 7, 5, Activation::kRelu));
 }
 
 TEST(FullyConnectedTest, KeepNumDimsMismatchIsAnError) {
   // keep_num_dims = true must give [2,3,7]; declaring [2,21] is rejected.
-  const absl::Status s = CreateStatus(OpKind::kFullyConnected, FullyConnectedAttributes{.keep_num_dims = true},
-                                      {In({2, 3, 5}, {}), Const({7, 5}, Random(35, 1)), Const({7}, Random(7, 2))},
-                                      {{2, 21}});
+  const absl::Status s =
+      CreateStatus(OpKind::kFullyConnected, FullyConnectedAttributes{.keep_num_dims = true},
+                   {In({2, 3, 5}, {}), Const({7, 5}, Random(35, 1)), Const({7}, Random(7, 2))}, {{2, 21}});
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("has shape"));
 }
-
 
 // ---------------------------------------------------------------------------
 // ADD / SUB / MUL / DIV / MAXIMUM / MINIMUM / SQUARED_DIFFERENCE / PRELU
@@ -607,9 +649,8 @@ void CheckBinary(OpKind op, Activation act, const Shape& as, const Shape& bs, ui
     for (float& v : b) v = v < 0 ? v - 0.5f : v + 0.5f;  // away from 0
   }
   Shape out_shape;
-  const auto expected =
-      RefBroadcast(as, a, bs, b, [&](double p, double q) { return ApplyActivation(act, RefBinary(op, p, q)); },
-                   &out_shape);
+  const auto expected = RefBroadcast(
+      as, a, bs, b, [&](double p, double q) { return ApplyActivation(act, RefBinary(op, p, q)); }, &out_shape);
   Attributes attrs;
   if (op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul || op == OpKind::kDiv) {
     attrs = ElementwiseAttributes{act};
@@ -620,38 +661,37 @@ void CheckBinary(OpKind op, Activation act, const Shape& as, const Shape& bs, ui
 
 // The broadcast patterns every arithmetic op is checked on.
 void CheckBroadcastPatterns(OpKind op, uint32_t seed) {
-  CheckBinary(op, Activation::kNone, {1, 3, 5, 7}, {1, 3, 5, 7}, seed);         // same shape
+  CheckBinary(op, Activation::kNone, {1, 3, 5, 7}, {1, 3, 5, 7}, seed);             // same shape
   CheckBinary(op, Activation::kNone, {1, 3, 5, 7}, {1, 1, 1, 7}, seed + 10, true);  // per-channel
-  CheckBinary(op, Activation::kNone, {1, 1, 1, 7}, {1, 3, 5, 7}, seed + 20);     // per-channel, first operand
-  CheckBinary(op, Activation::kNone, {1, 6, 3}, {1}, seed + 30, true);          // [1,N,3] x [1]
-  CheckBinary(op, Activation::kNone, {1}, {1, 6, 3}, seed + 40);                // [1] x [1,N,3]
-  CheckBinary(op, Activation::kNone, {2, 5}, {}, seed + 50, true);              // tensor x scalar
-  CheckBinary(op, Activation::kNone, {}, {2, 5}, seed + 60);                    // scalar x tensor
-  CheckBinary(op, Activation::kNone, {2, 1, 3, 1}, {1, 4, 1, 5}, seed + 70);    // general 4-D
-  CheckBinary(op, Activation::kNone, {1, 4, 1, 5}, {2, 1, 3, 1}, seed + 80);    // and the other way
-  CheckBinary(op, Activation::kNone, {4, 1, 5}, {2, 1, 3, 1}, seed + 90);       // different ranks
-  CheckBinary(op, Activation::kNone, {2, 3, 1, 6}, {3, 4, 1}, seed + 100);      // different ranks
+  CheckBinary(op, Activation::kNone, {1, 1, 1, 7}, {1, 3, 5, 7}, seed + 20);        // per-channel, first operand
+  CheckBinary(op, Activation::kNone, {1, 6, 3}, {1}, seed + 30, true);              // [1,N,3] x [1]
+  CheckBinary(op, Activation::kNone, {1}, {1, 6, 3}, seed + 40);                    // [1] x [1,N,3]
+  CheckBinary(op, Activation::kNone, {2, 5}, {}, seed + 50, true);                  // tensor x scalar
+  CheckBinary(op, Activation::kNone, {}, {2, 5}, seed + 60);                        // scalar x tensor
+  CheckBinary(op, Activation::kNone, {2, 1, 3, 1}, {1, 4, 1, 5}, seed + 70);        // general 4-D
+  CheckBinary(op, Activation::kNone, {1, 4, 1, 5}, {2, 1, 3, 1}, seed + 80);        // and the other way
+  CheckBinary(op, Activation::kNone, {4, 1, 5}, {2, 1, 3, 1}, seed + 90);           // different ranks
+  CheckBinary(op, Activation::kNone, {2, 3, 1, 6}, {3, 4, 1}, seed + 100);          // different ranks
 }
 
 TEST(BinaryTest, AddChannelBroadcastByHand) {
   // [[1,2,3],[4,5,6]] + [10,20,30] = [[11,22,33],[14,25,36]].
   const auto out = RunSingleOp(OpKind::kAdd, ElementwiseAttributes{},
-                               {In({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6}), Const({1, 1, 1, 3}, {10, 20, 30})},
-                               {1, 1, 2, 3});
+                               {In({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6}), Const({1, 1, 1, 3}, {10, 20, 30})}, {1, 1, 2, 3});
   ExpectClose(out, {11, 22, 33, 14, 25, 36});
 }
 
 TEST(BinaryTest, SubScalarMinusTensorByHand) {
   // 10 - [1, 2.5, -3] = [9, 7.5, 13] (the scalar is the first operand).
-  const auto out = RunSingleOp(OpKind::kSub, ElementwiseAttributes{}, {Const({}, {10}), In({1, 3}, {1, 2.5f, -3})},
-                               {1, 3});
+  const auto out =
+      RunSingleOp(OpKind::kSub, ElementwiseAttributes{}, {Const({}, {10}), In({1, 3}, {1, 2.5f, -3})}, {1, 3});
   ExpectClose(out, {9, 7.5, 13});
 }
 
 TEST(BinaryTest, DivGeneral4dBroadcastByHand) {
   // a [2,1] = [[6],[12]] / b [1,3] = [[1,2,3]] -> [[6,3,2],[12,6,4]].
-  const auto out = RunSingleOp(OpKind::kDiv, ElementwiseAttributes{}, {In({2, 1}, {6, 12}), In({1, 3}, {1, 2, 3})},
-                               {2, 3});
+  const auto out =
+      RunSingleOp(OpKind::kDiv, ElementwiseAttributes{}, {In({2, 1}, {6, 12}), In({1, 3}, {1, 2, 3})}, {2, 3});
   ExpectClose(out, {6, 3, 2, 12, 6, 4});
 }
 
@@ -692,9 +732,9 @@ TEST(BinaryTest, MaximumMinimumSquaredDifferenceByHand) {
 TEST(BinaryTest, PreluChannelAlphaByHand) {
   // x [1,1,2,3] = [[-1, 2, -3], [4, -5, -6]], alpha [1,1,3] = [0.1, 0.2, 0.3]:
   // [[-0.1, 2, -0.9], [4, -1.0, -1.8]].
-  const auto out = RunSingleOp(OpKind::kPrelu, {},
-                               {In({1, 1, 2, 3}, {-1, 2, -3, 4, -5, -6}), Const({1, 1, 3}, {0.1f, 0.2f, 0.3f})},
-                               {1, 1, 2, 3});
+  const auto out =
+      RunSingleOp(OpKind::kPrelu, {}, {In({1, 1, 2, 3}, {-1, 2, -3, 4, -5, -6}), Const({1, 1, 3}, {0.1f, 0.2f, 0.3f})},
+                  {1, 1, 2, 3});
   ExpectClose(out, {-0.1, 2, -0.9, 4, -1.0, -1.8});
 }
 
@@ -781,8 +821,8 @@ TEST(UnaryTest, EluMatchesFormula) {
 }
 
 TEST(UnaryTest, LeakyReluMatchesFormula) {
-  CheckUnary(OpKind::kLeakyRelu, Grid(-5, 5, 37), [](double v) { return v >= 0 ? v : 0.05 * v; },
-             LeakyReluAttributes{0.05f});
+  CheckUnary(
+      OpKind::kLeakyRelu, Grid(-5, 5, 37), [](double v) { return v >= 0 ? v : 0.05 * v; }, LeakyReluAttributes{0.05f});
 }
 
 // ---------------------------------------------------------------------------
@@ -804,15 +844,16 @@ TEST(SoftmaxTest, BetaNotOneMatchesFormulaPerRow) {
     const auto x = Random(Count(shape), 3600, -4, 4);
     std::vector<double> expected;
     for (size_t r = 0; r < 6; ++r) {
-      const double mx = *std::max_element(x.begin() + static_cast<long>(r * 7), x.begin() + static_cast<long>(r * 7 + 7));
+      const double mx =
+          *std::max_element(x.begin() + static_cast<long>(r * 7), x.begin() + static_cast<long>(r * 7 + 7));
       double sum = 0;
       for (size_t i = 0; i < 7; ++i) sum += std::exp(static_cast<double>(beta) * (x[r * 7 + i] - mx));
-      for (size_t i = 0; i < 7; ++i) expected.push_back(std::exp(static_cast<double>(beta) * (x[r * 7 + i] - mx)) / sum);
+      for (size_t i = 0; i < 7; ++i)
+        expected.push_back(std::exp(static_cast<double>(beta) * (x[r * 7 + i] - mx)) / sum);
     }
     ExpectClose(RunSingleOp(OpKind::kSoftmax, SoftmaxAttributes{beta}, {In(shape, x)}, shape), expected);
   }
 }
-
 
 // ---------------------------------------------------------------------------
 // AVERAGE_POOL_2D / MAX_POOL_2D
@@ -852,8 +893,8 @@ void CheckPool(OpKind op, const Shape& xs, Padding padding, int fh, int fw, int 
   const auto x = Random(Count(xs), seed, -3, 3);
   Shape out_shape;
   const auto expected = RefPool(op == OpKind::kMaxPool2d, xs, x, padding, fh, fw, sh, sw, act, &out_shape);
-  Pool2dAttributes a{.padding = padding, .stride_w = sw, .stride_h = sh, .filter_w = fw, .filter_h = fh,
-                     .activation = act};
+  Pool2dAttributes a{
+      .padding = padding, .stride_w = sw, .stride_h = sh, .filter_w = fw, .filter_h = fh, .activation = act};
   ExpectClose(RunSingleOp(op, a, {In(xs, x)}, out_shape), expected);
 }
 
@@ -863,18 +904,17 @@ TEST(PoolTest, AveragePoolSameDividesByInBoundsCountByHand) {
   // (0,0) (1+2+4+5)/4 = 3     (0,1) (1+..+6)/6 = 3.5      (0,2) (2+3+5+6)/4 = 4
   // (1,0) (1+2+4+5+7+8)/6 = 4.5  (1,1) 45/9 = 5  (1,2) (2+3+5+6+8+9)/6 = 5.5
   // (2,0) (4+5+7+8)/4 = 6     (2,1) (4+..+9)/6 = 6.5      (2,2) (5+6+8+9)/4 = 7
-  const auto out = RunSingleOp(
-      OpKind::kAveragePool2d, Pool2dAttributes{.filter_w = 3, .filter_h = 3},
-      {In({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}, {1, 3, 3, 1});
+  const auto out = RunSingleOp(OpKind::kAveragePool2d, Pool2dAttributes{.filter_w = 3, .filter_h = 3},
+                               {In({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}, {1, 3, 3, 1});
   ExpectClose(out, {3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5, 7});
 }
 
 TEST(PoolTest, AveragePoolSameStride2PadsAtTheEndByHand) {
   // 3x3 input, 2x2 filter, stride 2, SAME: out 2x2, total padding 1, all after:
   // (0,0) (1+2+4+5)/4 = 3; (0,1) (3+6)/2 = 4.5; (1,0) (7+8)/2 = 7.5; (1,1) 9/1 = 9.
-  const auto out = RunSingleOp(
-      OpKind::kAveragePool2d, Pool2dAttributes{.stride_w = 2, .stride_h = 2, .filter_w = 2, .filter_h = 2},
-      {In({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}, {1, 2, 2, 1});
+  const auto out =
+      RunSingleOp(OpKind::kAveragePool2d, Pool2dAttributes{.stride_w = 2, .stride_h = 2, .filter_w = 2, .filter_h = 2},
+                  {In({1, 3, 3, 1}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}, {1, 2, 2, 1});
   ExpectClose(out, {3, 4.5, 7.5, 9});
 }
 
@@ -929,16 +969,15 @@ TEST(MeanTest, SpatialMeanByHand) {
 TEST(MeanTest, Axes12KeepDimsTrue) {
   const Shape xs{2, 5, 3, 7};
   const auto x = Random(Count(xs), 4200);
-  ExpectClose(RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = true}, {In(xs, x), Ints({2}, {1, 2})},
-                          {2, 1, 1, 7}),
-              RefMeanHw(xs, x));
+  ExpectClose(
+      RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = true}, {In(xs, x), Ints({2}, {1, 2})}, {2, 1, 1, 7}),
+      RefMeanHw(xs, x));
 }
 
 TEST(MeanTest, Axes12KeepDimsFalse) {
   const Shape xs{2, 5, 3, 7};
   const auto x = Random(Count(xs), 4210);
-  ExpectClose(RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = false}, {In(xs, x), Ints({2}, {1, 2})},
-                          {2, 7}),
+  ExpectClose(RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = false}, {In(xs, x), Ints({2}, {1, 2})}, {2, 7}),
               RefMeanHw(xs, x));
 }
 
@@ -946,18 +985,18 @@ TEST(MeanTest, NegativeAxes) {
   // [-3, -2] on rank 4 are axes 1 and 2.
   const Shape xs{1, 4, 6, 5};
   const auto x = Random(Count(xs), 4220);
-  ExpectClose(RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = false}, {In(xs, x), Ints({2}, {-3, -2})},
-                          {1, 5}),
-              RefMeanHw(xs, x));
-  ExpectClose(RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = true}, {In(xs, x), Ints({2}, {2, -3})},
-                          {1, 1, 1, 5}),
-              RefMeanHw(xs, x));
+  ExpectClose(
+      RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = false}, {In(xs, x), Ints({2}, {-3, -2})}, {1, 5}),
+      RefMeanHw(xs, x));
+  ExpectClose(
+      RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = true}, {In(xs, x), Ints({2}, {2, -3})}, {1, 1, 1, 5}),
+      RefMeanHw(xs, x));
 }
 
 TEST(MeanTest, LastAxisByHand) {
   // [[1, 2, 3], [4, 6, 8]] mean over axis -1 -> [2, 6].
-  const auto out = RunSingleOp(OpKind::kMean, ReducerAttributes{}, {In({2, 3}, {1, 2, 3, 4, 6, 8}), Ints({1}, {-1})},
-                               {2});
+  const auto out =
+      RunSingleOp(OpKind::kMean, ReducerAttributes{}, {In({2, 3}, {1, 2, 3, 4, 6, 8}), Ints({1}, {-1})}, {2});
   ExpectClose(out, {2, 6});
 }
 
@@ -1013,7 +1052,8 @@ std::vector<float> RefResizeNearest(const Shape& xs, const std::vector<float>& x
     for (int oy = 0; oy < oh; ++oy)
       for (int ox = 0; ox < ow; ++ox)
         for (int c = 0; c < xs[3]; ++c) {
-          out.push_back(x[At(xs, b, RefNearest(oy, xs[1], oh, align, half), RefNearest(ox, xs[2], ow, align, half), c)]);
+          out.push_back(
+              x[At(xs, b, RefNearest(oy, xs[1], oh, align, half), RefNearest(ox, xs[2], ow, align, half), c)]);
         }
   return out;
 }
@@ -1022,8 +1062,8 @@ void CheckResize(OpKind op, const Shape& xs, int oh, int ow, bool align, bool ha
   SCOPED_TRACE(::testing::Message() << OpName(op) << " " << ShapeToString(xs) << " -> " << oh << "x" << ow
                                     << (align ? " align_corners" : "") << (half ? " half_pixel_centers" : ""));
   const auto x = Random(Count(xs), seed);
-  const auto actual = RunSingleOp(op, ResizeAttributes{align, half}, {In(xs, x), Ints({2}, {oh, ow})},
-                                  {xs[0], oh, ow, xs[3]});
+  const auto actual =
+      RunSingleOp(op, ResizeAttributes{align, half}, {In(xs, x), Ints({2}, {oh, ow})}, {xs[0], oh, ow, xs[3]});
   if (op == OpKind::kResizeBilinear) {
     ExpectClose(actual, RefResizeBilinear(xs, x, oh, ow, align, half));
   } else {
@@ -1033,7 +1073,7 @@ void CheckResize(OpKind op, const Shape& xs, int oh, int ow, bool align, bool ha
 
 // Upscale and downscale, odd and even sizes, for one mode.
 void CheckResizeMode(OpKind op, bool align, bool half, uint32_t seed) {
-  CheckResize(op, {1, 3, 5, 3}, 7, 8, align, half, seed);      // up, odd -> odd/even
+  CheckResize(op, {1, 3, 5, 3}, 7, 8, align, half, seed);       // up, odd -> odd/even
   CheckResize(op, {2, 4, 4, 5}, 8, 12, align, half, seed + 1);  // up by 2 and 3
   CheckResize(op, {1, 7, 9, 5}, 3, 4, align, half, seed + 2);   // down
   CheckResize(op, {1, 8, 6, 1}, 5, 6, align, half, seed + 3);   // down in H, same W
@@ -1080,8 +1120,8 @@ TEST(ResizeNearestNeighborTest, ModesByHand) {
   // -> 3x3 align_corners: scale 0.5, round(o * 0.5) = {0, 1 (0.5 rounds away), 1}.
   // -> 3x3 half-pixel: scale 2/3, floor((o + 0.5) * 2/3) = {0, 1, 1}.
   const std::vector<float> x = {0, 1, 2, 3};
-  EXPECT_EQ(RunSingleOp(OpKind::kResizeNearestNeighbor, ResizeAttributes{},
-                        {In({1, 2, 2, 1}, x), Ints({2}, {4, 4})}, {1, 4, 4, 1}),
+  EXPECT_EQ(RunSingleOp(OpKind::kResizeNearestNeighbor, ResizeAttributes{}, {In({1, 2, 2, 1}, x), Ints({2}, {4, 4})},
+                        {1, 4, 4, 1}),
             (std::vector<float>{0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3}));
   EXPECT_EQ(RunSingleOp(OpKind::kResizeNearestNeighbor, ResizeAttributes{.align_corners = true},
                         {In({1, 2, 2, 1}, x), Ints({2}, {3, 3})}, {1, 3, 3, 1}),
@@ -1100,7 +1140,6 @@ TEST(ResizeNearestNeighborTest, AlignCornersMatchesGetNearestNeighbor) {
 TEST(ResizeNearestNeighborTest, HalfPixelCentersMatchesGetNearestNeighbor) {
   CheckResizeMode(OpKind::kResizeNearestNeighbor, false, true, 4420);
 }
-
 
 // ---------------------------------------------------------------------------
 // Data movement: RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD, TRANSPOSE,
@@ -1152,9 +1191,9 @@ TEST(ReshapeTest, MinusOneInAttributes) {
 TEST(ReshapeTest, MinusOneViaShapeInput) {
   // The shape input [2, -1, 3] wins over the attributes: [2,3,4] -> [2,4,3].
   const auto x = Iota(24, 1);
-  EXPECT_EQ(RunSingleOp(OpKind::kReshape, ReshapeAttributes{Shape{24}}, {In({2, 3, 4}, x), Ints({3}, {2, -1, 3})},
-                        {2, 4, 3}),
-            x);
+  EXPECT_EQ(
+      RunSingleOp(OpKind::kReshape, ReshapeAttributes{Shape{24}}, {In({2, 3, 4}, x), Ints({3}, {2, -1, 3})}, {2, 4, 3}),
+      x);
 }
 
 TEST(ReshapeTest, ElementCountMismatchIsAnError) {
@@ -1182,8 +1221,9 @@ TEST(ConcatenationTest, NegativeAxisByHand) {
 
 TEST(ConcatenationTest, FusedReluByHand) {
   // relu([-1, 2] ++ [3, -4]) on axis 0 = [0, 2, 3, 0].
-  const auto out = RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = 0, .activation = Activation::kRelu},
-                               {In({2}, {-1, 2}), Const({2}, {3, -4})}, {4});
+  const auto out =
+      RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = 0, .activation = Activation::kRelu},
+                  {In({2}, {-1, 2}), Const({2}, {3, -4})}, {4});
   EXPECT_EQ(out, (std::vector<float>{0, 2, 3, 0}));
 }
 
@@ -1387,9 +1427,9 @@ TEST(StridedSliceTest, NegativeAndOutOfRangeIndices) {
 }
 
 TEST(StridedSliceTest, ZeroStrideIsAnError) {
-  const absl::Status s = CreateStatus(OpKind::kStridedSlice, StridedSliceAttributes{},
-                                      {In({4, 4}, {}), Ints({2}, {0, 0}), Ints({2}, {4, 4}), Ints({2}, {1, 0})},
-                                      {{4, 4}});
+  const absl::Status s =
+      CreateStatus(OpKind::kStridedSlice, StridedSliceAttributes{},
+                   {In({4, 4}, {}), Ints({2}, {0, 0}), Ints({2}, {4, 4}), Ints({2}, {1, 0})}, {{4, 4}});
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("stride of dimension 1 is 0"));
 }
@@ -1453,6 +1493,414 @@ TEST(SpaceDepthTest, DepthToSpaceThenSpaceToDepthIsIdentity) {
   const auto out = RunGraph(b.Build(), {data});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0], data);
+}
+
+// ---------------------------------------------------------------------------
+// DEQUANTIZE (constants are folded at load: the graph output is then a
+// constant tensor, read the same way)
+// ---------------------------------------------------------------------------
+
+// A graph of one DEQUANTIZE whose input is the constant `t` built by `make`.
+template <typename Make>
+std::vector<float> DequantizeConstant(const Shape& shape, Make make) {
+  GraphBuilder b;
+  const int q = make(b);
+  const int y = b.Tensor(shape);
+  b.Op(OpKind::kDequantize, {}, {q}, {y});
+  b.Output(y);
+  auto outs = RunGraph(b.Build(), {});
+  return outs.empty() ? std::vector<float>{} : outs[0];
+}
+
+template <typename T>
+int QuantizedConstant(GraphBuilder& b, const Shape& shape, DataType type, const std::vector<T>& values,
+                      Quantization q) {
+  const int t = b.Tensor(shape, type);
+  b.SetData(t, values.data(), values.size() * sizeof(T));
+  b.graph().tensors[static_cast<size_t>(t)].quantization = std::move(q);
+  return t;
+}
+
+TEST(DequantizeTest, Fp16ConstantByHand) {
+  // Exactly representable halves come back unchanged; 0.1 rounds to the half
+  // 0x2E66 = (1 + 614/1024) * 2^-4 = 0.0999755859375; 2^-24 is the smallest
+  // subnormal half.
+  const std::vector<float> values = {0.5f, -0.125f, 1024.0f, 3.140625f, 65504.0f, 0.1f, std::ldexp(1.0f, -24)};
+  const auto out = DequantizeConstant({7}, [&](GraphBuilder& b) {
+    std::vector<uint16_t> halves;
+    for (float v : values) halves.push_back(FloatToHalf(v));
+    EXPECT_EQ(halves[5], 0x2E66);
+    const int t = b.Tensor({7}, DataType::kFloat16);
+    b.SetData(t, halves.data(), halves.size() * 2);
+    return t;
+  });
+  ExpectClose(out, {0.5, -0.125, 1024, 3.140625, 65504, 0.0999755859375, std::ldexp(1.0, -24)});
+}
+
+TEST(DequantizeTest, Fp16RuntimeInputByHand) {
+  // The same conversion on a graph input (not folded): [1.5, -2, 0.25, 0].
+  GraphBuilder b;
+  const int h = b.Tensor({4}, DataType::kFloat16, "half");
+  b.graph().inputs.push_back(h);
+  const int y = b.Tensor({4});
+  b.Op(OpKind::kDequantize, {}, {h}, {y});
+  b.Output(y);
+  auto interpreter = Interpreter::Create(b.Build(), InterpreterOptions{});
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  const uint16_t halves[4] = {FloatToHalf(1.5f), FloatToHalf(-2.0f), FloatToHalf(0.25f), FloatToHalf(0.0f)};
+  ASSERT_EQ((*interpreter)->input(0).bytes, sizeof halves);
+  std::memcpy((*interpreter)->input(0).data, halves, sizeof halves);
+  ASSERT_TRUE((*interpreter)->Invoke().ok());
+  const float* out = (*interpreter)->output(0).as<float>();
+  ExpectClose(std::vector<float>(out, out + 4), {1.5, -2, 0.25, 0});
+}
+
+TEST(DequantizeTest, Int8PerTensorWithZeroPointByHand) {
+  // (q - zp) * scale with scale 0.5, zp -3: q = [-128, -3, 0, 127] ->
+  // [-125 * 0.5, 0, 3 * 0.5, 130 * 0.5] = [-62.5, 0, 1.5, 65].
+  const auto out = DequantizeConstant({4}, [](GraphBuilder& b) {
+    return QuantizedConstant<int8_t>(b, {4}, DataType::kInt8, {-128, -3, 0, 127}, {{0.5f}, {-3}, 0});
+  });
+  ExpectClose(out, {-62.5, 0, 1.5, 65});
+}
+
+TEST(DequantizeTest, UInt8PerTensorByHand) {
+  // scale 0.5, zp 128: [0, 128, 255] -> [-64, 0, 63.5].
+  const auto out = DequantizeConstant({3}, [](GraphBuilder& b) {
+    return QuantizedConstant<uint8_t>(b, {3}, DataType::kUInt8, {0, 128, 255}, {{0.5f}, {128}, 0});
+  });
+  ExpectClose(out, {-64, 0, 63.5});
+}
+
+TEST(DequantizeTest, Int8PerChannelAxis0ByHand) {
+  // [3,2], quantized_dimension 0, scales [0.5, 0.25, 2], zero points [1, -2, 0]:
+  // row 0: (3-1)*0.5 = 1, (-1-1)*0.5 = -1; row 1: (2+2)*0.25 = 1, (6+2)*0.25 = 2;
+  // row 2: -4*2 = -8, 5*2 = 10.
+  const auto out = DequantizeConstant({3, 2}, [](GraphBuilder& b) {
+    return QuantizedConstant<int8_t>(b, {3, 2}, DataType::kInt8, {3, -1, 2, 6, -4, 5},
+                                     {{0.5f, 0.25f, 2.0f}, {1, -2, 0}, 0});
+  });
+  ExpectClose(out, {1, -1, 1, 2, -8, 10});
+}
+
+TEST(DequantizeTest, Int8PerChannelLastAxisByHand) {
+  // [2,3], quantized_dimension 1, scales [1, 0.5, 0.1], zero points [0, 4, -10]:
+  // row 0: 1, (2-4)*0.5 = -1, (3+10)*0.1 = 1.3; row 1: -1, (-2-4)*0.5 = -3, (-3+10)*0.1 = 0.7.
+  const auto out = DequantizeConstant({2, 3}, [](GraphBuilder& b) {
+    return QuantizedConstant<int8_t>(b, {2, 3}, DataType::kInt8, {1, 2, 3, -1, -2, -3},
+                                     {{1.0f, 0.5f, 0.1f}, {0, 4, -10}, 1});
+  });
+  ExpectClose(out, {1, -1, 1.3, -1, -3, 0.7});
+}
+
+TEST(DequantizeTest, FoldedConstantFeedsTheNextOp) {
+  // DEQUANTIZE(fp16 [1, 2, 3]) + input [10, 20, 30] = [11, 22, 33].
+  GraphBuilder b;
+  const int x = b.Input({3});
+  const int h = b.Tensor({3}, DataType::kFloat16);
+  const uint16_t halves[3] = {FloatToHalf(1), FloatToHalf(2), FloatToHalf(3)};
+  b.SetData(h, halves, sizeof halves);
+  const int w = b.Tensor({3});
+  const int y = b.Tensor({3});
+  b.Op(OpKind::kDequantize, {}, {h}, {w});
+  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {x, w}, {y});
+  b.Output(y);
+  const auto out = RunGraph(b.Build(), {{10, 20, 30}});
+  ASSERT_EQ(out.size(), 1u);
+  ExpectClose(out[0], {11, 22, 33});
+}
+
+// ---------------------------------------------------------------------------
+// DENSIFY
+// ---------------------------------------------------------------------------
+
+std::vector<float> DensifyConstant(const Shape& shape, const std::vector<float>& values, Sparsity sparsity) {
+  GraphBuilder b;
+  const int t = b.Tensor(shape);
+  b.SetData(t, values.data(), values.size() * sizeof(float));
+  b.graph().tensors[static_cast<size_t>(t)].sparsity = std::move(sparsity);
+  const int y = b.Tensor(shape);
+  b.Op(OpKind::kDensify, {}, {t}, {y});
+  b.Output(y);
+  auto outs = RunGraph(b.Build(), {});
+  return outs.empty() ? std::vector<float>{} : outs[0];
+}
+
+TEST(DensifyTest, CsrMatrixByHand) {
+  // [[1,0,2,0],
+  //  [0,0,0,0],
+  //  [0,3,0,4],
+  //  [5,0,0,6]]
+  // rows dense (size 4), columns CSR: row r holds indices[segments[r] .. segments[r+1]).
+  Sparsity s;
+  s.traversal_order = {0, 1};
+  s.dimensions.resize(2);
+  s.dimensions[0].dense_size = 4;
+  s.dimensions[1].is_sparse = true;
+  s.dimensions[1].array_segments = {0, 2, 2, 4, 6};
+  s.dimensions[1].array_indices = {0, 2, 1, 3, 0, 3};
+  EXPECT_EQ(DensifyConstant({4, 4}, {1, 2, 3, 4, 5, 6}, s),
+            (std::vector<float>{1, 0, 2, 0, 0, 0, 0, 0, 0, 3, 0, 4, 5, 0, 0, 6}));
+}
+
+TEST(DensifyTest, BlockSparseMatrixByHand) {
+  // 2x2 blocks (block_map [0, 1]); block rows dense (2), block columns CSR,
+  // each block stored densely in row-major order:
+  //   block row 0 holds block column 1 = [[1,2],[3,4]];
+  //   block row 1 holds block columns 0 = [[5,6],[7,8]] and 1 = [[9,0],[0,10]].
+  // Dense: [[0,0,1,2],[0,0,3,4],[5,6,9,0],[7,8,0,10]].
+  Sparsity s;
+  s.traversal_order = {0, 1, 2, 3};
+  s.block_map = {0, 1};
+  s.dimensions.resize(4);
+  s.dimensions[0].dense_size = 2;
+  s.dimensions[1].is_sparse = true;
+  s.dimensions[1].array_segments = {0, 1, 3};
+  s.dimensions[1].array_indices = {1, 0, 1};
+  s.dimensions[2].dense_size = 2;
+  s.dimensions[3].dense_size = 2;
+  EXPECT_EQ(DensifyConstant({4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 10}, s),
+            (std::vector<float>{0, 0, 1, 2, 0, 0, 3, 4, 5, 6, 9, 0, 7, 8, 0, 10}));
+}
+
+// ---------------------------------------------------------------------------
+// MediaPipe custom ops (registered by default)
+// ---------------------------------------------------------------------------
+
+// Raw little-endian int32 custom options (TfLiteTransposeConvParams,
+// TfLitePoolParams).
+std::vector<uint8_t> RawInts(const std::vector<int32_t>& ints) {
+  std::vector<uint8_t> bytes(ints.size() * 4);
+  std::memcpy(bytes.data(), ints.data(), bytes.size());
+  return bytes;
+}
+
+constexpr int32_t kTfLiteSame = 1, kTfLiteValid = 2;
+
+// MediaPipe's Convolution2DTransposeBias (transpose_conv_bias.cc): for SAME,
+// total padding P = max(0, k - (in-1) % s - 1), output s*(in-1) + k - P,
+// padding before P/2; for VALID no padding and output s*(in-1) + k.
+void CheckTransposeConvBias(int32_t padding, int h, int w, int ci, int co, int kh, int kw, int sh, int sw,
+                            uint32_t seed) {
+  SCOPED_TRACE(::testing::Message() << "Convolution2DTransposeBias " << h << "x" << w << "x" << ci << " -> " << co
+                                    << " k" << kh << "x" << kw << " s" << sh << "," << sw
+                                    << (padding == kTfLiteSame ? " SAME" : " VALID"));
+  const int ph = padding == kTfLiteSame ? std::max(0, kh - (h - 1) % sh - 1) : 0;
+  const int pw = padding == kTfLiteSame ? std::max(0, kw - (w - 1) % sw - 1) : 0;
+  const Shape xs{1, h, w, ci}, ws{co, kh, kw, ci}, ys{1, sh * (h - 1) + kh - ph, sw * (w - 1) + kw - pw, co};
+  const auto x = Random(Count(xs), seed), wt = Random(Count(ws), seed + 1),
+             bias = Random(static_cast<size_t>(co), seed + 2);
+  const auto expected = RefTransposeConv(xs, x, ws, wt, &bias, ys, sh, sw, ph / 2, pw / 2);
+  const auto actual =
+      RunSingleOp(OpKind::kCustom, CustomAttributes{"Convolution2DTransposeBias", RawInts({padding, sw, sh})},
+                  {In(xs, x), Const(ws, wt), Const({co}, bias)}, ys);
+  ExpectClose(actual, expected);
+}
+
+TEST(MediaPipeOpsTest, Convolution2DTransposeBiasByHand) {
+  // VALID, stride 2, 2x2 kernel: out[2i+dy][2j+dx] = x[i][j] * w[dy][dx] + bias;
+  // x = [[1,2],[3,4]], w = [[1,0],[0,-1]], bias 1:
+  // [[1+1, 0+1, 2+1, 0+1], [0+1, -1+1, 0+1, -2+1], [3+1, 1, 4+1, 1], [1, -3+1, 1, -4+1]].
+  const auto out =
+      RunSingleOp(OpKind::kCustom, CustomAttributes{"Convolution2DTransposeBias", RawInts({kTfLiteValid, 2, 2})},
+                  {In({1, 2, 2, 1}, {1, 2, 3, 4}), Const({1, 2, 2, 1}, {1, 0, 0, -1}), Const({1}, {1})}, {1, 4, 4, 1});
+  ExpectClose(out, {2, 1, 3, 1, 1, 0, 1, -1, 4, 1, 5, 1, 1, -2, 1, -3});
+}
+
+TEST(MediaPipeOpsTest, Convolution2DTransposeBiasSameEvenInputStride2) {
+  // The shapes MediaPipe's segmentation models use: even input, stride 2.
+  CheckTransposeConvBias(kTfLiteSame, 4, 6, 3, 5, 4, 4, 2, 2, 6000);
+  CheckTransposeConvBias(kTfLiteSame, 6, 4, 8, 2, 3, 3, 2, 2, 6010);
+  CheckTransposeConvBias(kTfLiteSame, 2, 8, 5, 7, 2, 2, 2, 2, 6020);
+}
+
+TEST(MediaPipeOpsTest, Convolution2DTransposeBiasValid) {
+  CheckTransposeConvBias(kTfLiteValid, 3, 5, 3, 4, 3, 3, 2, 2, 6100);
+  CheckTransposeConvBias(kTfLiteValid, 4, 3, 17, 2, 2, 5, 3, 2, 6110);
+}
+
+TEST(MediaPipeOpsTest, Convolution2DTransposeBiasSameOddInputOrStride3FollowsMediaPipeOutputSize) {
+  // MediaPipe: odd input 3x5, stride 2, k 4: P = 4 - 0 - 1 = 3 per axis, so the
+  // output is 2*2 + 4 - 3 = 5 by 2*4 + 4 - 3 = 9 (not 6x10), padding before 1.
+  CheckTransposeConvBias(kTfLiteSame, 3, 5, 2, 3, 4, 4, 2, 2, 6200);
+  // Stride 3, input 4, k 3: P = 3 - 0 - 1 = 2, output 3*3 + 3 - 2 = 10 (not 12).
+  CheckTransposeConvBias(kTfLiteSame, 4, 4, 3, 2, 3, 3, 3, 3, 6210);
+}
+
+// MediaPipe's MaxPoolArgmax: the max over the window clipped to the input and
+// its position inside the window as y * filter_w + x + 0.1 (first max wins).
+void CheckMaxPoolArgmax(int32_t padding, const Shape& xs, int fh, int fw, int sh, int sw, int32_t activation,
+                        uint32_t seed) {
+  SCOPED_TRACE(::testing::Message() << "MaxPoolingWithArgmax2D " << ShapeToString(xs) << " f" << fh << "x" << fw << " s"
+                                    << sh << "," << sw << (padding == kTfLiteSame ? " SAME" : " VALID"));
+  const auto x = Random(Count(xs), seed, -2, 2);
+  const Padding pad = padding == kTfLiteSame ? Padding::kSame : Padding::kValid;
+  const int oh = OutSize(pad, xs[1], fh, sh), ow = OutSize(pad, xs[2], fw, sw);
+  const int ph = PadBefore(xs[1], fh, sh, 1, oh), pw = PadBefore(xs[2], fw, sw, 1, ow);
+  const Shape ys{xs[0], oh, ow, xs[3]};
+  std::vector<double> values, indices;
+  for (int b = 0; b < xs[0]; ++b)
+    for (int oy = 0; oy < oh; ++oy)
+      for (int ox = 0; ox < ow; ++ox)
+        for (int c = 0; c < xs[3]; ++c) {
+          double best = -std::numeric_limits<double>::infinity();
+          int best_k = 0;
+          for (int fy = 0; fy < fh; ++fy)
+            for (int fx = 0; fx < fw; ++fx) {
+              const int iy = oy * sh - ph + fy, ix = ox * sw - pw + fx;
+              if (iy < 0 || iy >= xs[1] || ix < 0 || ix >= xs[2]) continue;
+              if (x[At(xs, b, iy, ix, c)] > best) {
+                best = x[At(xs, b, iy, ix, c)];
+                best_k = fy * fw + fx;
+              }
+            }
+          values.push_back(ApplyActivation(static_cast<Activation>(activation), best));
+          indices.push_back(static_cast<float>(best_k) + 0.1f);
+        }
+  const auto outs =
+      RunOp(OpKind::kCustom, CustomAttributes{"MaxPoolingWithArgmax2D", RawInts({padding, sw, sh, fw, fh, activation})},
+            {In(xs, x)}, {ys, ys});
+  ASSERT_EQ(outs.size(), 2u);
+  ExpectClose(outs[0], values);
+  ExpectClose(outs[1], indices);
+}
+
+TEST(MediaPipeOpsTest, MaxPoolingWithArgmax2DByHand) {
+  // 2x2 windows, stride 2, VALID on
+  //   [ 1  5  2  0]
+  //   [ 3  4  8  6]
+  //   [ 0 -1  7  9]
+  //   [ 2 -3  4  1]
+  // window (0,0): max 5 at (0,1) -> 0*2+1 + 0.1 = 1.1; (0,1): 8 at (1,0) -> 2.1;
+  // (1,0): 2 at (1,0) -> 2.1; (1,1): 9 at (0,1) -> 1.1.
+  const auto outs =
+      RunOp(OpKind::kCustom, CustomAttributes{"MaxPoolingWithArgmax2D", RawInts({kTfLiteValid, 2, 2, 2, 2, 0})},
+            {In({1, 4, 4, 1}, {1, 5, 2, 0, 3, 4, 8, 6, 0, -1, 7, 9, 2, -3, 4, 1})}, {{1, 2, 2, 1}, {1, 2, 2, 1}});
+  ASSERT_EQ(outs.size(), 2u);
+  ExpectClose(outs[0], {5, 8, 2, 9});
+  ExpectClose(outs[1], {1.1, 2.1, 2.1, 1.1});
+}
+
+TEST(MediaPipeOpsTest, MaxPoolingWithArgmax2DMatchesWindowLoop) {
+  CheckMaxPoolArgmax(kTfLiteSame, {1, 7, 5, 3}, 3, 3, 2, 2, 0, 6300);
+  CheckMaxPoolArgmax(kTfLiteValid, {2, 8, 9, 5}, 2, 3, 2, 3, 0, 6310);
+  CheckMaxPoolArgmax(kTfLiteSame, {1, 6, 6, 2}, 2, 2, 2, 2, 1 /* RELU */, 6320);
+  CheckMaxPoolArgmax(kTfLiteSame, {1, 5, 9, 4}, 3, 2, 1, 3, 3 /* RELU6 */, 6330);
+}
+
+// MaxPoolingWithArgmax2D followed by MaxUnpooling2D with the same options.
+std::vector<float> PoolThenUnpool(const Shape& xs, const std::vector<float>& x, int32_t padding, int f, int s,
+                                  const Shape& pooled, const Shape& ys) {
+  GraphBuilder b;
+  const int in = b.Input(xs);
+  const int values = b.Tensor(pooled), indices = b.Tensor(pooled), out = b.Tensor(ys);
+  const auto options = RawInts({padding, s, s, f, f, 0});
+  b.Op(OpKind::kCustom, CustomAttributes{"MaxPoolingWithArgmax2D", options}, {in}, {values, indices});
+  b.Op(OpKind::kCustom, CustomAttributes{"MaxUnpooling2D", options}, {values, indices}, {out});
+  b.Output(out);
+  auto outs = RunGraph(b.Build(), {x});
+  return outs.empty() ? std::vector<float>{} : outs[0];
+}
+
+// Each window's max back at its position, zeros elsewhere (distinct values).
+std::vector<float> RefUnpoolOfPool(const Shape& xs, const std::vector<float>& x, int f, const Shape& ys) {
+  std::vector<float> y(Count(ys), 0.0f);
+  for (int b = 0; b < xs[0]; ++b)
+    for (int wy = 0; wy * f < xs[1]; ++wy)
+      for (int wx = 0; wx * f < xs[2]; ++wx)
+        for (int c = 0; c < xs[3]; ++c) {
+          int by = -1, bx = -1;
+          for (int iy = wy * f; iy < std::min(xs[1], wy * f + f); ++iy)
+            for (int ix = wx * f; ix < std::min(xs[2], wx * f + f); ++ix) {
+              if (by < 0 || x[At(xs, b, iy, ix, c)] > x[At(xs, b, by, bx, c)]) {
+                by = iy;
+                bx = ix;
+              }
+            }
+          y[At(ys, b, by, bx, c)] = x[At(xs, b, by, bx, c)];
+        }
+  return y;
+}
+
+TEST(MediaPipeOpsTest, MaxUnpooling2DPutsEachMaxBackAtItsPosition) {
+  const Shape xs{2, 4, 6, 3};
+  const auto x = Random(Count(xs), 6400);
+  const Shape pooled{2, 2, 3, 3};
+  EXPECT_EQ(PoolThenUnpool(xs, x, kTfLiteValid, 2, 2, pooled, xs), RefUnpoolOfPool(xs, x, 2, xs));
+}
+
+TEST(MediaPipeOpsTest, MaxUnpooling2DOddInputSamePadding) {
+  // 5x5 pooled 2x2/2 SAME -> 3x3 (padding after only); unpooled to 6x6, the
+  // last row and column stay zero.
+  const Shape xs{1, 5, 5, 2};
+  const auto x = Random(Count(xs), 6410);
+  const Shape ys{1, 6, 6, 2};
+  EXPECT_EQ(PoolThenUnpool(xs, x, kTfLiteSame, 2, 2, {1, 3, 3, 2}, ys), RefUnpoolOfPool(xs, x, 2, ys));
+}
+
+TEST(MediaPipeOpsTest, MaxUnpooling2DOutOfWindowIndicesWriteNothingOutOfBounds) {
+  // values [[10,20,30],[40,50,60]] with 2x2/2 windows -> a 4x6 output. Indices:
+  //   3.1 -> (1,1) of window (0,0)       -5   -> decodes to (-2,-1) from window (0,1): outside, skipped
+  //   1e9 -> skipped (does not fit)      4.1  -> decodes to (2,0) from window (1,0) = row 4: outside, skipped
+  //   0.1 -> (0,0) of window (1,1)       NaN  -> skipped
+  // A canary tensor computed alongside (RELU of a third input) must be intact.
+  GraphBuilder b;
+  const int values = b.Input({1, 2, 3, 1});
+  const int indices = b.Input({1, 2, 3, 1});
+  const int canary_in = b.Input({64});
+  const int out = b.Tensor({1, 4, 6, 1});
+  const int canary = b.Tensor({64});
+  b.Op(OpKind::kCustom, CustomAttributes{"MaxUnpooling2D", RawInts({kTfLiteValid, 2, 2, 2, 2, 0})}, {values, indices},
+       {out});
+  b.Op(OpKind::kRelu, {}, {canary_in}, {canary});
+  b.Output(out);
+  b.Output(canary);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> canary_data = Iota(64, 1000);
+  const auto outs = RunGraph(b.Build(), {{10, 20, 30, 40, 50, 60}, {3.1f, -5, 1e9f, 4.1f, 0.1f, nan}, canary_data});
+  ASSERT_EQ(outs.size(), 2u);
+  std::vector<float> expected(24, 0.0f);
+  expected[1 * 6 + 1] = 10;
+  expected[2 * 6 + 2] = 50;
+  EXPECT_EQ(outs[0], expected);
+  EXPECT_EQ(outs[1], canary_data);
+}
+
+// ---------------------------------------------------------------------------
+// Bad parameters are reported at Interpreter::Create
+// ---------------------------------------------------------------------------
+
+TEST(CreateErrorTest, WrongDeclaredOutputShapeNamesBothShapes) {
+  // A 2x2 VALID conv over 3x3 gives [1,2,2,1]; the graph declares [1,3,3,1].
+  const absl::Status s = CreateStatus(OpKind::kConv2d, Conv2dAttributes{.padding = Padding::kValid},
+                                      {In({1, 3, 3, 1}, {}), Const({1, 2, 2, 1}, {1, 2, 3, 4})}, {{1, 3, 3, 1}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("has shape [1,3,3,1]"));
+  EXPECT_THAT(s.message(), HasSubstr("but the inputs give [1,2,2,1]"));
+}
+
+TEST(CreateErrorTest, WrongDeclaredOutputShapeOfPoolAndConcat) {
+  absl::Status s =
+      CreateStatus(OpKind::kMaxPool2d, Pool2dAttributes{.stride_w = 2, .stride_h = 2, .filter_w = 2, .filter_h = 2},
+                   {In({1, 5, 5, 1}, {})}, {{1, 2, 2, 1}});
+  EXPECT_THAT(s.message(), HasSubstr("has shape [1,2,2,1], but the inputs give [1,3,3,1]"));
+  s = CreateStatus(OpKind::kConcatenation, ConcatenationAttributes{.axis = 1}, {In({2, 3}, {}), In({2, 4}, {})},
+                   {{2, 6}});
+  EXPECT_THAT(s.message(), HasSubstr("has shape [2,6], but the inputs give [2,7]"));
+}
+
+TEST(CreateErrorTest, UnregisteredCustomOpIsAnError) {
+  const absl::Status s = CreateStatus(OpKind::kCustom, CustomAttributes{"NoSuchOp", {}}, {In({1}, {})}, {{1}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("custom op 'NoSuchOp'"));
+}
+
+TEST(CreateErrorTest, CustomOpBadPaddingIsAnError) {
+  const absl::Status s =
+      CreateStatus(OpKind::kCustom, CustomAttributes{"MaxPoolingWithArgmax2D", RawInts({0, 2, 2, 2, 2, 0})},
+                   {In({1, 4, 4, 1}, {})}, {{1, 2, 2, 1}, {1, 2, 2, 1}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("neither SAME (1) nor VALID (2)"));
 }
 
 }  // namespace
