@@ -123,12 +123,12 @@ class MaxPoolingWithArgmax2dKernel : public Kernel {
     MGD_ASSIGN_OR_RETURN(p_, ReadPoolOptions(ctx));
     const TensorRef& x = ctx.in(0);
     MGD_RETURN_IF_ERROR(ExpectRank4(ctx, x, "input"));
-    const int oh = WindowedOutputSize(p_.padding, x.dim(1), p_.filter_h, p_.stride_h, 1);
-    const int ow = WindowedOutputSize(p_.padding, x.dim(2), p_.filter_w, p_.stride_w, 1);
-    pad_h_ = PaddingBefore(p_.stride_h, 1, x.dim(1), p_.filter_h, oh);
-    pad_w_ = PaddingBefore(p_.stride_w, 1, x.dim(2), p_.filter_w, ow);
-    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), oh, ow, x.dim(3)}));
-    return ctx.ExpectOutputShape(1, {x.dim(0), oh, ow, x.dim(3)});
+    const Window wy = WindowAlong(p_.padding, x.dim(1), p_.filter_h, p_.stride_h, 1);
+    const Window wx = WindowAlong(p_.padding, x.dim(2), p_.filter_w, p_.stride_w, 1);
+    pad_h_ = wy.pad;
+    pad_w_ = wx.pad;
+    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), wy.out, wx.out, x.dim(3)}));
+    return ctx.ExpectOutputShape(1, {x.dim(0), wy.out, wx.out, x.dim(3)});
   }
 
   absl::Status Invoke(KernelContext& ctx) override {

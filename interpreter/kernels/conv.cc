@@ -33,11 +33,11 @@ class Conv2dKernel : public Kernel {
       return ctx.Error(fmt::format("{} output channels do not split into {} groups", co, groups_));
     }
     MGD_RETURN_IF_ERROR(CheckBias(ctx, 2, co));
-    const int oh = WindowedOutputSize(a_.padding, x.dim(1), w.dim(1), a_.stride_h, a_.dilation_h);
-    const int ow = WindowedOutputSize(a_.padding, x.dim(2), w.dim(2), a_.stride_w, a_.dilation_w);
-    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), oh, ow, co}));
-    pad_h_ = PaddingBefore(a_.stride_h, a_.dilation_h, x.dim(1), w.dim(1), oh);
-    pad_w_ = PaddingBefore(a_.stride_w, a_.dilation_w, x.dim(2), w.dim(2), ow);
+    const Window wy = WindowAlong(a_.padding, x.dim(1), w.dim(1), a_.stride_h, a_.dilation_h);
+    const Window wx = WindowAlong(a_.padding, x.dim(2), w.dim(2), a_.stride_w, a_.dilation_w);
+    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), wy.out, wx.out, co}));
+    pad_h_ = wy.pad;
+    pad_w_ = wx.pad;
     if (w.is_constant) ReorderWeights(w);
     return absl::OkStatus();
   }
@@ -118,11 +118,11 @@ class DepthwiseConv2dKernel : public Kernel {
     }
     multiplier_ = co / ci;
     MGD_RETURN_IF_ERROR(CheckBias(ctx, 2, co));
-    const int oh = WindowedOutputSize(a_.padding, x.dim(1), w.dim(1), a_.stride_h, a_.dilation_h);
-    const int ow = WindowedOutputSize(a_.padding, x.dim(2), w.dim(2), a_.stride_w, a_.dilation_w);
-    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), oh, ow, co}));
-    pad_h_ = PaddingBefore(a_.stride_h, a_.dilation_h, x.dim(1), w.dim(1), oh);
-    pad_w_ = PaddingBefore(a_.stride_w, a_.dilation_w, x.dim(2), w.dim(2), ow);
+    const Window wy = WindowAlong(a_.padding, x.dim(1), w.dim(1), a_.stride_h, a_.dilation_h);
+    const Window wx = WindowAlong(a_.padding, x.dim(2), w.dim(2), a_.stride_w, a_.dilation_w);
+    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), wy.out, wx.out, co}));
+    pad_h_ = wy.pad;
+    pad_w_ = wx.pad;
     return absl::OkStatus();
   }
 
@@ -188,8 +188,8 @@ class TransposeConvKernel : public Kernel {
     const int oh = expected[1], ow = expected[2], kh = ctx.in(1).dim(1), kw = ctx.in(1).dim(2);
     params_.stride_w = a.stride_w;
     params_.stride_h = a.stride_h;
-    params_.pad_h = PaddingBefore(a.stride_h, 1, oh, kh, WindowedOutputSize(a.padding, oh, kh, a.stride_h, 1));
-    params_.pad_w = PaddingBefore(a.stride_w, 1, ow, kw, WindowedOutputSize(a.padding, ow, kw, a.stride_w, 1));
+    params_.pad_h = WindowAlong(a.padding, oh, kh, a.stride_h, 1).pad;
+    params_.pad_w = WindowAlong(a.padding, ow, kw, a.stride_w, 1).pad;
     params_.activation = RangeOf(a.activation);
     return absl::OkStatus();
   }

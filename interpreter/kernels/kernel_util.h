@@ -46,6 +46,18 @@ inline int PaddingBefore(int stride, int dilation, int in, int filter, int out) 
   return std::max(padding, 0);
 }
 
+// A windowed op along one spatial axis: its output size and the padding
+// before the first element, as TFLite computes them.
+struct Window {
+  int out = 0;
+  int pad = 0;
+};
+
+inline Window WindowAlong(Padding padding, int in, int filter, int stride, int dilation) {
+  const int out = WindowedOutputSize(padding, in, filter, stride, dilation);
+  return {out, PaddingBefore(stride, dilation, in, filter, out)};
+}
+
 // Reads element i of an int32 or int64 constant as int64.
 inline int64_t IndexValue(const TensorRef& t, int64_t i) {
   if (t.type == DataType::kInt64) return t.as<int64_t>()[i];

@@ -18,11 +18,11 @@ class Pool2dKernel : public Kernel {
   absl::Status Prepare(KernelContext& ctx) override {
     a_ = std::get<Pool2dAttributes>(ctx.node->attributes);
     const TensorRef& x = ctx.in(0);
-    const int oh = WindowedOutputSize(a_.padding, x.dim(1), a_.filter_h, a_.stride_h, 1);
-    const int ow = WindowedOutputSize(a_.padding, x.dim(2), a_.filter_w, a_.stride_w, 1);
-    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), oh, ow, x.dim(3)}));
-    pad_h_ = PaddingBefore(a_.stride_h, 1, x.dim(1), a_.filter_h, oh);
-    pad_w_ = PaddingBefore(a_.stride_w, 1, x.dim(2), a_.filter_w, ow);
+    const Window wy = WindowAlong(a_.padding, x.dim(1), a_.filter_h, a_.stride_h, 1);
+    const Window wx = WindowAlong(a_.padding, x.dim(2), a_.filter_w, a_.stride_w, 1);
+    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), wy.out, wx.out, x.dim(3)}));
+    pad_h_ = wy.pad;
+    pad_w_ = wx.pad;
     return absl::OkStatus();
   }
 
