@@ -60,6 +60,18 @@ expect_ok "npy input" run "$face" --input "$work/input.npy" --output-dir "$work/
 expect_ok "modelgen" modelgen mobilenet_v1 --out "$work/m.tflite" --seed 3
 expect_ok "modelgen runs" run "$work/m.tflite" --input "$data/modelgen/mobilenet_v2_seed1/input_0.f32" --json
 
+# Both GPU APIs are listed; in CI (MGD_REQUIRE_GPU_BACKENDS=1) each must have a device.
+if expect_ok "info --json" info --json; then
+  for field in '"api":"vulkan"' '"api":"gl"' '"auto":\{"backend":"' '"max_workgroup_invocations":'; do
+    grep -qE "$field" "$work/out" || fail "info --json lacks $field: $(head -c 300 "$work/out")"
+  done
+  if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
+    [ "$(grep -o '"devices":\[{' "$work/out" | wc -l)" -eq 2 ] || fail "info --json: a backend has no device"
+  fi
+fi
+expect_ok "info --clamp-limits" info --clamp-limits && grep -q "clamped to GLES 3.1" "$work/out" \
+  || fail "info --clamp-limits does not say the limits are clamped"
+
 # --- bad input: one line, exit 2 ---
 head -c 1000 "$face" >"$work/truncated.tflite"
 expect_error "truncated model" 2 "truncated.tflite: .*(malformed|truncated)" -- run "$work/truncated.tflite" --input "$face_input"
@@ -84,7 +96,7 @@ expect_error "missing input" 2 "/no/input.f32: cannot open" -- run "$face" --inp
 expect_error "unwritable output dir" 2 "--output-dir /proc/mgd-test/x: cannot create" \
   -- run "$face" --input "$face_input" --output-dir /proc/mgd-test/x
 expect_error "unknown backend" 2 "backend" -- run "$face" --backend metal --input "$face_input"
-expect_error "gpu backend not built" 2 "--backend vulkan: the GPU backends are not part of this build" \
+expect_error "gpu backend not built" 2 "--backend vulkan: models cannot run on the GPU yet" \
   -- run "$face" --backend vulkan --input "$face_input"
 expect_error "unknown subcommand" 2 "" -- frobnicate
 expect_error "modelgen unknown" 2 "unknown model 'resnet'" -- modelgen resnet --out "$work/r.tflite"

@@ -12,7 +12,10 @@ absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested) {
     return BackendChoice{"cpu", "CPU reference kernels", "auto: no GPU backend is built into this mgd yet"};
   }
   if (requested == "vulkan" || requested == "gl") {
-    return UsageError(fmt::format("--backend {}: the GPU backends are not part of this build yet; use --backend cpu", requested));
+    return UsageError(fmt::format(
+        "--backend {}: models cannot run on the GPU yet (the delegate is the next step; `mgd info` lists the GPUs "
+        "found); use --backend cpu",
+        requested));
   }
   return UsageError(fmt::format("--backend {}: unknown backend (expected auto, vulkan, gl or cpu)", requested));
 }

@@ -38,6 +38,12 @@ struct ModelgenOptions {
 };
 absl::Status Modelgen(const ModelgenOptions& options);
 
+struct InfoOptions {
+  bool json = false;
+  bool clamp_limits = false;
+};
+absl::Status Info(const InfoOptions& options);
+
 // A usage error (exit code 2) with `message`.
 absl::Status UsageError(const std::string& message);
 

@@ -54,6 +54,11 @@ int main(int argc, char** argv) {
   gen_cmd->add_option("--seed", gen.seed, "Weight seed");
   gen_cmd->add_flag("--fp16-weights", gen.fp16_weights, "Store weights as fp16 behind DEQUANTIZE (as MediaPipe does)");
 
+  mgd::cli::InfoOptions info;
+  auto* info_cmd = app.add_subcommand("info", "GPUs, drivers, limits and features per backend");
+  info_cmd->add_flag("--json", info.json, "Print one JSON object on stdout");
+  info_cmd->add_flag("--clamp-limits", info.clamp_limits, "Show the GLES 3.1 minimum limits mgd can test against");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -69,6 +74,7 @@ int main(int argc, char** argv) {
   if (run_cmd->parsed()) status = mgd::cli::Run(run);
   else if (ops_cmd->parsed()) status = mgd::cli::Ops(ops);
   else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
+  else if (info_cmd->parsed()) status = mgd::cli::Info(info);
   if (!status.ok()) {
     std::fprintf(stderr, "mgd: error: %s\n", std::string(status.message()).c_str());
   }

@@ -1,0 +1,470 @@
+// OpenGL ES 3.1+ compute device: one worker thread owns the EGL context and
+// runs every call (gl_worker.h); buffers are SSBOs, push constants a UBO per
+// dispatch, timing from timestamp queries, completion from a fence.
+#include "backends/gl/gl_device.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+#include "backends/gl/egl_context.h"
+#include "backends/gl/gl_info.h"
+#include "backends/gl/gl_objects.h"
+#include "backends/gl/gl_worker.h"
+
+namespace mgd::gpu::gl {
+namespace {
+
+// How long Run waits for the GPU before calling it hung.
+constexpr std::chrono::seconds kRunTimeout{60};
+constexpr GLuint64 kWaitSliceNs = 100'000'000;  // 100 ms per glClientWaitSync
+
+// ---------------------------------------------------------------------------
+// Finding displays
+
+// A display that gave a usable context, kept (not current) until one is chosen.
+struct Candidate {
+  std::unique_ptr<EglContext> context;
+  ContextCapabilities caps;
+};
+
+struct Probe {
+  std::vector<Candidate> usable;     // best first
+  std::vector<std::string> problems;  // why the others were not
+};
+
+absl::StatusOr<Candidate> OpenCandidate(const DisplaySource& source) {
+  absl::StatusOr<std::unique_ptr<DisplayRef>> display = DisplayRef::Open(source);
+  if (!display.ok()) return display.status();
+  absl::StatusOr<std::unique_ptr<EglContext>> context = EglContext::Create(std::move(*display));
+  if (!context.ok()) return context.status();
+  absl::StatusOr<ContextCapabilities> caps = QueryCurrentContext(source.label);
+  (*context)->ReleaseCurrent();
+  if (!caps.ok()) return caps.status();
+  return Candidate{std::move(*context), std::move(*caps)};
+}
+
+bool SameGpu(const GpuInfo& a, const GpuInfo& b) {
+  return a.vendor == b.vendor && a.device_name == b.device_name;
+}
+
+// Every usable display, on the calling thread (each context is made current
+// in turn). Mesa offers the same GPU through the surfaceless platform and as
+// an EGL device, so the first device matching the surfaceless display is
+// dropped; further identical ones are distinct GPUs of one model.
+Probe ProbeDisplays() {
+  Probe probe;
+  std::vector<DisplaySource> sources = EnumerateDisplaySources();
+  std::optional<GpuInfo> surfaceless;  // a copy: `usable` may reallocate
+  bool dropped_duplicate = false;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    absl::StatusOr<Candidate> candidate = OpenCandidate(sources[i]);
+    if (!candidate.ok()) {
+      probe.problems.push_back(std::string(candidate.status().message()));
+      // The default display is the last resort when no platform display works.
+      if (i + 1 == sources.size() && probe.usable.empty() && sources[i].kind != DisplaySource::Kind::kDefault) {
+        sources.push_back({DisplaySource::Kind::kDefault, -1, "default display"});
+      }
+      continue;
+    }
+    const GpuInfo& info = candidate->caps.info;
+    if (sources[i].kind == DisplaySource::Kind::kDevice && surfaceless.has_value() && !dropped_duplicate &&
+        SameGpu(info, *surfaceless)) {
+      dropped_duplicate = true;
+      continue;
+    }
+    if (sources[i].kind == DisplaySource::Kind::kSurfaceless) surfaceless = info;
+    probe.usable.push_back(std::move(*candidate));
+  }
+  std::stable_sort(probe.usable.begin(), probe.usable.end(), [](const Candidate& a, const Candidate& b) {
+    return DeviceTypeRank(a.caps.info.type) < DeviceTypeRank(b.caps.info.type);
+  });
+  return probe;
+}
+
+// ---------------------------------------------------------------------------
+// Argument checks (no GL: they run on the caller's thread)
+
+absl::StatusOr<const GlBuffer*> OwnBuffer(const DeviceCore* core, const Buffer& buffer, const std::string& where) {
+  const auto* gl = dynamic_cast<const GlBuffer*>(&buffer);
+  if (gl == nullptr || gl->core() != core) {
+    return absl::InvalidArgumentError(fmt::format("{}: the buffer does not belong to this GL device", where));
+  }
+  return gl;
+}
+
+absl::Status CheckRange(const std::string& where, size_t size, size_t bytes, size_t offset, const void* data) {
+  if (bytes > size || offset > size - bytes) {
+    return absl::InvalidArgumentError(fmt::format("{}: {} bytes at offset {} do not fit in a {}-byte buffer",
+                                                  where, bytes, offset, size));
+  }
+  if (data == nullptr && bytes > 0) return absl::InvalidArgumentError(where + ": no data pointer");
+  return absl::OkStatus();
+}
+
+// Each dispatch's program and buffers belong to this device, and it matches
+// its program (CheckDispatch); each buffer fits in a storage block.
+absl::StatusOr<std::vector<const GlProgram*>> CheckDispatches(const DeviceCore* core,
+                                                              const std::vector<Dispatch>& dispatches) {
+  if (dispatches.empty()) return absl::InvalidArgumentError("cannot record an empty sequence of dispatches");
+  std::vector<const GlProgram*> programs;
+  for (size_t i = 0; i < dispatches.size(); ++i) {
+    const Dispatch& d = dispatches[i];
+    const auto* program = dynamic_cast<const GlProgram*>(d.program);
+    if (program == nullptr || program->core() != core) {
+      return absl::InvalidArgumentError(
+          fmt::format("dispatch {}: {}", i, d.program == nullptr ? "no program" : "the program is not from this GL device"));
+    }
+    const std::string& name = program->name();
+    if (absl::Status status = CheckDispatch(core->info, d, name, program->num_bindings(),
+                                            program->push_constant_bytes(), i);
+        !status.ok()) {
+      return status;
+    }
+    for (size_t b = 0; b < d.bindings.size(); ++b) {
+      const std::string where = fmt::format("dispatch {} ('{}') binding {}", i, name, b);
+      absl::StatusOr<const GlBuffer*> buffer = OwnBuffer(core, *d.bindings[b].buffer, where);
+      if (!buffer.ok()) return buffer.status();
+      if ((*buffer)->size() > core->info.limits.max_storage_buffer_bytes) {
+        return absl::InvalidArgumentError(fmt::format("{}: a buffer of {} bytes exceeds the storage block limit of {}",
+                                                      where, (*buffer)->size(),
+                                                      core->info.limits.max_storage_buffer_bytes));
+      }
+    }
+    programs.push_back(program);
+  }
+  return programs;
+}
+
+// glGetError after every call in Run costs a round trip on some drivers, so
+// only in debug builds or when validation is asked for.
+bool ValidationRequested(const DeviceOptions& options) {
+#ifndef NDEBUG
+  constexpr bool kDebugBuild = true;
+#else
+  constexpr bool kDebugBuild = false;
+#endif
+  const char* env = std::getenv("MGD_VALIDATION");
+  return kDebugBuild || options.validation || (env != nullptr && std::strcmp(env, "1") == 0);
+}
+
+// ---------------------------------------------------------------------------
+// Work on the GL thread
+
+// The push constants as a uniform buffer, padded to std140's 16 bytes.
+absl::Status CreateParams(const std::vector<uint8_t>& bytes, GlRecording::Step& step, const std::string& where) {
+  std::vector<uint8_t> padded(bytes);
+  padded.resize((bytes.size() + 15) & ~size_t{15}, 0);
+  glGenBuffers(1, &step.params);
+  glBindBuffer(GL_UNIFORM_BUFFER, step.params);
+  glBufferData(GL_UNIFORM_BUFFER, static_cast<GLsizeiptr>(padded.size()), padded.data(), GL_STATIC_DRAW);
+  glBindBuffer(GL_UNIFORM_BUFFER, 0);
+  step.params_bytes = static_cast<GLsizeiptr>(padded.size());
+  return CheckGl(where, "glBufferData(GL_UNIFORM_BUFFER)");
+}
+
+// Binds and dispatches one step; with `check`, glGetError after each call.
+absl::Status DispatchStep(const GlRecording::Step& step, size_t index, const GlExtensions& ext, const GLuint* queries,
+                       bool check) {
+  auto checked = [&](const char* call) {
+    return check ? CheckGl(fmt::format("Run: dispatch {} ('{}')", index, step.program_name), call)
+                 : absl::OkStatus();
+  };
+  if (step.barrier_before) glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+  glUseProgram(step.program);
+  if (absl::Status s = checked("glUseProgram"); !s.ok()) return s;
+  for (size_t b = 0; b < step.buffers.size(); ++b) {
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(b), step.buffers[b]);
+  }
+  if (step.params != 0) glBindBufferRange(GL_UNIFORM_BUFFER, 0, step.params, 0, step.params_bytes);
+  if (absl::Status s = checked("glBindBufferBase"); !s.ok()) return s;
+  // Counter pairs rather than GL_TIME_ELAPSED, which llvmpipe reads as 0
+  // around compute.
+  if (queries != nullptr) ext.query_counter(queries[0], GL_TIMESTAMP_EXT);
+  glDispatchCompute(step.groups[0], step.groups[1], step.groups[2]);
+  if (queries != nullptr) ext.query_counter(queries[1], GL_TIMESTAMP_EXT);
+  return checked("glDispatchCompute");
+}
+
+// Blocks until the GPU has finished everything submitted so far.
+absl::Status WaitForGpu(size_t num_dispatches) {
+  GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  if (sync == nullptr) return CheckGl("Run", "glFenceSync");
+  const auto deadline = std::chrono::steady_clock::now() + kRunTimeout;
+  GLbitfield flags = GL_SYNC_FLUSH_COMMANDS_BIT;  // once: the fence must reach the GPU
+  absl::Status status;
+  for (;;) {
+    const GLenum result = glClientWaitSync(sync, flags, kWaitSliceNs);
+    flags = 0;
+    if (result == GL_ALREADY_SIGNALED || result == GL_CONDITION_SATISFIED) break;
+    if (result == GL_WAIT_FAILED) {
+      status = CheckGl("Run", "glClientWaitSync");
+      if (status.ok()) status = absl::InternalError("Run: glClientWaitSync failed");
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      status = absl::DeadlineExceededError(fmt::format("Run: {} dispatches did not complete within {} s (GPU hung?)",
+                                                       num_dispatches, kRunTimeout.count()));
+      break;
+    }
+  }
+  glDeleteSync(sync);
+  return status;
+}
+
+// The timestamps of the run that just completed; none when the GPU reported
+// a disjoint event (clock change, power state), which makes them meaningless.
+std::vector<uint64_t> ReadTimestamps(const GlExtensions& ext, const std::vector<GLuint>& queries) {
+  GLint disjoint = 0;
+  glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);
+  std::vector<uint64_t> values(queries.size(), 0);
+  for (size_t q = 0; q < queries.size(); ++q) {
+    GLuint64 value = 0;
+    ext.get_query_object_ui64v(queries[q], GL_QUERY_RESULT_EXT, &value);
+    values[q] = value;
+  }
+  if (disjoint != 0) return {};
+  return values;
+}
+
+// ---------------------------------------------------------------------------
+
+class GlDevice final : public Device {
+ public:
+  explicit GlDevice(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {}
+  ~GlDevice() override { Shutdown(*core_); }
+
+  const GpuInfo& info() const override { return core_->info; }
+
+  absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes) override {
+    return core_->worker.Call([&] { return CreateBufferOnThread(bytes); });
+  }
+
+  absl::Status Upload(Buffer& buffer, const void* data, size_t bytes, size_t offset) override {
+    const std::string where = fmt::format("Upload of {} bytes at offset {}", bytes, offset);
+    absl::StatusOr<const GlBuffer*> gl = OwnBuffer(core_.get(), buffer, where);
+    if (!gl.ok()) return gl.status();
+    if (absl::Status s = CheckRange(where, buffer.size(), bytes, offset, data); !s.ok() || bytes == 0) return s;
+    return core_->worker.Call([&] { return UploadOnThread(**gl, data, bytes, offset, where); });
+  }
+
+  absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset) override {
+    const std::string where = fmt::format("Download of {} bytes at offset {}", bytes, offset);
+    absl::StatusOr<const GlBuffer*> gl = OwnBuffer(core_.get(), buffer, where);
+    if (!gl.ok()) return gl.status();
+    if (absl::Status s = CheckRange(where, buffer.size(), bytes, offset, data); !s.ok() || bytes == 0) return s;
+    return core_->worker.Call([&] { return DownloadOnThread(**gl, data, bytes, offset, where); });
+  }
+
+  absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) override {
+    return core_->worker.Call([&]() -> absl::StatusOr<std::unique_ptr<Program>> {
+      absl::StatusOr<std::unique_ptr<GlProgram>> program = BuildProgram(core_, source);
+      if (!program.ok()) return program.status();
+      return std::unique_ptr<Program>(std::move(*program));
+    });
+  }
+
+  absl::StatusOr<std::unique_ptr<Recording>> Record(const std::vector<Dispatch>& dispatches,
+                                                    const RecordOptions& options) override {
+    absl::StatusOr<std::vector<const GlProgram*>> programs = CheckDispatches(core_.get(), dispatches);
+    if (!programs.ok()) return programs.status();
+    return core_->worker.Call([&] { return RecordOnThread(dispatches, *programs, options); });
+  }
+
+  absl::Status Run(Recording& recording) override {
+    auto* gl = dynamic_cast<GlRecording*>(&recording);
+    if (gl == nullptr || gl->core() != core_.get()) {
+      return absl::InvalidArgumentError("Run: the recording does not belong to this GL device");
+    }
+    return core_->worker.Call([&] { return RunOnThread(*gl); });
+  }
+
+  // Releases the context on its thread, then ends the thread. Objects still
+  // alive find the worker stopped; destroying the context freed theirs.
+  static void Shutdown(DeviceCore& core) {
+    core.worker.Stop([&core] {
+      core.context.reset();
+      eglReleaseThread();  // EGL's per-thread state, or it leaks with the thread
+    });
+  }
+
+ private:
+  absl::StatusOr<std::unique_ptr<Buffer>> CreateBufferOnThread(size_t bytes) {
+    if (bytes == 0) return absl::InvalidArgumentError("CreateBuffer: a buffer of 0 bytes");
+    if (bytes > static_cast<size_t>(std::numeric_limits<GLsizeiptr>::max()) - 3) {
+      return absl::InvalidArgumentError(fmt::format("CreateBuffer: {} bytes is more than GL can address", bytes));
+    }
+    const std::string where = fmt::format("CreateBuffer({} bytes)", bytes);
+    DrainGlErrors();
+    GLuint id = 0;
+    glGenBuffers(1, &id);
+    auto buffer = std::make_unique<GlBuffer>(core_, id, bytes);  // deletes `id` if the allocation fails
+    // Shaders read whole 32-bit words, so the last partial word must exist.
+    const size_t allocated = (bytes + 3) & ~size_t{3};
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, id);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, static_cast<GLsizeiptr>(allocated), nullptr, GL_DYNAMIC_COPY);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+    if (absl::Status status = CheckGl(where, "glBufferData"); !status.ok()) return status;
+    return std::unique_ptr<Buffer>(std::move(buffer));
+  }
+
+  absl::Status UploadOnThread(const GlBuffer& buffer, const void* data, size_t bytes, size_t offset,
+                              const std::string& where) {
+    DrainGlErrors();
+    // Shader writes from earlier runs must land before this overwrites them.
+    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, buffer.id());
+    glBufferSubData(GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(bytes), data);
+    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+    return CheckGl(where, "glBufferSubData");
+  }
+
+  absl::Status DownloadOnThread(const GlBuffer& buffer, void* data, size_t bytes, size_t offset,
+                                const std::string& where) {
+    DrainGlErrors();
+    // ES has no glGetBufferSubData: map for reading, after shader writes are
+    // made visible to buffer reads.
+    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+    glBindBuffer(GL_COPY_READ_BUFFER, buffer.id());
+    const void* mapped = glMapBufferRange(GL_COPY_READ_BUFFER, static_cast<GLintptr>(offset),
+                                          static_cast<GLsizeiptr>(bytes), GL_MAP_READ_BIT);
+    absl::Status status = CheckGl(where, "glMapBufferRange");
+    if (status.ok() && mapped == nullptr) status = absl::InternalError(where + ": glMapBufferRange returned null");
+    if (mapped != nullptr) {
+      std::memcpy(data, mapped, bytes);
+      if (glUnmapBuffer(GL_COPY_READ_BUFFER) != GL_TRUE && status.ok()) {
+        status = absl::DataLossError(where + ": the buffer's contents were lost while mapped (glUnmapBuffer)");
+      }
+    }
+    glBindBuffer(GL_COPY_READ_BUFFER, 0);
+    return status;
+  }
+
+  absl::StatusOr<std::unique_ptr<Recording>> RecordOnThread(const std::vector<Dispatch>& dispatches,
+                                                            const std::vector<const GlProgram*>& programs,
+                                                            const RecordOptions& options) {
+    DrainGlErrors();
+    auto recording = std::make_unique<GlRecording>(core_);  // frees what was made if a step fails
+    const std::vector<bool> barriers = PlanBarriers(dispatches);
+    recording->set_num_barriers(static_cast<size_t>(std::count(barriers.begin(), barriers.end(), true)));
+    for (size_t i = 0; i < dispatches.size(); ++i) {
+      recording->steps().push_back(GlRecording::Step{});
+      GlRecording::Step& step = recording->steps().back();
+      step.program = programs[i]->id();
+      step.program_name = programs[i]->name();
+      for (const Binding& binding : dispatches[i].bindings) {
+        step.buffers.push_back(static_cast<const GlBuffer*>(binding.buffer)->id());
+      }
+      step.groups = dispatches[i].groups;
+      step.barrier_before = barriers[i];
+      if (!dispatches[i].push_constants.empty()) {
+        const std::string where = fmt::format("Record: dispatch {} ('{}')", i, step.program_name);
+        if (absl::Status s = CreateParams(dispatches[i].push_constants, step, where); !s.ok()) return s;
+      }
+    }
+    // Without timer queries the recording simply has no times (dispatch_ns() empty).
+    if (options.timestamps && core_->info.timestamps && !dispatches.empty()) {
+      recording->queries().resize(2 * dispatches.size());
+      glGenQueries(static_cast<GLsizei>(recording->queries().size()), recording->queries().data());
+      if (absl::Status s = CheckGl("Record", "glGenQueries"); !s.ok()) return s;
+    }
+    return std::unique_ptr<Recording>(std::move(recording));
+  }
+
+  absl::Status RunOnThread(GlRecording& recording) {
+    DrainGlErrors();
+    const std::vector<GLuint>& queries = recording.queries();
+    const bool timed = !queries.empty();
+    if (timed) {
+      GLint disjoint = 0;
+      glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);  // reading clears it: only this run's events count
+    }
+    // Dispatches of earlier runs (of any recording) may have written what
+    // this run reads; PlanBarriers only sees inside one recording.
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+    absl::Status status;
+    const std::vector<GlRecording::Step>& steps = recording.steps();
+    for (size_t i = 0; i < steps.size() && status.ok(); ++i) {
+      status = DispatchStep(steps[i], i, core_->ext, timed ? &queries[2 * i] : nullptr, core_->check_each_call);
+    }
+    glUseProgram(0);
+    // Wait even after an error: the caller may free buffers the GPU still uses.
+    absl::Status waited = WaitForGpu(steps.size());
+    if (!status.ok()) return status;
+    if (!waited.ok()) return waited;
+    if (timed) recording.set_timestamps(ReadTimestamps(core_->ext, queries));
+    // Without per-call checks only the run as a whole is known to have failed.
+    return CheckGl(fmt::format("Run of {} dispatches", steps.size()),
+                   core_->check_each_call ? "a GL call" : "a GL call (MGD_VALIDATION=1 names which)");
+  }
+
+  std::shared_ptr<DeviceCore> core_;
+};
+
+absl::Status NoDevice(const Probe& probe) {
+  std::string reasons = probe.problems.empty() ? "no EGL display found" : "";
+  for (const std::string& problem : probe.problems) reasons += (reasons.empty() ? "" : "; ") + problem;
+  return absl::NotFoundError("no usable OpenGL ES 3.1 device: " + reasons);
+}
+
+// On the worker thread: probes, selects and keeps one context current.
+absl::Status OpenDevice(DeviceCore& core, const DeviceOptions& options) {
+  Probe probe = ProbeDisplays();
+  if (probe.usable.empty()) return NoDevice(probe);
+  std::vector<GpuInfo> infos;
+  for (const Candidate& c : probe.usable) infos.push_back(c.caps.info);
+  std::string selector = options.selector;
+  if (selector.empty()) {
+    const char* env = std::getenv("MGD_DEVICE");
+    if (env != nullptr) selector = env;
+  }
+  absl::StatusOr<size_t> index = SelectDevice(infos, selector);
+  if (!index.ok()) return index.status();
+  Candidate& chosen = probe.usable[*index];
+  if (absl::Status status = chosen.context->MakeCurrent(); !status.ok()) return status;
+  core.context = std::move(chosen.context);
+  core.info = chosen.caps.info;
+  core.ext = chosen.caps.ext;
+  core.binary_formats = chosen.caps.binary_formats;
+  core.check_each_call = ValidationRequested(options);
+  if (options.clamp_limits) {
+    core.info.limits = ClampToGles31(core.info.limits);
+    core.info.clamped_limits = true;
+  }
+  return absl::OkStatus();  // the other candidates' contexts go with `probe`
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<GpuInfo>> ListDevices() {
+  // On a thread of its own: probing makes contexts current, which must not
+  // disturb a context the caller has on its thread.
+  Worker worker;
+  absl::StatusOr<std::vector<GpuInfo>> infos = worker.Call([]() -> absl::StatusOr<std::vector<GpuInfo>> {
+    std::vector<GpuInfo> result;
+    {
+      Probe probe = ProbeDisplays();
+      for (const Candidate& c : probe.usable) result.push_back(c.caps.info);
+    }
+    eglReleaseThread();
+    return result;
+  });
+  return infos;
+}
+
+absl::StatusOr<std::unique_ptr<Device>> CreateDevice(const DeviceOptions& options) {
+  auto core = std::make_shared<DeviceCore>();
+  absl::Status status = core->worker.Call([&] { return OpenDevice(*core, options); });
+  if (!status.ok()) {
+    GlDevice::Shutdown(*core);
+    return status;
+  }
+  return std::unique_ptr<Device>(new GlDevice(std::move(core)));
+}
+
+}  // namespace mgd::gpu::gl

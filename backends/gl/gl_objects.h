@@ -1,0 +1,153 @@
+// The GL backend's internals: what a device shares with the objects it
+// made, the objects themselves, and GL error checking. Everything that calls
+// GL runs on the device's worker thread.
+#pragma once
+
+#include <GLES3/gl31.h>
+// After gl31.h: the extension typedefs (timer queries, subgroups).
+#include <GLES2/gl2ext.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "backends/gl/egl_context.h"
+#include "backends/gl/gl_worker.h"
+#include "backends/gpu/gpu.h"
+
+namespace mgd::gpu::gl {
+
+// Extension entry points: not exported by libGLESv2, so looked up with
+// eglGetProcAddress once a context is current. Null when missing.
+struct GlExtensions {
+  PFNGLQUERYCOUNTEREXTPROC query_counter = nullptr;
+  PFNGLGETQUERYOBJECTUI64VEXTPROC get_query_object_ui64v = nullptr;
+  PFNGLGETQUERYIVEXTPROC get_query_iv = nullptr;
+};
+
+// A device's state, shared with its buffers, programs and recordings so
+// that they can release their GL objects on the right thread, and so that an
+// object outliving its device finds the worker stopped rather than a
+// dangling pointer.
+struct DeviceCore {
+  Worker worker;
+  // Only touched on the worker thread; null after the device is destroyed.
+  std::unique_ptr<EglContext> context;
+  GpuInfo info;  // fixed once the device exists
+  GlExtensions ext;
+  bool binary_formats = false;   // GL_NUM_PROGRAM_BINARY_FORMATS > 0
+  bool check_each_call = false;  // glGetError after every call of Run (debug / validation)
+
+  // Runs `release` on the worker unless the device is gone (destroying the
+  // context already freed every object it had).
+  void Release(const std::function<void()>& release) { (void)worker.RunAndWait(release); }
+};
+
+// "GL_INVALID_OPERATION", ...
+const char* GlErrorName(GLenum error);
+// Clears GL's error flags (a driver may hold several).
+void DrainGlErrors();
+// OK, or the error a GL call left: "{where}: {call} failed: GL_INVALID_VALUE"
+// (ResourceExhausted for GL_OUT_OF_MEMORY, Internal otherwise).
+absl::Status CheckGl(const std::string& where, const char* call);
+
+class GlBuffer final : public Buffer {
+ public:
+  GlBuffer(std::shared_ptr<DeviceCore> core, GLuint id, size_t size)
+      : core_(std::move(core)), id_(id), size_(size) {}
+  ~GlBuffer() override;
+  size_t size() const override { return size_; }
+
+  GLuint id() const { return id_; }
+  const DeviceCore* core() const { return core_.get(); }
+
+ private:
+  std::shared_ptr<DeviceCore> core_;
+  GLuint id_;
+  size_t size_;  // as requested; the GL allocation is rounded up to 4 bytes
+};
+
+class GlProgram final : public Program {
+ public:
+  GlProgram(std::shared_ptr<DeviceCore> core, const ProgramSource& source, GLuint id)
+      : core_(std::move(core)),
+        name_(source.name),
+        id_(id),
+        num_bindings_(source.num_bindings),
+        push_constant_bytes_(source.push_constant_bytes) {}
+  ~GlProgram() override;
+  const std::string& name() const override { return name_; }
+  std::array<uint32_t, 3> workgroup_size() const override { return workgroup_size_; }
+
+  GLuint id() const { return id_; }
+  const DeviceCore* core() const { return core_.get(); }
+  uint32_t num_bindings() const { return num_bindings_; }
+  uint32_t push_constant_bytes() const { return push_constant_bytes_; }
+  // The driver's program binary (glGetProgramBinary) for the compilation
+  // cache; empty when the driver offers none.
+  const std::vector<uint8_t>& binary() const { return binary_; }
+  GLenum binary_format() const { return binary_format_; }
+
+  void set_workgroup_size(const std::array<uint32_t, 3>& size) { workgroup_size_ = size; }
+  void set_binary(std::vector<uint8_t> binary, GLenum format) {
+    binary_ = std::move(binary);
+    binary_format_ = format;
+  }
+
+ private:
+  std::shared_ptr<DeviceCore> core_;
+  std::string name_;
+  GLuint id_;
+  uint32_t num_bindings_;
+  uint32_t push_constant_bytes_;
+  std::array<uint32_t, 3> workgroup_size_{1, 1, 1};
+  std::vector<uint8_t> binary_;
+  GLenum binary_format_ = 0;
+};
+
+// Compiles and links `source` on the current context (worker thread).
+absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCore> core,
+                                                        const ProgramSource& source);
+
+class GlRecording final : public Recording {
+ public:
+  // One dispatch as Run replays it: GL names captured at Record time.
+  struct Step {
+    GLuint program = 0;
+    std::string program_name;  // for errors
+    std::vector<GLuint> buffers;  // SSBO binding i
+    GLuint params = 0;           // the push-constant UBO, 0 when none
+    GLsizeiptr params_bytes = 0;
+    std::array<uint32_t, 3> groups{1, 1, 1};
+    bool barrier_before = false;
+  };
+
+  explicit GlRecording(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {}
+  ~GlRecording() override;
+  size_t num_dispatches() const override { return steps_.size(); }
+  size_t num_barriers() const override { return num_barriers_; }
+  std::vector<double> dispatch_ns() const override;
+
+  const DeviceCore* core() const { return core_.get(); }
+  std::vector<Step>& steps() { return steps_; }
+  void set_num_barriers(size_t n) { num_barriers_ = n; }
+  // Two timestamp queries per dispatch (before, after); empty without timestamps.
+  std::vector<GLuint>& queries() { return queries_; }
+  // GPU timestamps of the last run, before and after each dispatch.
+  std::vector<uint64_t> timestamps() const;
+  void set_timestamps(std::vector<uint64_t> timestamps);
+
+ private:
+  std::shared_ptr<DeviceCore> core_;
+  std::vector<Step> steps_;
+  size_t num_barriers_ = 0;
+  std::vector<GLuint> queries_;
+  mutable std::mutex mutex_;  // timestamps_ is written by Run and read from any thread
+  std::vector<uint64_t> timestamps_;
+};
+
+}  // namespace mgd::gpu::gl

@@ -1,0 +1,175 @@
+// Compute programs: compile, link, check the shader's interface against what
+// the ProgramSource declares, and keep the driver's binary for the cache.
+#include <fmt/format.h>
+
+#include "backends/gl/gl_objects.h"
+
+namespace mgd::gpu::gl {
+namespace {
+
+// The driver's log without the trailing newlines and NULs some drivers add.
+std::string TrimLog(std::string log) {
+  while (!log.empty() && (log.back() == '\0' || log.back() == '\n' || log.back() == ' ')) log.pop_back();
+  return log.empty() ? "(the driver gave no log)" : log;
+}
+
+std::string ShaderLog(GLuint shader) {
+  GLint length = 0;
+  glGetShaderiv(shader, GL_INFO_LOG_LENGTH, &length);
+  std::string log(static_cast<size_t>(std::max(length, 1)), '\0');
+  glGetShaderInfoLog(shader, static_cast<GLsizei>(log.size()), nullptr, log.data());
+  return TrimLog(std::move(log));
+}
+
+std::string ProgramLog(GLuint program) {
+  GLint length = 0;
+  glGetProgramiv(program, GL_INFO_LOG_LENGTH, &length);
+  std::string log(static_cast<size_t>(std::max(length, 1)), '\0');
+  glGetProgramInfoLog(program, static_cast<GLsizei>(log.size()), nullptr, log.data());
+  return TrimLog(std::move(log));
+}
+
+absl::StatusOr<GLuint> CompileShader(const ProgramSource& source, const std::string& where) {
+  const GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
+  if (shader == 0) {
+    absl::Status status = CheckGl(where, "glCreateShader(GL_COMPUTE_SHADER)");
+    return status.ok() ? absl::InternalError(where + ": glCreateShader(GL_COMPUTE_SHADER) returned 0") : status;
+  }
+  // With an explicit length, so a NUL inside the source cannot cut it short.
+  const GLchar* text = source.glsl.data();
+  const GLint length = static_cast<GLint>(source.glsl.size());
+  glShaderSource(shader, 1, &text, &length);
+  glCompileShader(shader);
+  GLint compiled = GL_FALSE;
+  glGetShaderiv(shader, GL_COMPILE_STATUS, &compiled);
+  if (compiled != GL_TRUE) {
+    const std::string log = ShaderLog(shader);
+    glDeleteShader(shader);
+    DrainGlErrors();
+    return absl::InvalidArgumentError(fmt::format("{}: compile failed: {}", where, log));
+  }
+  return shader;
+}
+
+absl::Status Link(GLuint program, GLuint shader, bool retrievable, const std::string& where) {
+  glAttachShader(program, shader);
+  // The hint must precede the link for glGetProgramBinary to work later.
+  if (retrievable) glProgramParameteri(program, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
+  glLinkProgram(program);
+  glDetachShader(program, shader);
+  glDeleteShader(shader);  // the linked program keeps what it needs
+  GLint linked = GL_FALSE;
+  glGetProgramiv(program, GL_LINK_STATUS, &linked);
+  if (linked != GL_TRUE) {
+    DrainGlErrors();
+    return absl::InvalidArgumentError(fmt::format("{}: link failed: {}", where, ProgramLog(program)));
+  }
+  return CheckGl(where, "glLinkProgram");
+}
+
+std::string ResourceName(GLuint program, GLenum interface, GLuint index) {
+  char name[256] = {};
+  GLsizei length = 0;
+  glGetProgramResourceName(program, interface, index, sizeof(name), &length, name);
+  return std::string(name, static_cast<size_t>(std::max(length, 0)));
+}
+
+// Every storage block the shader uses must sit at a binding the dispatch
+// fills (0..num_bindings-1); an unfilled one would read whatever was bound last.
+absl::Status CheckStorageBlocks(GLuint program, const ProgramSource& source, const std::string& where) {
+  GLint count = 0;
+  glGetProgramInterfaceiv(program, GL_SHADER_STORAGE_BLOCK, GL_ACTIVE_RESOURCES, &count);
+  for (GLint i = 0; i < count; ++i) {
+    const GLenum property = GL_BUFFER_BINDING;
+    GLint binding = 0;
+    glGetProgramResourceiv(program, GL_SHADER_STORAGE_BLOCK, static_cast<GLuint>(i), 1, &property, 1, nullptr,
+                           &binding);
+    if (binding < 0 || static_cast<uint32_t>(binding) >= source.num_bindings) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: storage block '{}' is at binding {}, but the program declares {} bindings", where,
+                      ResourceName(program, GL_SHADER_STORAGE_BLOCK, static_cast<GLuint>(i)), binding,
+                      source.num_bindings));
+    }
+  }
+  return CheckGl(where, "glGetProgramResourceiv(GL_SHADER_STORAGE_BLOCK)");
+}
+
+// The push constants arrive as one uniform block at binding 0, as large as
+// push_constant_bytes rounded up to 16 (std140's granularity).
+absl::Status CheckUniformBlocks(GLuint program, const ProgramSource& source, const std::string& where) {
+  GLint count = 0;
+  glGetProgramiv(program, GL_ACTIVE_UNIFORM_BLOCKS, &count);
+  for (GLint i = 0; i < count; ++i) {
+    const GLuint index = static_cast<GLuint>(i);
+    GLint binding = 0, size = 0;
+    glGetActiveUniformBlockiv(program, index, GL_UNIFORM_BLOCK_BINDING, &binding);
+    glGetActiveUniformBlockiv(program, index, GL_UNIFORM_BLOCK_DATA_SIZE, &size);
+    const std::string name = ResourceName(program, GL_UNIFORM_BLOCK, index);
+    const uint32_t available = (source.push_constant_bytes + 15u) & ~15u;
+    if (binding != 0) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: uniform block '{}' is at binding {}; only binding 0 (the push constants) is supported", where, name,
+          binding));
+    }
+    if (source.push_constant_bytes == 0 || static_cast<uint32_t>(size) > available) {
+      return absl::InvalidArgumentError(fmt::format(
+          "{}: uniform block '{}' is {} bytes, but the program declares {} bytes of push constants", where, name,
+          size, source.push_constant_bytes));
+    }
+  }
+  return CheckGl(where, "glGetActiveUniformBlockiv");
+}
+
+// Failing to get a binary only costs the cache an entry, so errors are dropped.
+void FetchBinary(GlProgram& program) {
+  GLint length = 0;
+  glGetProgramiv(program.id(), GL_PROGRAM_BINARY_LENGTH, &length);
+  if (length <= 0) {
+    DrainGlErrors();
+    return;
+  }
+  std::vector<uint8_t> binary(static_cast<size_t>(length));
+  GLsizei written = 0;
+  GLenum format = 0;
+  glGetProgramBinary(program.id(), length, &written, &format, binary.data());
+  if (glGetError() != GL_NO_ERROR || written <= 0) {
+    DrainGlErrors();
+    return;
+  }
+  binary.resize(static_cast<size_t>(written));
+  program.set_binary(std::move(binary), format);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCore> core,
+                                                        const ProgramSource& source) {
+  const std::string where = fmt::format("program '{}'", source.name);
+  DrainGlErrors();
+  absl::StatusOr<GLuint> shader = CompileShader(source, where);
+  if (!shader.ok()) return shader.status();
+  const GLuint id = glCreateProgram();
+  if (id == 0) {
+    glDeleteShader(*shader);
+    return absl::InternalError(where + ": glCreateProgram returned 0");
+  }
+  const bool retrievable = core->binary_formats;
+  const GpuInfo& info = core->info;
+  auto program = std::make_unique<GlProgram>(std::move(core), source, id);  // deletes `id` on every error below
+  if (absl::Status status = Link(id, *shader, retrievable, where); !status.ok()) return status;
+
+  GLint size[3] = {0, 0, 0};
+  glGetProgramiv(id, GL_COMPUTE_WORK_GROUP_SIZE, size);
+  if (absl::Status status = CheckGl(where, "glGetProgramiv(GL_COMPUTE_WORK_GROUP_SIZE)"); !status.ok()) return status;
+  const std::array<uint32_t, 3> workgroup = {static_cast<uint32_t>(std::max(size[0], 0)),
+                                             static_cast<uint32_t>(std::max(size[1], 0)),
+                                             static_cast<uint32_t>(std::max(size[2], 0))};
+  program->set_workgroup_size(workgroup);
+  if (absl::Status status = CheckProgramLimits(info, source, workgroup); !status.ok()) return status;
+  if (absl::Status status = CheckStorageBlocks(id, source, where); !status.ok()) return status;
+  if (absl::Status status = CheckUniformBlocks(id, source, where); !status.ok()) return status;
+  if (retrievable) FetchBinary(*program);
+  return program;
+}
+
+}  // namespace mgd::gpu::gl

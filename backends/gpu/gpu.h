@@ -1,0 +1,171 @@
+// The GPU interface mgd's delegate runs on: devices, buffers, compute programs
+// from GLSL, recorded sequences of dispatches replayed per run, timestamps.
+// It knows nothing of ops or models. Implementations: backends/vulkan and
+// backends/gl.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace mgd::gpu {
+
+enum class Api { kVulkan, kGles };
+const char* ApiName(Api api);  // "vulkan", "gl"
+
+enum class DeviceType { kDiscrete, kIntegrated, kVirtual, kCpu, kOther };
+const char* DeviceTypeName(DeviceType type);
+
+struct GpuLimits {
+  uint32_t max_workgroup_invocations = 0;
+  std::array<uint32_t, 3> max_workgroup_size{};
+  std::array<uint32_t, 3> max_workgroup_count{};
+  uint32_t max_shared_memory_bytes = 0;
+  uint32_t max_storage_buffers_per_shader = 0;
+  uint64_t max_storage_buffer_bytes = 0;
+  uint32_t max_push_constant_bytes = 0;  // GL: the uniform block mgd uses instead
+};
+
+// What a phone GPU can be counted on for: the GLES 3.1 compute minimums
+// (DESIGN.md: 128 invocations, 16 KiB shared memory, 8 storage blocks).
+GpuLimits Gles31MinimumLimits();
+
+// What the tuning tables key on, and what `mgd info` prints.
+struct GpuInfo {
+  Api api = Api::kVulkan;
+  std::string vendor;       // "NVIDIA", "Mesa", "ARM", ...
+  uint32_t vendor_id = 0;   // PCI vendor id (0 when unknown)
+  std::string device_name;  // "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)"
+  uint32_t device_id = 0;
+  DeviceType type = DeviceType::kOther;
+  std::string driver_name;
+  std::string driver_version;
+  std::string api_version;  // "1.3.239", "OpenGL ES 3.2 Mesa 22.3.6"
+  GpuLimits limits;
+  bool fp16_arithmetic = false;
+  bool storage_16bit = false;
+  bool subgroups = false;
+  uint32_t subgroup_size = 0;
+  bool timestamps = false;
+  bool clamped_limits = false;  // limits lowered to the GLES 3.1 minimums
+
+  bool is_software() const { return type == DeviceType::kCpu; }
+};
+
+struct DeviceOptions {
+  // Which device: a decimal index into the enumeration order or a
+  // case-insensitive substring of the device name. Empty: the MGD_DEVICE
+  // environment variable, else the best device (discrete > integrated >
+  // virtual > CPU).
+  std::string selector;
+  // Vulkan: enable the Khronos validation layer and collect its messages.
+  // Default on in debug builds and when MGD_VALIDATION=1.
+  bool validation = false;
+  // Report (and enforce) the GLES 3.1 minimum limits, as a phone would.
+  bool clamp_limits = false;
+};
+
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual size_t size() const = 0;
+};
+
+// A compute program from complete GLSL source in the device's dialect
+// (Vulkan: "#version 450" with set 0 storage bindings 0..n-1 and an optional
+// push_constant block; GL: "#version 310 es" with SSBO bindings 0..n-1 and an
+// optional std140 uniform block at binding 0).
+struct ProgramSource {
+  std::string name;  // names the program in errors ("conv2d_3")
+  std::string glsl;
+  uint32_t num_bindings = 0;
+  uint32_t push_constant_bytes = 0;  // a multiple of 4, at most 128
+  uint32_t shared_memory_bytes = 0;  // declared by the generator, checked against the limits
+};
+
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual const std::string& name() const = 0;
+  virtual std::array<uint32_t, 3> workgroup_size() const = 0;  // from the shader
+};
+
+enum class Access { kRead, kWrite, kReadWrite };
+
+struct Binding {
+  Buffer* buffer = nullptr;
+  Access access = Access::kReadWrite;
+};
+
+struct Dispatch {
+  Program* program = nullptr;
+  std::vector<Binding> bindings;       // binding i of the program
+  std::vector<uint8_t> push_constants; // program's push_constant_bytes
+  std::array<uint32_t, 3> groups{1, 1, 1};
+};
+
+// A sequence of dispatches recorded once and replayed by Device::Run. A
+// barrier goes before a dispatch only when it reads or writes a buffer an
+// earlier dispatch wrote (or writes one an earlier dispatch read) since the
+// last barrier.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+  virtual size_t num_dispatches() const = 0;
+  virtual size_t num_barriers() const = 0;
+  // GPU time per dispatch in nanoseconds from the last run, when the
+  // recording was made with timestamps; empty otherwise.
+  virtual std::vector<double> dispatch_ns() const = 0;
+};
+
+struct RecordOptions {
+  bool timestamps = false;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const GpuInfo& info() const = 0;
+
+  virtual absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes) = 0;
+  virtual absl::Status Upload(Buffer& buffer, const void* data, size_t bytes, size_t offset = 0) = 0;
+  virtual absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset = 0) = 0;
+
+  virtual absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) = 0;
+
+  virtual absl::StatusOr<std::unique_ptr<Recording>> Record(const std::vector<Dispatch>& dispatches,
+                                                            const RecordOptions& options = {}) = 0;
+  // Submits a recording and waits for it to complete.
+  virtual absl::Status Run(Recording& recording) = 0;
+
+  // Vulkan validation messages seen so far (empty when validation is off).
+  virtual std::vector<std::string> validation_messages() const { return {}; }
+};
+
+// Devices of one API on this machine, best first; an empty list (not an
+// error) when the API or driver is missing.
+absl::StatusOr<std::vector<GpuInfo>> ListDevices(Api api);
+absl::StatusOr<std::unique_ptr<Device>> CreateDevice(Api api, const DeviceOptions& options = {});
+
+// Picks among devices (best first) by selector: an index or a name substring.
+absl::StatusOr<size_t> SelectDevice(const std::vector<GpuInfo>& devices, const std::string& selector);
+
+// Shared by both backends: a program's workgroup, shared memory, bindings
+// and push constants against the device's (possibly clamped) limits.
+absl::Status CheckProgramLimits(const GpuInfo& info, const ProgramSource& source,
+                                const std::array<uint32_t, 3>& workgroup_size);
+// A dispatch against its program: binding count, push constant size, grid.
+absl::Status CheckDispatch(const GpuInfo& info, const Dispatch& dispatch, const std::string& program_name,
+                           uint32_t num_bindings, uint32_t push_constant_bytes, size_t index);
+
+// Where barriers go: barrier_before[i] is true when dispatch i depends on an
+// earlier one since the last barrier (read-after-write, write-after-read,
+// write-after-write on any buffer).
+std::vector<bool> PlanBarriers(const std::vector<Dispatch>& dispatches);
+
+}  // namespace mgd::gpu

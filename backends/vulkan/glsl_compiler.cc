@@ -1,0 +1,95 @@
+#include "backends/vulkan/glsl_compiler.h"
+
+#include <fmt/format.h>
+#include <glslang/Public/ResourceLimits.h>
+#include <glslang/Public/ShaderLang.h>
+#include <glslang/SPIRV/GlslangToSpv.h>
+
+#include <mutex>
+#include <spirv-tools/libspirv.hpp>
+#include <spirv-tools/optimizer.hpp>
+
+namespace mgd::gpu::vulkan {
+namespace {
+
+// glslang keeps process-wide state: initialize once, serialize compiles.
+std::mutex& GlslangMutex() {
+  static std::mutex mutex;
+  static bool initialized = [] { return glslang::InitializeProcess(); }();
+  (void)initialized;
+  return mutex;
+}
+
+constexpr spv_target_env kTargetEnv = SPV_ENV_VULKAN_1_1;
+
+std::array<uint32_t, 3> LocalSize(const std::vector<uint32_t>& words) {
+  constexpr uint32_t kOpExecutionMode = 16, kLocalSize = 17;
+  for (size_t i = 5; i < words.size();) {
+    const uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
+    if (count == 0) break;
+    if (opcode == kOpExecutionMode && count >= 6 && words[i + 2] == kLocalSize) {
+      return {words[i + 3], words[i + 4], words[i + 5]};
+    }
+    i += count;
+  }
+  return {1, 1, 1};
+}
+
+}  // namespace
+
+absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::string& glsl, bool optimize) {
+  SpirvModule module;
+  {
+    std::lock_guard<std::mutex> lock(GlslangMutex());
+    glslang::TShader shader(EShLangCompute);
+    const char* text = glsl.c_str();
+    const char* names[] = {name.c_str()};
+    shader.setStringsWithLengthsAndNames(&text, nullptr, names, 1);
+    shader.setEnvInput(glslang::EShSourceGlsl, EShLangCompute, glslang::EShClientVulkan, 100);
+    shader.setEnvClient(glslang::EShClientVulkan, glslang::EShTargetVulkan_1_1);
+    shader.setEnvTarget(glslang::EShTargetSpv, glslang::EShTargetSpv_1_3);
+    const auto messages = static_cast<EShMessages>(EShMsgSpvRules | EShMsgVulkanRules);
+    if (!shader.parse(GetDefaultResources(), 450, false, messages)) {
+      return absl::InvalidArgumentError(
+          fmt::format("program '{}': GLSL compile failed: {}", name, shader.getInfoLog()));
+    }
+    glslang::TProgram program;
+    program.addShader(&shader);
+    if (!program.link(messages)) {
+      return absl::InvalidArgumentError(fmt::format("program '{}': GLSL link failed: {}", name, program.getInfoLog()));
+    }
+    glslang::SpvOptions options;
+    options.validate = false;  // SPIRV-Tools below
+    glslang::GlslangToSpv(*program.getIntermediate(EShLangCompute), module.words, &options);
+  }
+  spvtools::SpirvTools tools(kTargetEnv);
+  std::string diagnostics;
+  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& position, const char* message) {
+    diagnostics += fmt::format("[word {}] {}; ", position.index, message);
+  });
+  if (!tools.Validate(module.words)) {
+    return absl::InternalError(fmt::format("program '{}': SPIR-V validation failed: {}", name, diagnostics));
+  }
+  if (optimize) {
+    spvtools::Optimizer optimizer(kTargetEnv);
+    optimizer.RegisterPerformancePasses();
+    std::vector<uint32_t> optimized;
+    if (!optimizer.Run(module.words.data(), module.words.size(), &optimized) || !tools.Validate(optimized)) {
+      return absl::InternalError(fmt::format("program '{}': SPIR-V optimization failed: {}", name, diagnostics));
+    }
+    module.words = std::move(optimized);
+  }
+  module.workgroup_size = LocalSize(module.words);
+  return module;
+}
+
+std::string DisassembleSpirv(const std::vector<uint32_t>& words) {
+  spvtools::SpirvTools tools(kTargetEnv);
+  std::string text;
+  if (!tools.Disassemble(words, &text, SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES | SPV_BINARY_TO_TEXT_OPTION_INDENT)) {
+    return "<invalid SPIR-V>";
+  }
+  return text;
+}
+
+}  // namespace mgd::gpu::vulkan

@@ -1,0 +1,26 @@
+// GLSL (Vulkan dialect) -> SPIR-V in process with glslang; the result is
+// always validated with SPIRV-Tools and, in release builds, optimized with its
+// performance passes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace mgd::gpu::vulkan {
+
+struct SpirvModule {
+  std::vector<uint32_t> words;
+  std::array<uint32_t, 3> workgroup_size{1, 1, 1};  // from OpExecutionMode LocalSize
+};
+
+// `name` names the program in errors; glslang's messages carry line numbers.
+absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::string& glsl, bool optimize);
+
+// SPIR-V disassembly (for dumps and error messages).
+std::string DisassembleSpirv(const std::vector<uint32_t>& words);
+
+}  // namespace mgd::gpu::vulkan

@@ -1,0 +1,788 @@
+// Vulkan backend: instance (validation layer on request), device choice,
+// one compute queue, sub-allocated memory, programs compiled in process,
+// command buffers recorded once and resubmitted per run.
+#include "backends/vulkan/vulkan_device.h"
+
+#include <fmt/format.h>
+#include <vulkan/vulkan.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "backends/vulkan/glsl_compiler.h"
+#include "backends/vulkan/memory.h"
+
+namespace mgd::gpu::vulkan {
+namespace {
+
+constexpr uint64_t kRunTimeoutNs = uint64_t{60} * 1000 * 1000 * 1000;
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+#ifdef NDEBUG
+constexpr bool kOptimizeSpirv = true;
+#else
+constexpr bool kOptimizeSpirv = false;
+#endif
+
+absl::Status VkError(const char* call, VkResult result) {
+  return absl::InternalError(fmt::format("{} failed (VkResult {})", call, static_cast<int>(result)));
+}
+
+#define MGD_VK(call)                                            \
+  do {                                                          \
+    VkResult mgd_vk_result_ = (call);                           \
+    if (mgd_vk_result_ != VK_SUCCESS) return VkError(#call, mgd_vk_result_); \
+  } while (false)
+
+bool ValidationRequested(const DeviceOptions& options) {
+  const char* env = std::getenv("MGD_VALIDATION");
+  if (env != nullptr) return std::string(env) == "1";
+#ifndef NDEBUG
+  return true;
+#else
+  return options.validation;
+#endif
+}
+
+// The instance and the validation messages it collected.
+class Instance {
+ public:
+  static absl::StatusOr<std::shared_ptr<Instance>> Create(bool validation) {
+    auto self = std::shared_ptr<Instance>(new Instance());
+    uint32_t loader_version = VK_API_VERSION_1_0;
+    if (vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS) loader_version = VK_API_VERSION_1_0;
+    if (loader_version < VK_API_VERSION_1_1) {
+      return absl::UnavailableError("the Vulkan loader is older than 1.1");
+    }
+    self->api_version_ = std::min<uint32_t>(loader_version, VK_API_VERSION_1_3);
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "mgd";
+    app.pEngineName = "mgd";
+    app.apiVersion = self->api_version_;
+    std::vector<const char*> layers, extensions;
+    if (validation) {
+      uint32_t count = 0;
+      vkEnumerateInstanceLayerProperties(&count, nullptr);
+      std::vector<VkLayerProperties> available(count);
+      vkEnumerateInstanceLayerProperties(&count, available.data());
+      const bool found = std::any_of(available.begin(), available.end(),
+                                     [](const VkLayerProperties& l) { return std::strcmp(l.layerName, kValidationLayer) == 0; });
+      if (!found) {
+        return absl::FailedPreconditionError(
+            "Vulkan validation was requested but VK_LAYER_KHRONOS_validation is not installed "
+            "(Debian package vulkan-validationlayers)");
+      }
+      layers.push_back(kValidationLayer);
+      extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    }
+    VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    info.pApplicationInfo = &app;
+    info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+    info.ppEnabledLayerNames = layers.data();
+    info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    info.ppEnabledExtensionNames = extensions.data();
+    if (VkResult r = vkCreateInstance(&info, nullptr, &self->instance_); r != VK_SUCCESS) {
+      return absl::UnavailableError(fmt::format("vkCreateInstance failed (VkResult {}): no Vulkan driver?", static_cast<int>(r)));
+    }
+    if (validation) {
+      VkDebugUtilsMessengerCreateInfoEXT m{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+      m.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+      m.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                      VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+      m.pfnUserCallback = &Instance::OnMessage;
+      m.pUserData = self.get();
+      auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+          vkGetInstanceProcAddr(self->instance_, "vkCreateDebugUtilsMessengerEXT"));
+      if (create == nullptr || create(self->instance_, &m, nullptr, &self->messenger_) != VK_SUCCESS) {
+        return absl::InternalError("vkCreateDebugUtilsMessengerEXT failed");
+      }
+    }
+    return self;
+  }
+
+  ~Instance() {
+    if (messenger_ != VK_NULL_HANDLE) {
+      auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+          vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+      if (destroy != nullptr) destroy(instance_, messenger_, nullptr);
+    }
+    if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, nullptr);
+  }
+
+  VkInstance handle() const { return instance_; }
+  uint32_t api_version() const { return api_version_; }
+  std::vector<std::string> messages() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return messages_;
+  }
+
+  // Physical devices, best first: discrete > integrated > virtual > CPU.
+  std::vector<VkPhysicalDevice> SortedDevices() const {
+    uint32_t count = 0;
+    vkEnumeratePhysicalDevices(instance_, &count, nullptr);
+    std::vector<VkPhysicalDevice> devices(count);
+    vkEnumeratePhysicalDevices(instance_, &count, devices.data());
+    auto rank = [](VkPhysicalDevice d) {
+      VkPhysicalDeviceProperties p;
+      vkGetPhysicalDeviceProperties(d, &p);
+      switch (p.deviceType) {
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+        case VK_PHYSICAL_DEVICE_TYPE_CPU: return 3;
+        default: return 4;
+      }
+    };
+    std::stable_sort(devices.begin(), devices.end(), [&](auto a, auto b) { return rank(a) < rank(b); });
+    return devices;
+  }
+
+ private:
+  Instance() = default;
+
+  static VkBool32 VKAPI_CALL OnMessage(VkDebugUtilsMessageSeverityFlagBitsEXT, VkDebugUtilsMessageTypeFlagsEXT,
+                                       const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+    auto* self = static_cast<Instance*>(user);
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    self->messages_.emplace_back(data->pMessage != nullptr ? data->pMessage : "?");
+    return VK_FALSE;
+  }
+
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  uint32_t api_version_ = VK_API_VERSION_1_1;
+  mutable std::mutex mutex_;
+  std::vector<std::string> messages_;
+};
+
+std::string VendorName(uint32_t id) {
+  switch (id) {
+    case 0x10DE: return "NVIDIA";
+    case 0x1002: return "AMD";
+    case 0x8086: return "Intel";
+    case 0x13B5: return "ARM";
+    case 0x5143: return "Qualcomm";
+    case 0x1010: return "Imagination";
+    case 0x10005: return "Mesa";
+    default: return fmt::format("0x{:04X}", id);
+  }
+}
+
+std::string VersionString(uint32_t v) {
+  return fmt::format("{}.{}.{}", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
+}
+
+bool HasExtension(VkPhysicalDevice device, const char* name) {
+  uint32_t count = 0;
+  vkEnumerateDeviceExtensionProperties(device, nullptr, &count, nullptr);
+  std::vector<VkExtensionProperties> extensions(count);
+  vkEnumerateDeviceExtensionProperties(device, nullptr, &count, extensions.data());
+  return std::any_of(extensions.begin(), extensions.end(),
+                     [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+}
+
+int ComputeQueueFamily(VkPhysicalDevice device, uint32_t* timestamp_bits) {
+  uint32_t count = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(device, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  vkGetPhysicalDeviceQueueFamilyProperties(device, &count, families.data());
+  for (uint32_t i = 0; i < count; ++i) {
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      *timestamp_bits = families[i].timestampValidBits;
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+struct Features {
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR float16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR};
+  VkPhysicalDevice16BitStorageFeatures storage16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  bool has_float16_struct = false;
+};
+
+Features QueryFeatures(VkPhysicalDevice device, uint32_t api_version) {
+  Features f;
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &f.storage16;
+  f.has_float16_struct = api_version >= VK_API_VERSION_1_2 || HasExtension(device, "VK_KHR_shader_float16_int8");
+  if (f.has_float16_struct) f.storage16.pNext = &f.float16;
+  vkGetPhysicalDeviceFeatures2(device, &features);
+  f.storage16.pNext = nullptr;
+  return f;
+}
+
+GpuInfo QueryInfo(VkPhysicalDevice device, uint32_t instance_version) {
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  VkPhysicalDeviceProperties basic;
+  vkGetPhysicalDeviceProperties(device, &basic);
+  const uint32_t api = std::min(basic.apiVersion, instance_version);
+  props.pNext = &subgroup;
+  const bool has_driver = api >= VK_API_VERSION_1_2 || HasExtension(device, "VK_KHR_driver_properties");
+  if (has_driver) subgroup.pNext = &driver;
+  vkGetPhysicalDeviceProperties2(device, &props);
+  const VkPhysicalDeviceProperties& p = props.properties;
+
+  GpuInfo info;
+  info.api = Api::kVulkan;
+  info.vendor_id = p.vendorID;
+  info.vendor = VendorName(p.vendorID);
+  info.device_name = p.deviceName;
+  info.device_id = p.deviceID;
+  switch (p.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: info.type = DeviceType::kDiscrete; break;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: info.type = DeviceType::kIntegrated; break;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: info.type = DeviceType::kVirtual; break;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: info.type = DeviceType::kCpu; break;
+    default: info.type = DeviceType::kOther; break;
+  }
+  info.api_version = VersionString(p.apiVersion);
+  if (has_driver) {
+    info.driver_name = driver.driverName;
+    info.driver_version = driver.driverInfo;
+  }
+  if (info.driver_version.empty()) {
+    // NVIDIA packs 10.8.8.6 bits; everyone else uses the Vulkan version encoding.
+    const uint32_t v = p.driverVersion;
+    info.driver_version = p.vendorID == 0x10DE
+                              ? fmt::format("{}.{}.{}", v >> 22, (v >> 14) & 0xff, (v >> 6) & 0xff)
+                              : VersionString(v);
+  }
+  const VkPhysicalDeviceLimits& l = p.limits;
+  info.limits.max_workgroup_invocations = l.maxComputeWorkGroupInvocations;
+  info.limits.max_workgroup_size = {l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupSize[1], l.maxComputeWorkGroupSize[2]};
+  info.limits.max_workgroup_count = {l.maxComputeWorkGroupCount[0], l.maxComputeWorkGroupCount[1], l.maxComputeWorkGroupCount[2]};
+  info.limits.max_shared_memory_bytes = l.maxComputeSharedMemorySize;
+  info.limits.max_storage_buffers_per_shader = l.maxPerStageDescriptorStorageBuffers;
+  info.limits.max_storage_buffer_bytes = l.maxStorageBufferRange;
+  info.limits.max_push_constant_bytes = l.maxPushConstantsSize;
+  info.subgroups = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  info.subgroup_size = subgroup.subgroupSize;
+  const Features f = QueryFeatures(device, api);
+  info.fp16_arithmetic = f.has_float16_struct && f.float16.shaderFloat16;
+  info.storage_16bit = f.storage16.storageBuffer16BitAccess;
+  uint32_t timestamp_bits = 0;
+  ComputeQueueFamily(device, &timestamp_bits);
+  info.timestamps = timestamp_bits > 0 && l.timestampPeriod > 0;
+  return info;
+}
+
+void ClampLimits(GpuInfo& info) {
+  const GpuLimits m = Gles31MinimumLimits();
+  GpuLimits& l = info.limits;
+  l.max_workgroup_invocations = std::min(l.max_workgroup_invocations, m.max_workgroup_invocations);
+  for (size_t i = 0; i < 3; ++i) {
+    l.max_workgroup_size[i] = std::min(l.max_workgroup_size[i], m.max_workgroup_size[i]);
+    l.max_workgroup_count[i] = std::min(l.max_workgroup_count[i], m.max_workgroup_count[i]);
+  }
+  l.max_shared_memory_bytes = std::min(l.max_shared_memory_bytes, m.max_shared_memory_bytes);
+  l.max_storage_buffers_per_shader = std::min(l.max_storage_buffers_per_shader, m.max_storage_buffers_per_shader);
+  l.max_storage_buffer_bytes = std::min(l.max_storage_buffer_bytes, m.max_storage_buffer_bytes);
+  l.max_push_constant_bytes = std::min(l.max_push_constant_bytes, m.max_push_constant_bytes);
+  info.clamped_limits = true;
+}
+
+class VulkanDevice;
+
+class VulkanBuffer : public Buffer {
+ public:
+  VulkanBuffer(VkDevice device, MemoryAllocator* allocator, VkBuffer buffer, Allocation allocation, size_t size)
+      : device_(device), allocator_(allocator), buffer_(buffer), allocation_(allocation), size_(size) {}
+  ~VulkanBuffer() override {
+    vkDestroyBuffer(device_, buffer_, nullptr);
+    allocator_->Free(allocation_);
+  }
+  size_t size() const override { return size_; }
+  VkBuffer handle() const { return buffer_; }
+  const Allocation& allocation() const { return allocation_; }
+
+ private:
+  VkDevice device_;
+  MemoryAllocator* allocator_;
+  VkBuffer buffer_;
+  Allocation allocation_;
+  size_t size_;
+};
+
+class VulkanProgram : public Program {
+ public:
+  VulkanProgram(VkDevice device, std::string name) : device_(device), name_(std::move(name)) {}
+  ~VulkanProgram() override {
+    if (pipeline != VK_NULL_HANDLE) vkDestroyPipeline(device_, pipeline, nullptr);
+    if (pipeline_layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(device_, pipeline_layout, nullptr);
+    if (set_layout != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(device_, set_layout, nullptr);
+    if (module != VK_NULL_HANDLE) vkDestroyShaderModule(device_, module, nullptr);
+  }
+  const std::string& name() const override { return name_; }
+  std::array<uint32_t, 3> workgroup_size() const override { return workgroup; }
+
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  std::array<uint32_t, 3> workgroup{1, 1, 1};
+  uint32_t num_bindings = 0;
+  uint32_t push_constant_bytes = 0;
+  std::vector<uint32_t> spirv;
+
+ private:
+  VkDevice device_;
+  std::string name_;
+};
+
+class VulkanRecording : public Recording {
+ public:
+  // `pool_mutex` guards the command pool, which Vulkan requires callers to
+  // synchronize.
+  VulkanRecording(VkDevice device, VkCommandPool pool, std::mutex* pool_mutex)
+      : device_(device), pool_(pool), pool_mutex_(pool_mutex) {}
+  ~VulkanRecording() override {
+    if (command_buffer != VK_NULL_HANDLE) {
+      std::lock_guard<std::mutex> lock(*pool_mutex_);
+      vkFreeCommandBuffers(device_, pool_, 1, &command_buffer);
+    }
+    if (descriptor_pool != VK_NULL_HANDLE) vkDestroyDescriptorPool(device_, descriptor_pool, nullptr);
+    if (queries != VK_NULL_HANDLE) vkDestroyQueryPool(device_, queries, nullptr);
+  }
+  size_t num_dispatches() const override { return dispatches; }
+  size_t num_barriers() const override { return barriers; }
+  std::vector<double> dispatch_ns() const override { return last_ns; }
+
+  VkCommandBuffer command_buffer = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  size_t dispatches = 0, barriers = 0;
+  std::vector<double> last_ns;
+
+ private:
+  VkDevice device_;
+  VkCommandPool pool_;
+  std::mutex* pool_mutex_;
+};
+
+void ComputeBarrier(VkCommandBuffer cb, VkPipelineStageFlags src_stage, VkAccessFlags src, VkPipelineStageFlags dst_stage,
+                    VkAccessFlags dst) {
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = src;
+  barrier.dstAccessMask = dst;
+  vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+class VulkanDevice : public Device {
+ public:
+  static absl::StatusOr<std::unique_ptr<Device>> Create(const DeviceOptions& options) {
+    auto instance = Instance::Create(ValidationRequested(options));
+    if (!instance.ok()) return instance.status();
+    auto self = std::unique_ptr<VulkanDevice>(new VulkanDevice());
+    self->instance_ = *instance;
+    const std::vector<VkPhysicalDevice> devices = self->instance_->SortedDevices();
+    std::vector<GpuInfo> infos;
+    for (VkPhysicalDevice d : devices) infos.push_back(QueryInfo(d, self->instance_->api_version()));
+    std::string selector = options.selector;
+    if (selector.empty() && std::getenv("MGD_DEVICE") != nullptr) selector = std::getenv("MGD_DEVICE");
+    auto chosen = SelectDevice(infos, selector);
+    if (!chosen.ok()) return absl::NotFoundError("vulkan: " + std::string(chosen.status().message()));
+    self->physical_ = devices[*chosen];
+    self->info_ = infos[*chosen];
+    if (options.clamp_limits) ClampLimits(self->info_);
+    if (absl::Status s = self->Init(); !s.ok()) return s;
+    return std::unique_ptr<Device>(std::move(self));
+  }
+
+  ~VulkanDevice() override {
+    if (device_ != VK_NULL_HANDLE) {
+      vkDeviceWaitIdle(device_);
+      staging_.reset();
+      allocator_.reset();
+      if (pipeline_cache_ != VK_NULL_HANDLE) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+      if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device_, fence_, nullptr);
+      if (command_pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device_, command_pool_, nullptr);
+      vkDestroyDevice(device_, nullptr);
+    }
+  }
+
+  const GpuInfo& info() const override { return info_; }
+  std::vector<std::string> validation_messages() const override { return instance_->messages(); }
+
+  absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes) override {
+    if (bytes == 0) return absl::InvalidArgumentError("cannot create a buffer of 0 bytes");
+    if (bytes > info_.limits.max_storage_buffer_bytes) {
+      return absl::InvalidArgumentError(fmt::format("a buffer of {} bytes exceeds the device's storage buffer limit of {}",
+                                                    bytes, info_.limits.max_storage_buffer_bytes));
+    }
+    return MakeBuffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  }
+
+  absl::Status Upload(Buffer& buffer, const void* data, size_t bytes, size_t offset) override {
+    auto& b = static_cast<VulkanBuffer&>(buffer);
+    if (offset > b.size() || bytes > b.size() - offset) {
+      return absl::OutOfRangeError(fmt::format("upload of {} bytes at offset {} into a {}-byte buffer", bytes, offset, b.size()));
+    }
+    if (bytes == 0) return absl::OkStatus();
+    const Allocation& a = b.allocation();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (a.mapped != nullptr) {  // unified memory (integrated and CPU devices): no copy through staging
+      std::memcpy(a.mapped + offset, data, bytes);
+      return Flush(a, offset, bytes);
+    }
+    if (absl::Status s = EnsureStaging(bytes); !s.ok()) return s;
+    std::memcpy(staging_->allocation().mapped, data, bytes);
+    if (absl::Status s = Flush(staging_->allocation(), 0, bytes); !s.ok()) return s;
+    return CopyNow(staging_->handle(), 0, b.handle(), offset, bytes);
+  }
+
+  absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset) override {
+    const auto& b = static_cast<const VulkanBuffer&>(buffer);
+    if (offset > b.size() || bytes > b.size() - offset) {
+      return absl::OutOfRangeError(fmt::format("download of {} bytes at offset {} from a {}-byte buffer", bytes, offset, b.size()));
+    }
+    if (bytes == 0) return absl::OkStatus();
+    const Allocation& a = b.allocation();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (a.mapped != nullptr) {
+      if (absl::Status s = Invalidate(a, offset, bytes); !s.ok()) return s;
+      std::memcpy(data, a.mapped + offset, bytes);
+      return absl::OkStatus();
+    }
+    if (absl::Status s = EnsureStaging(bytes); !s.ok()) return s;
+    if (absl::Status s = CopyNow(b.handle(), offset, staging_->handle(), 0, bytes); !s.ok()) return s;
+    if (absl::Status s = Invalidate(staging_->allocation(), 0, bytes); !s.ok()) return s;
+    std::memcpy(data, staging_->allocation().mapped, bytes);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) override {
+    auto module = CompileGlsl(source.name, source.glsl, kOptimizeSpirv);
+    if (!module.ok()) return module.status();
+    if (absl::Status s = CheckProgramLimits(info_, source, module->workgroup_size); !s.ok()) return s;
+    auto p = std::make_unique<VulkanProgram>(device_, source.name);
+    p->workgroup = module->workgroup_size;
+    p->num_bindings = source.num_bindings;
+    p->push_constant_bytes = source.push_constant_bytes;
+    p->spirv = std::move(module->words);
+
+    VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    smi.codeSize = p->spirv.size() * 4;
+    smi.pCode = p->spirv.data();
+    MGD_VK(vkCreateShaderModule(device_, &smi, nullptr, &p->module));
+    std::vector<VkDescriptorSetLayoutBinding> bindings(source.num_bindings);
+    for (uint32_t i = 0; i < source.num_bindings; ++i) {
+      bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    }
+    VkDescriptorSetLayoutCreateInfo dsl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dsl.bindingCount = source.num_bindings;
+    dsl.pBindings = bindings.data();
+    MGD_VK(vkCreateDescriptorSetLayout(device_, &dsl, nullptr, &p->set_layout));
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, source.push_constant_bytes};
+    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = &p->set_layout;
+    pl.pushConstantRangeCount = source.push_constant_bytes > 0 ? 1 : 0;
+    pl.pPushConstantRanges = &range;
+    MGD_VK(vkCreatePipelineLayout(device_, &pl, nullptr, &p->pipeline_layout));
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = p->module;
+    ci.stage.pName = "main";
+    ci.layout = p->pipeline_layout;
+    MGD_VK(vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &p->pipeline));
+    return std::unique_ptr<Program>(std::move(p));
+  }
+
+  absl::StatusOr<std::unique_ptr<Recording>> Record(const std::vector<Dispatch>& dispatches,
+                                                    const RecordOptions& options) override {
+    if (dispatches.empty()) return absl::InvalidArgumentError("cannot record an empty sequence of dispatches");
+    uint32_t total_bindings = 0;
+    for (size_t i = 0; i < dispatches.size(); ++i) {
+      const auto* p = static_cast<const VulkanProgram*>(dispatches[i].program);
+      if (p == nullptr) return absl::InvalidArgumentError(fmt::format("dispatch {} has no program", i));
+      if (absl::Status s = CheckDispatch(info_, dispatches[i], p->name(), p->num_bindings, p->push_constant_bytes, i); !s.ok()) {
+        return s;
+      }
+      total_bindings += p->num_bindings;
+    }
+    if (options.timestamps && !info_.timestamps) {
+      return absl::FailedPreconditionError(fmt::format("{} has no timestamp queries on its compute queue", info_.device_name));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto r = std::make_unique<VulkanRecording>(device_, command_pool_, &mutex_);
+    r->dispatches = dispatches.size();
+    const auto n = static_cast<uint32_t>(dispatches.size());
+    VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(total_bindings, 1u)};
+    VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    dpi.maxSets = n;
+    dpi.poolSizeCount = 1;
+    dpi.pPoolSizes = &pool_size;
+    MGD_VK(vkCreateDescriptorPool(device_, &dpi, nullptr, &r->descriptor_pool));
+    std::vector<VkDescriptorSet> sets(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const auto* p = static_cast<const VulkanProgram*>(dispatches[i].program);
+      VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+      ai.descriptorPool = r->descriptor_pool;
+      ai.descriptorSetCount = 1;
+      ai.pSetLayouts = &p->set_layout;
+      MGD_VK(vkAllocateDescriptorSets(device_, &ai, &sets[i]));
+      std::vector<VkDescriptorBufferInfo> infos(p->num_bindings);
+      std::vector<VkWriteDescriptorSet> writes(p->num_bindings);
+      for (uint32_t b = 0; b < p->num_bindings; ++b) {
+        infos[b] = {static_cast<VulkanBuffer*>(dispatches[i].bindings[b].buffer)->handle(), 0, VK_WHOLE_SIZE};
+        writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[b].dstSet = sets[i];
+        writes[b].dstBinding = b;
+        writes[b].descriptorCount = 1;
+        writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[b].pBufferInfo = &infos[b];
+      }
+      if (!writes.empty()) vkUpdateDescriptorSets(device_, p->num_bindings, writes.data(), 0, nullptr);
+    }
+    if (options.timestamps) {
+      VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qi.queryCount = 2 * n;
+      MGD_VK(vkCreateQueryPool(device_, &qi, nullptr, &r->queries));
+    }
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = command_pool_;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    MGD_VK(vkAllocateCommandBuffers(device_, &cai, &r->command_buffer));
+    VkCommandBuffer cb = r->command_buffer;
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    MGD_VK(vkBeginCommandBuffer(cb, &begin));
+    if (r->queries != VK_NULL_HANDLE) vkCmdResetQueryPool(cb, r->queries, 0, 2 * n);
+    // Uploads (host writes, transfers) become visible to the shaders.
+    ComputeBarrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    const std::vector<bool> barrier = PlanBarriers(dispatches);
+    for (uint32_t i = 0; i < n; ++i) {
+      const Dispatch& d = dispatches[i];
+      const auto* p = static_cast<const VulkanProgram*>(d.program);
+      if (barrier[i]) {
+        ComputeBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        ++r->barriers;
+      }
+      vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+      vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline_layout, 0, 1, &sets[i], 0, nullptr);
+      if (p->push_constant_bytes > 0) {
+        vkCmdPushConstants(cb, p->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p->push_constant_bytes,
+                           d.push_constants.data());
+      }
+      if (r->queries != VK_NULL_HANDLE) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, r->queries, 2 * i);
+      vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
+      if (r->queries != VK_NULL_HANDLE) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, 2 * i + 1);
+    }
+    // Results become visible to the host and to later transfers.
+    ComputeBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+    MGD_VK(vkEndCommandBuffer(cb));
+    return std::unique_ptr<Recording>(std::move(r));
+  }
+
+  absl::Status Run(Recording& recording) override {
+    auto& r = static_cast<VulkanRecording&>(recording);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (absl::Status s = SubmitAndWait(r.command_buffer); !s.ok()) return s;
+    }
+    if (r.queries != VK_NULL_HANDLE) {
+      std::vector<uint64_t> stamps(2 * r.dispatches);
+      MGD_VK(vkGetQueryPoolResults(device_, r.queries, 0, static_cast<uint32_t>(stamps.size()),
+                                   stamps.size() * sizeof(uint64_t), stamps.data(), sizeof(uint64_t),
+                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+      r.last_ns.resize(r.dispatches);
+      for (size_t i = 0; i < r.dispatches; ++i) {
+        r.last_ns[i] = static_cast<double>(stamps[2 * i + 1] - stamps[2 * i]) * timestamp_period_;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  VulkanDevice() = default;
+
+  absl::Status Init() {
+    uint32_t timestamp_bits = 0;
+    const int family = ComputeQueueFamily(physical_, &timestamp_bits);
+    if (family < 0) return absl::UnavailableError(fmt::format("{} has no compute queue", info_.device_name));
+    queue_family_ = static_cast<uint32_t>(family);
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(physical_, &props);
+    timestamp_period_ = props.limits.timestampPeriod;
+
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qci.queueFamilyIndex = queue_family_;
+    qci.queueCount = 1;
+    qci.pQueuePriorities = &priority;
+    // fp16 arithmetic and 16-bit storage when the device has them.
+    Features f = QueryFeatures(physical_, std::min(props.apiVersion, instance_->api_version()));
+    std::vector<const char*> extensions;
+    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    features.pNext = &f.storage16;
+    if (f.has_float16_struct && f.float16.shaderFloat16) {
+      f.storage16.pNext = &f.float16;
+      if (std::min(props.apiVersion, instance_->api_version()) < VK_API_VERSION_1_2) {
+        extensions.push_back("VK_KHR_shader_float16_int8");
+      }
+    }
+    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.pNext = &features;
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    dci.ppEnabledExtensionNames = extensions.data();
+    MGD_VK(vkCreateDevice(physical_, &dci, nullptr, &device_));
+    vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+
+    VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    cpi.queueFamilyIndex = queue_family_;
+    cpi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    MGD_VK(vkCreateCommandPool(device_, &cpi, nullptr, &command_pool_));
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    MGD_VK(vkCreateFence(device_, &fci, nullptr, &fence_));
+    VkPipelineCacheCreateInfo pci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    MGD_VK(vkCreatePipelineCache(device_, &pci, nullptr, &pipeline_cache_));
+    VkPhysicalDeviceMemoryProperties memory;
+    vkGetPhysicalDeviceMemoryProperties(physical_, &memory);
+    allocator_ = std::make_unique<MemoryAllocator>(device_, memory);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::unique_ptr<VulkanBuffer>> MakeBuffer(size_t bytes, VkBufferUsageFlags usage,
+                                                           VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) {
+    VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bi.size = (bytes + 3) / 4 * 4;  // storage buffers are read as 32-bit words
+    bi.usage = usage;
+    bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkBuffer buffer;
+    if (VkResult r = vkCreateBuffer(device_, &bi, nullptr, &buffer); r != VK_SUCCESS) return VkError("vkCreateBuffer", r);
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(device_, buffer, &req);
+    auto allocation = allocator_->Allocate(req, required, preferred);
+    if (!allocation.ok()) {
+      vkDestroyBuffer(device_, buffer, nullptr);
+      return allocation.status();
+    }
+    if (VkResult r = vkBindBufferMemory(device_, buffer, allocation->memory, allocation->offset); r != VK_SUCCESS) {
+      vkDestroyBuffer(device_, buffer, nullptr);
+      allocator_->Free(*allocation);
+      return VkError("vkBindBufferMemory", r);
+    }
+    return std::make_unique<VulkanBuffer>(device_, allocator_.get(), buffer, *allocation, bytes);
+  }
+
+  absl::Status EnsureStaging(size_t bytes) {
+    if (staging_ != nullptr && staging_->size() >= bytes) return absl::OkStatus();
+    staging_.reset();
+    auto staging = MakeBuffer(std::max<size_t>(bytes, size_t{1} << 20),
+                              VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                              VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    if (!staging.ok()) return staging.status();
+    staging_ = std::move(*staging);
+    if (staging_->allocation().mapped == nullptr) return absl::InternalError("staging memory could not be mapped");
+    return absl::OkStatus();
+  }
+
+  absl::Status Flush(const Allocation& a, size_t offset, size_t bytes) {
+    if (a.coherent) return absl::OkStatus();
+    VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+    range.memory = a.memory;
+    range.offset = a.offset + offset;
+    range.size = bytes;
+    // Ranges must be aligned to nonCoherentAtomSize: flush the whole allocation.
+    range.offset = a.offset;
+    range.size = a.size;
+    MGD_VK(vkFlushMappedMemoryRanges(device_, 1, &range));
+    return absl::OkStatus();
+  }
+
+  absl::Status Invalidate(const Allocation& a, size_t, size_t) {
+    if (a.coherent) return absl::OkStatus();
+    VkMappedMemoryRange range{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+    range.memory = a.memory;
+    range.offset = a.offset;
+    range.size = a.size;
+    MGD_VK(vkInvalidateMappedMemoryRanges(device_, 1, &range));
+    return absl::OkStatus();
+  }
+
+  // One-off copy between buffers, waited for. Caller holds mutex_.
+  absl::Status CopyNow(VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset, size_t bytes) {
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = command_pool_;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    VkCommandBuffer cb;
+    MGD_VK(vkAllocateCommandBuffers(device_, &cai, &cb));
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkBeginCommandBuffer(cb, &begin);
+    // Earlier shader writes and host writes are complete (every submit is
+    // waited for) but must be made visible to the transfer.
+    ComputeBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                   VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    VkBufferCopy region{src_offset, dst_offset, bytes};
+    vkCmdCopyBuffer(cb, src, dst, 1, &region);
+    ComputeBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
+    vkEndCommandBuffer(cb);
+    absl::Status s = SubmitAndWait(cb);
+    vkFreeCommandBuffers(device_, command_pool_, 1, &cb);
+    return s;
+  }
+
+  // Caller holds mutex_.
+  absl::Status SubmitAndWait(VkCommandBuffer cb) {
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    MGD_VK(vkResetFences(device_, 1, &fence_));
+    MGD_VK(vkQueueSubmit(queue_, 1, &si, fence_));
+    const VkResult r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, kRunTimeoutNs);
+    if (r == VK_TIMEOUT) return absl::DeadlineExceededError("the GPU did not finish within 60 s");
+    if (r != VK_SUCCESS) return VkError("vkWaitForFences", r);
+    return absl::OkStatus();
+  }
+
+  std::shared_ptr<Instance> instance_;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  GpuInfo info_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  float timestamp_period_ = 1.0f;
+  std::unique_ptr<MemoryAllocator> allocator_;
+  std::unique_ptr<VulkanBuffer> staging_;
+  std::mutex mutex_;  // the queue, the command pool, the fence and staging
+};
+
+}  // namespace
+
+absl::StatusOr<std::vector<GpuInfo>> ListDevices() {
+  auto instance = Instance::Create(false);
+  if (!instance.ok()) return std::vector<GpuInfo>{};  // no loader or driver: no devices
+  std::vector<GpuInfo> infos;
+  for (VkPhysicalDevice d : (*instance)->SortedDevices()) infos.push_back(QueryInfo(d, (*instance)->api_version()));
+  return infos;
+}
+
+absl::StatusOr<std::unique_ptr<Device>> CreateDevice(const DeviceOptions& options) {
+  return VulkanDevice::Create(options);
+}
+
+}  // namespace mgd::gpu::vulkan

@@ -1,0 +1,408 @@
+// The GPU interface on both APIs, run for real: lavapipe and llvmpipe in CI
+// (with the Vulkan validation layer on: any message fails the test), the
+// NVIDIA driver on the H200.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "backends/gpu/gpu.h"
+
+namespace mgd::gpu {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The same shader text in both dialects: PARAMS declares the small parameter
+// block (push constants on Vulkan, a std140 uniform block on GL).
+std::string Glsl(Api api, const std::string& body) {
+  const std::string prelude = api == Api::kVulkan
+                                  ? "#version 450\n#define PARAMS layout(push_constant) uniform\n"
+                                  : "#version 310 es\nprecision highp float;\nprecision highp int;\n"
+                                    "#define PARAMS layout(std140, binding = 0) uniform\n";
+  return prelude + body;
+}
+
+// y[i] = x[i] * scale + float(i)
+const char* const kAffine = R"(
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+PARAMS Params { uint n; float scale; } p;
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i < p.n) y[i] = x[i] * p.scale + float(i);
+}
+)";
+
+// v[i] += 1 in place.
+const char* const kIncrement = R"(
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer V { float v[]; };
+PARAMS Params { uint n; } p;
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  if (i < p.n) v[i] += 1.0;
+}
+)";
+
+// The bytes of a parameter block of 4-byte scalars.
+template <typename... T>
+std::vector<uint8_t> Params(T... values) {
+  static_assert(((sizeof(T) == 4) && ...));
+  std::vector<uint8_t> bytes(4 * sizeof...(T));
+  size_t offset = 0;
+  ((std::memcpy(bytes.data() + offset, &values, 4), offset += 4), ...);
+  return bytes;
+}
+
+bool RequireBackends() {
+  const char* env = std::getenv("MGD_REQUIRE_GPU_BACKENDS");
+  return env != nullptr && std::string(env) == "1";
+}
+
+class GpuTest : public ::testing::TestWithParam<Api> {
+ protected:
+  void SetUp() override {
+    auto devices = ListDevices(api());
+    ASSERT_TRUE(devices.ok()) << devices.status();
+    if (devices->empty()) {
+      if (RequireBackends()) FAIL() << ApiName(api()) << ": no device, and MGD_REQUIRE_GPU_BACKENDS=1";
+      GTEST_SKIP() << ApiName(api()) << ": no device on this machine";
+    }
+    device_ = Open();
+  }
+
+  void TearDown() override {
+    if (device_ != nullptr) {
+      EXPECT_THAT(device_->validation_messages(), ::testing::IsEmpty());
+    }
+  }
+
+  std::unique_ptr<Device> Open(bool clamp = false) {
+    DeviceOptions options;
+    options.validation = true;
+    options.clamp_limits = clamp;
+    auto device = CreateDevice(api(), options);
+    EXPECT_TRUE(device.ok()) << device.status();
+    return device.ok() ? std::move(*device) : nullptr;
+  }
+
+  Api api() const { return GetParam(); }
+
+  std::unique_ptr<Program> MakeProgram(Device& device, const std::string& name, const char* body, uint32_t bindings,
+                                       uint32_t push_bytes) {
+    auto program = device.CreateProgram({name, Glsl(api(), body), bindings, push_bytes, 0});
+    EXPECT_TRUE(program.ok()) << program.status();
+    return program.ok() ? std::move(*program) : nullptr;
+  }
+
+  std::unique_ptr<Buffer> MakeBuffer(Device& device, const std::vector<float>& values) {
+    auto buffer = device.CreateBuffer(values.size() * sizeof(float));
+    EXPECT_TRUE(buffer.ok()) << buffer.status();
+    EXPECT_TRUE(device.Upload(**buffer, values.data(), values.size() * sizeof(float)).ok());
+    return std::move(*buffer);
+  }
+
+  std::vector<float> Read(Device& device, const Buffer& buffer) {
+    std::vector<float> values(buffer.size() / sizeof(float));
+    EXPECT_TRUE(device.Download(buffer, values.data(), values.size() * sizeof(float)).ok());
+    return values;
+  }
+
+  // Runs y = x * scale + i on `device` and checks the result exactly.
+  void CheckAffine(Device& device, uint32_t n, float scale) {
+    auto program = MakeProgram(device, "affine", kAffine, 2, 8);
+    ASSERT_NE(program, nullptr);
+    std::vector<float> x(n);
+    for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 97) - 40.0f;
+    auto bx = MakeBuffer(device, x);
+    auto by = MakeBuffer(device, std::vector<float>(n, -1.0f));
+    Dispatch d{program.get(), {{bx.get(), Access::kRead}, {by.get(), Access::kWrite}}, Params(n, scale),
+               {(n + 63) / 64, 1, 1}};
+    auto recording = device.Record({d});
+    ASSERT_TRUE(recording.ok()) << recording.status();
+    ASSERT_TRUE(device.Run(**recording).ok());
+    const std::vector<float> y = Read(device, *by);
+    for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] * scale + static_cast<float>(i)) << "element " << i;
+  }
+
+  std::unique_ptr<Device> device_;
+};
+
+TEST_P(GpuTest, InfoDescribesTheDevice) {
+  const GpuInfo& info = device_->info();
+  EXPECT_EQ(info.api, api());
+  EXPECT_FALSE(info.device_name.empty());
+  EXPECT_FALSE(info.vendor.empty());
+  EXPECT_FALSE(info.api_version.empty());
+  EXPECT_GE(info.limits.max_workgroup_invocations, 128u);
+  EXPECT_GE(info.limits.max_shared_memory_bytes, 16384u);
+  EXPECT_GE(info.limits.max_storage_buffers_per_shader, 4u);
+  EXPECT_GE(info.limits.max_workgroup_count[0], 65535u);
+  EXPECT_FALSE(info.clamped_limits);
+}
+
+TEST_P(GpuTest, BufferRoundTripsOddSizes) {
+  for (size_t size : {size_t{1}, size_t{3}, size_t{4097}, (size_t{1} << 20) + 5}) {
+    auto buffer = device_->CreateBuffer(size);
+    ASSERT_TRUE(buffer.ok()) << buffer.status();
+    EXPECT_EQ((*buffer)->size(), size);
+    std::vector<uint8_t> data(size), back(size, 0);
+    for (size_t i = 0; i < size; ++i) data[i] = static_cast<uint8_t>(i * 31 + 7);
+    ASSERT_TRUE(device_->Upload(**buffer, data.data(), size).ok());
+    ASSERT_TRUE(device_->Download(**buffer, back.data(), size).ok());
+    EXPECT_EQ(back, data) << "size " << size;
+    if (size > 8) {  // a partial write at an offset leaves the rest alone
+      const uint8_t patch[3] = {1, 2, 3};
+      ASSERT_TRUE(device_->Upload(**buffer, patch, 3, size - 5).ok());
+      uint8_t tail[5];
+      ASSERT_TRUE(device_->Download(**buffer, tail, 5, size - 5).ok());
+      EXPECT_EQ(tail[0], 1);
+      EXPECT_EQ(tail[2], 3);
+      EXPECT_EQ(tail[3], data[size - 2]);
+    }
+  }
+}
+
+TEST_P(GpuTest, BufferMisuseIsAnError) {
+  EXPECT_FALSE(device_->CreateBuffer(0).ok());
+  auto buffer = device_->CreateBuffer(16);
+  ASSERT_TRUE(buffer.ok());
+  uint8_t data[32] = {};
+  const absl::Status s = device_->Upload(**buffer, data, 17);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(std::string(s.message()), HasSubstr("16-byte buffer"));
+  EXPECT_FALSE(device_->Download(**buffer, data, 8, 12).ok());
+}
+
+TEST_P(GpuTest, CompileErrorNamesTheProgramAndLine) {
+  const std::string body = "layout(local_size_x = 1) in;\nvoid main() {\n  undeclared_thing = 1;\n}\n";
+  auto program = device_->CreateProgram({"broken_kernel", Glsl(api(), body), 0, 0, 0});
+  ASSERT_FALSE(program.ok());
+  const std::string message(program.status().message());
+  EXPECT_THAT(message, HasSubstr("broken_kernel"));
+  EXPECT_THAT(message, HasSubstr("undeclared_thing"));
+  // The error is on line 3 of the body, after a 2- or 4-line prelude.
+  EXPECT_THAT(message, ::testing::ContainsRegex(api() == Api::kVulkan ? ":5" : "[:(]7"));
+}
+
+TEST_P(GpuTest, SmallKernelIsExact) {
+  CheckAffine(*device_, 1000, 2.0f);
+  CheckAffine(*device_, 1, -0.5f);
+  CheckAffine(*device_, 64 * 70 + 3, 3.0f);
+}
+
+TEST_P(GpuTest, DependentDispatchesAreOrderedAndIndependentOnesNotSerialized) {
+  auto inc = MakeProgram(*device_, "increment", kIncrement, 1, 4);
+  auto affine = MakeProgram(*device_, "affine", kAffine, 2, 8);
+  ASSERT_TRUE(inc && affine);
+  const uint32_t n = 4096;
+  auto a = MakeBuffer(*device_, std::vector<float>(n, 0.0f));
+  auto b = MakeBuffer(*device_, std::vector<float>(n, 0.0f));
+  auto c = MakeBuffer(*device_, std::vector<float>(n, 0.0f));
+  const std::array<uint32_t, 3> grid{n / 64, 1, 1};
+  // a += 1; b = a*2 + i; a += 1; c = b*2 + i. Barriers before 1 (reads a)
+  // and 2 (writes a, which 1 read); 3 reads b, written by 1, which the
+  // barrier before 2 already ordered: two barriers, not three.
+  std::vector<Dispatch> chain = {
+      {inc.get(), {{a.get(), Access::kReadWrite}}, Params(n), grid},
+      {affine.get(), {{a.get(), Access::kRead}, {b.get(), Access::kWrite}}, Params(n, 2.0f), grid},
+      {inc.get(), {{a.get(), Access::kReadWrite}}, Params(n), grid},
+      {affine.get(), {{b.get(), Access::kRead}, {c.get(), Access::kWrite}}, Params(n, 2.0f), grid},
+  };
+  auto recording = device_->Record(chain);
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  EXPECT_EQ((*recording)->num_barriers(), 2u);
+  ASSERT_TRUE(device_->Run(**recording).ok());
+  const auto va = Read(*device_, *a), vc = Read(*device_, *c);
+  for (uint32_t i = 0; i < n; i += 97) {
+    EXPECT_EQ(va[i], 2.0f);
+    EXPECT_EQ(vc[i], (1.0f * 2 + static_cast<float>(i)) * 2 + static_cast<float>(i));
+  }
+  // Three dispatches reading one input into three outputs: no barriers.
+  auto d = MakeBuffer(*device_, std::vector<float>(n, 0.0f));
+  std::vector<Dispatch> fan = {
+      {affine.get(), {{a.get(), Access::kRead}, {b.get(), Access::kWrite}}, Params(n, 1.0f), grid},
+      {affine.get(), {{a.get(), Access::kRead}, {c.get(), Access::kWrite}}, Params(n, 2.0f), grid},
+      {affine.get(), {{a.get(), Access::kRead}, {d.get(), Access::kWrite}}, Params(n, 3.0f), grid},
+  };
+  auto fan_recording = device_->Record(fan);
+  ASSERT_TRUE(fan_recording.ok());
+  EXPECT_EQ((*fan_recording)->num_barriers(), 0u);
+  ASSERT_TRUE(device_->Run(**fan_recording).ok());
+  EXPECT_EQ(Read(*device_, *d)[10], 2.0f * 3 + 10);
+}
+
+TEST_P(GpuTest, RecordedSequenceReplays1000Times) {
+  auto inc = MakeProgram(*device_, "increment", kIncrement, 1, 4);
+  ASSERT_NE(inc, nullptr);
+  const uint32_t n = 64;
+  auto v = MakeBuffer(*device_, std::vector<float>(n, 0.0f));
+  std::vector<Dispatch> dispatches(120, Dispatch{inc.get(), {{v.get(), Access::kReadWrite}}, Params(n), {1, 1, 1}});
+  auto recording = device_->Record(dispatches);
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  EXPECT_EQ((*recording)->num_dispatches(), 120u);
+  for (int run = 0; run < 1000; ++run) ASSERT_TRUE(device_->Run(**recording).ok()) << "run " << run;
+  const auto values = Read(*device_, *v);
+  for (float value : values) ASSERT_EQ(value, 120000.0f);
+}
+
+TEST_P(GpuTest, TimestampsAreMonotonicAndPlausible) {
+  if (!device_->info().timestamps) GTEST_SKIP() << "no timestamps on " << device_->info().device_name;
+  auto affine = MakeProgram(*device_, "affine", kAffine, 2, 8);
+  ASSERT_NE(affine, nullptr);
+  const uint32_t n = 1 << 18;
+  auto x = MakeBuffer(*device_, std::vector<float>(n, 1.0f));
+  auto y = MakeBuffer(*device_, std::vector<float>(n, 0.0f));
+  std::vector<Dispatch> dispatches(4, Dispatch{affine.get(), {{x.get(), Access::kRead}, {y.get(), Access::kWrite}},
+                                               Params(n, 2.0f), {n / 64, 1, 1}});
+  auto recording = device_->Record(dispatches, {.timestamps = true});
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  ASSERT_TRUE(device_->Run(**recording).ok());
+  const std::vector<double> ns = (*recording)->dispatch_ns();
+  ASSERT_EQ(ns.size(), 4u);
+  double total = 0;
+  for (double t : ns) {
+    EXPECT_GE(t, 0.0);
+    EXPECT_LT(t, 10e9);  // under 10 s for 256K elements
+    total += t;
+  }
+  EXPECT_GT(total, 0.0);
+}
+
+TEST_P(GpuTest, TwoDevicesInOneProcess) {
+  auto second = Open();
+  ASSERT_NE(second, nullptr);
+  CheckAffine(*device_, 500, 2.0f);
+  CheckAffine(*second, 700, 4.0f);
+  CheckAffine(*device_, 300, 8.0f);
+  EXPECT_THAT(second->validation_messages(), ::testing::IsEmpty());
+}
+
+TEST_P(GpuTest, CallsFromSeveralThreads) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([this, t] {
+      for (int i = 0; i < 5; ++i) CheckAffine(*device_, 256 + static_cast<uint32_t>(t * 100 + i), static_cast<float>(t + 1));
+    });
+  }
+  for (auto& thread : threads) thread.join();
+}
+
+TEST_P(GpuTest, ClampedLimitsRejectWhatAPhoneWould) {
+  auto clamped = Open(/*clamp=*/true);
+  ASSERT_NE(clamped, nullptr);
+  const GpuInfo& info = clamped->info();
+  EXPECT_TRUE(info.clamped_limits);
+  EXPECT_EQ(info.limits.max_workgroup_invocations, 128u);
+  EXPECT_EQ(info.limits.max_shared_memory_bytes, 16384u);
+  EXPECT_LE(info.limits.max_storage_buffers_per_shader, 8u);
+  // 256 invocations: fine on the software GPU, too many for a phone.
+  const std::string wide = "layout(local_size_x = 256) in;\nlayout(std430, binding = 0) buffer V { float v[]; };\n"
+                           "void main() { v[gl_GlobalInvocationID.x] = 1.0; }\n";
+  auto program = clamped->CreateProgram({"wide", Glsl(api(), wide), 1, 0, 0});
+  ASSERT_FALSE(program.ok());
+  EXPECT_THAT(std::string(program.status().message()), HasSubstr("clamped to the GLES 3.1 minimums"));
+  EXPECT_TRUE(device_->CreateProgram({"wide", Glsl(api(), wide), 1, 0, 0}).ok());
+  // 9 storage buffers: over the clamped 8.
+  std::string many = "layout(local_size_x = 1) in;\n";
+  for (int b = 0; b < 9; ++b) many += "layout(std430, binding = " + std::to_string(b) + ") buffer B" + std::to_string(b) + " { float v" + std::to_string(b) + "[]; };\n";
+  many += "void main() { v0[0] = v8[0]; }\n";
+  program = clamped->CreateProgram({"many", Glsl(api(), many), 9, 0, 0});
+  ASSERT_FALSE(program.ok());
+  EXPECT_THAT(std::string(program.status().message()), HasSubstr("storage buffers"));
+  // Shared memory over 16 KiB.
+  program = clamped->CreateProgram({"shared", Glsl(api(), kIncrement), 1, 4, 32768});
+  EXPECT_FALSE(program.ok());
+  CheckAffine(*clamped, 1000, 2.0f);  // what fits still runs
+  EXPECT_THAT(clamped->validation_messages(), ::testing::IsEmpty());
+}
+
+TEST_P(GpuTest, DispatchMisuseIsAnError) {
+  auto affine = MakeProgram(*device_, "affine", kAffine, 2, 8);
+  auto x = MakeBuffer(*device_, std::vector<float>(4, 0.0f));
+  Dispatch wrong_bindings{affine.get(), {{x.get(), Access::kRead}}, Params(4u, 1.0f), {1, 1, 1}};
+  auto r = device_->Record({wrong_bindings});
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("dispatch 0 ('affine'): 1 bindings given, the program has 2"));
+  Dispatch wrong_params{affine.get(), {{x.get(), Access::kRead}, {x.get(), Access::kWrite}}, Params(4u), {1, 1, 1}};
+  EXPECT_FALSE(device_->Record({wrong_params}).ok());
+  Dispatch no_groups{affine.get(), {{x.get(), Access::kRead}, {x.get(), Access::kWrite}}, Params(4u, 1.0f), {0, 1, 1}};
+  EXPECT_FALSE(device_->Record({no_groups}).ok());
+  EXPECT_FALSE(device_->Record({}).ok());
+}
+
+TEST_P(GpuTest, Fp16ArithmeticWhereSupported) {
+  const GpuInfo& info = device_->info();
+  if (!info.fp16_arithmetic || !info.storage_16bit) GTEST_SKIP() << "no fp16 on " << info.device_name;
+  const std::string ext = api() == Api::kVulkan ? "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n"
+                                                  "#extension GL_EXT_shader_16bit_storage : require\n"
+                                                : "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n"
+                                                  "#extension GL_EXT_shader_16bit_storage : require\n";
+  const std::string body = ext +
+                           "layout(local_size_x = 64) in;\n"
+                           "layout(std430, binding = 0) readonly buffer X { float16_t x[]; };\n"
+                           "layout(std430, binding = 1) writeonly buffer Y { float y[]; };\n"
+                           "void main() { uint i = gl_GlobalInvocationID.x; float16_t h = x[i] * float16_t(0.5) + float16_t(1.0); y[i] = float(h); }\n";
+  auto program = device_->CreateProgram({"fp16", Glsl(api(), body), 2, 0, 0});
+  ASSERT_TRUE(program.ok()) << program.status();
+  // 64 halves: 0, 1, ..., 63 (exact in fp16), as raw bits.
+  std::vector<uint16_t> halves(64);
+  for (int i = 0; i < 64; ++i) {
+    // Small integers in binary16: exponent from the bit length.
+    if (i == 0) { halves[0] = 0; continue; }
+    int e = 31 - __builtin_clz(static_cast<unsigned>(i));
+    halves[static_cast<size_t>(i)] = static_cast<uint16_t>(((e + 15) << 10) | ((i << (10 - e)) & 0x3ff));
+  }
+  auto x = device_->CreateBuffer(128);
+  ASSERT_TRUE(x.ok());
+  ASSERT_TRUE(device_->Upload(**x, halves.data(), 128).ok());
+  auto y = MakeBuffer(*device_, std::vector<float>(64, 0.0f));
+  auto recording = device_->Record({{program->get(), {{x->get(), Access::kRead}, {y.get(), Access::kWrite}}, {}, {1, 1, 1}}});
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  ASSERT_TRUE(device_->Run(**recording).ok());
+  const auto values = Read(*device_, *y);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(values[static_cast<size_t>(i)], static_cast<float>(i) * 0.5f + 1.0f);
+}
+
+TEST(GpuSelectTest, SelectorsPickByIndexOrName) {
+  std::vector<GpuInfo> devices(2);
+  devices[0].device_name = "NVIDIA H200";
+  devices[1].device_name = "llvmpipe (LLVM 15.0.6, 256 bits)";
+  EXPECT_EQ(*SelectDevice(devices, ""), 0u);
+  EXPECT_EQ(*SelectDevice(devices, "1"), 1u);
+  EXPECT_EQ(*SelectDevice(devices, "LLVMPIPE"), 1u);
+  EXPECT_FALSE(SelectDevice(devices, "7").ok());
+  const auto missing = SelectDevice(devices, "mali");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("'NVIDIA H200'"));
+}
+
+TEST(GpuBarrierTest, BarriersOnlyWhereADispatchDependsOnAnEarlierOne) {
+  int dummy[4];
+  auto* a = reinterpret_cast<Buffer*>(&dummy[0]);
+  auto* b = reinterpret_cast<Buffer*>(&dummy[1]);
+  auto* c = reinterpret_cast<Buffer*>(&dummy[2]);
+  auto at = [](Buffer* buf, Access acc) { return Binding{buf, acc}; };
+  std::vector<Dispatch> d(5);
+  d[0].bindings = {at(a, Access::kRead), at(b, Access::kWrite)};   // b = f(a)
+  d[1].bindings = {at(a, Access::kRead), at(c, Access::kWrite)};   // c = f(a): independent
+  d[2].bindings = {at(b, Access::kRead), at(c, Access::kRead)};    // reads b, c: barrier
+  d[3].bindings = {at(a, Access::kWrite)};                         // writes a read by 2? no; read by 0,1 before the barrier
+  d[4].bindings = {at(a, Access::kRead)};                          // reads a written by 3: barrier
+  EXPECT_EQ(PlanBarriers(d), (std::vector<bool>{false, false, true, false, true}));
+  std::vector<Dispatch> war(2);
+  war[0].bindings = {at(a, Access::kRead)};
+  war[1].bindings = {at(a, Access::kWrite)};  // write after read
+  EXPECT_EQ(PlanBarriers(war), (std::vector<bool>{false, true}));
+}
+
+INSTANTIATE_TEST_SUITE_P(BothApis, GpuTest, ::testing::Values(Api::kVulkan, Api::kGles),
+                         [](const ::testing::TestParamInfo<Api>& info) { return std::string(ApiName(info.param)); });
+
+}  // namespace
+}  // namespace mgd::gpu
