@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 #include <vulkan/vulkan.h>
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +46,29 @@ bool ValidationRequested(const DeviceOptions& options) {
   return true;
 #else
   return options.validation;
+#endif
+}
+
+// Mesa's Vulkan drivers (libvulkan_lvp.so, ...) leak a few once-only
+// allocations that are lost when the loader unloads them at
+// vkDestroyInstance; LeakSanitizer then reports them with no symbols to
+// suppress. Keeping the already-loaded modules loaded for the life of the
+// process (what a process with a live instance does anyway) avoids that; the
+// instance itself is still destroyed. Other vendors' modules are left alone.
+void PinMesaVulkanModules() {
+#if defined(__linux__) && defined(RTLD_NODELETE) && defined(RTLD_NOLOAD)
+  std::vector<std::string> modules;
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) {
+        const std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        const std::string name = path.substr(path.find_last_of('/') + 1);
+        if (name.rfind("libvulkan_", 0) == 0) static_cast<std::vector<std::string>*>(data)->push_back(path);
+        return 0;
+      },
+      &modules);
+  // NOLOAD: only modules already loaded; NODELETE: never unloaded. The handle
+  // is deliberately not closed.
+  for (const std::string& module : modules) dlopen(module.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 #endif
 }
 
@@ -86,6 +112,7 @@ class Instance {
     if (VkResult r = vkCreateInstance(&info, nullptr, &self->instance_); r != VK_SUCCESS) {
       return absl::UnavailableError(fmt::format("vkCreateInstance failed (VkResult {}): no Vulkan driver?", static_cast<int>(r)));
     }
+    PinMesaVulkanModules();
     if (validation) {
       VkDebugUtilsMessengerCreateInfoEXT m{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
       m.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
