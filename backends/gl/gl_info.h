@@ -19,8 +19,6 @@ struct ContextCapabilities {
 // than OpenGL ES 3.1 (no compute shaders).
 absl::StatusOr<ContextCapabilities> QueryCurrentContext(const std::string& label);
 
-// Per component minimum with the GLES 3.1 limits (DeviceOptions::clamp_limits).
-GpuLimits ClampToGles31(const GpuLimits& limits);
 
 // Pure helpers, exposed for tests.
 // "OpenGL ES 3.2 Mesa 22.3.6" -> {"Mesa", "22.3.6"}; "OpenGL ES 3.2 NVIDIA 550.54.15" -> {"NVIDIA", "550.54.15"}.

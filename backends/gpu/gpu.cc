@@ -36,6 +36,21 @@ GpuLimits Gles31MinimumLimits() {
   return l;
 }
 
+GpuLimits ClampToGles31(const GpuLimits& real) {
+  const GpuLimits min = Gles31MinimumLimits();
+  GpuLimits l;
+  l.max_workgroup_invocations = std::min(real.max_workgroup_invocations, min.max_workgroup_invocations);
+  for (size_t i = 0; i < 3; ++i) {
+    l.max_workgroup_size[i] = std::min(real.max_workgroup_size[i], min.max_workgroup_size[i]);
+    l.max_workgroup_count[i] = std::min(real.max_workgroup_count[i], min.max_workgroup_count[i]);
+  }
+  l.max_shared_memory_bytes = std::min(real.max_shared_memory_bytes, min.max_shared_memory_bytes);
+  l.max_storage_buffers_per_shader = std::min(real.max_storage_buffers_per_shader, min.max_storage_buffers_per_shader);
+  l.max_storage_buffer_bytes = std::min(real.max_storage_buffer_bytes, min.max_storage_buffer_bytes);
+  l.max_push_constant_bytes = std::min(real.max_push_constant_bytes, min.max_push_constant_bytes);
+  return l;
+}
+
 absl::StatusOr<size_t> SelectDevice(const std::vector<GpuInfo>& devices, const std::string& selector) {
   if (devices.empty()) return absl::NotFoundError("no device found");
   if (selector.empty()) return 0;

@@ -34,6 +34,8 @@ struct GpuLimits {
 // What a phone GPU can be counted on for: the GLES 3.1 compute minimums
 // (DESIGN.md: 128 invocations, 16 KiB shared memory, 8 storage blocks).
 GpuLimits Gles31MinimumLimits();
+// Each limit lowered to the GLES 3.1 minimum (the clamped-limits mode).
+GpuLimits ClampToGles31(const GpuLimits& limits);
 
 // What the tuning tables key on, and what `mgd info` prints.
 struct GpuInfo {

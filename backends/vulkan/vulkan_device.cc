@@ -298,21 +298,6 @@ GpuInfo QueryInfo(VkPhysicalDevice device, uint32_t instance_version) {
   return info;
 }
 
-void ClampLimits(GpuInfo& info) {
-  const GpuLimits m = Gles31MinimumLimits();
-  GpuLimits& l = info.limits;
-  l.max_workgroup_invocations = std::min(l.max_workgroup_invocations, m.max_workgroup_invocations);
-  for (size_t i = 0; i < 3; ++i) {
-    l.max_workgroup_size[i] = std::min(l.max_workgroup_size[i], m.max_workgroup_size[i]);
-    l.max_workgroup_count[i] = std::min(l.max_workgroup_count[i], m.max_workgroup_count[i]);
-  }
-  l.max_shared_memory_bytes = std::min(l.max_shared_memory_bytes, m.max_shared_memory_bytes);
-  l.max_storage_buffers_per_shader = std::min(l.max_storage_buffers_per_shader, m.max_storage_buffers_per_shader);
-  l.max_storage_buffer_bytes = std::min(l.max_storage_buffer_bytes, m.max_storage_buffer_bytes);
-  l.max_push_constant_bytes = std::min(l.max_push_constant_bytes, m.max_push_constant_bytes);
-  info.clamped_limits = true;
-}
-
 class VulkanDevice;
 
 class VulkanBuffer : public Buffer {
@@ -415,7 +400,10 @@ class VulkanDevice : public Device {
     if (!chosen.ok()) return absl::NotFoundError("vulkan: " + std::string(chosen.status().message()));
     self->physical_ = devices[*chosen];
     self->info_ = infos[*chosen];
-    if (options.clamp_limits) ClampLimits(self->info_);
+    if (options.clamp_limits) {
+      self->info_.limits = ClampToGles31(self->info_.limits);
+      self->info_.clamped_limits = true;
+    }
     if (absl::Status s = self->Init(); !s.ok()) return s;
     return std::unique_ptr<Device>(std::move(self));
   }

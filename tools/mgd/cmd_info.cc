@@ -54,7 +54,7 @@ absl::Status Info(const InfoOptions& options) {
     } else {
       for (gpu::GpuInfo info : *devices) {
         if (options.clamp_limits) {
-          info.limits = gpu::Gles31MinimumLimits();
+          info.limits = gpu::ClampToGles31(info.limits);
           info.clamped_limits = true;
         }
         list.push_back(ToJson(info));
