@@ -20,8 +20,9 @@
 namespace mgd::gpu::gl {
 namespace {
 
-// How long Run waits for the GPU before calling it hung.
-constexpr std::chrono::seconds kRunTimeout{60};
+// How long Run waits for the GPU before calling it hung: generous, since a
+// software GPU on a loaded machine can take minutes over a cold model.
+constexpr std::chrono::seconds kRunTimeout{600};
 constexpr GLuint64 kWaitSliceNs = 100'000'000;  // 100 ms per glClientWaitSync
 
 // ---------------------------------------------------------------------------

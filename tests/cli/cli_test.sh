@@ -55,10 +55,27 @@ header="{'descr': '<f4', 'fortran_order': False, 'shape': (1, 128, 128, 3), }"
 while [ $(( (10 + ${#header} + 1) % 64 )) -ne 0 ]; do header="$header "; done
 { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $(( ${#header} + 1 )))\\x00"; printf '%s\n' "$header"; cat "$face_input"; } \
   >"$work/input.npy"
-expect_ok "npy input" run "$face" --input "$work/input.npy" --output-dir "$work/o2" && \
+expect_ok "npy input" run "$face" --backend cpu --input "$work/input.npy" --output-dir "$work/o2" && \
   cmp -s "$work/o/output_1.npy" "$work/o2/output_1.npy" || fail "npy input gives different outputs"
 expect_ok "modelgen" modelgen mobilenet_v1 --out "$work/m.tflite" --seed 3
 expect_ok "modelgen runs" run "$work/m.tflite" --input "$data/modelgen/mobilenet_v2_seed1/input_0.f32" --json
+
+# The GPU path: supported nodes on the GPU, outputs written as on the CPU.
+if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
+  for api in vulkan gl; do
+    if expect_ok "run --backend $api" run "$face" --backend "$api" --input "$face_input" --output-dir "$work/$api" --json; then
+      grep -qE '"backend":"'"$api"'"' "$work/out" || fail "run --backend $api: $(cat "$work/out")"
+      grep -qE '"delegated_nodes":[1-9]' "$work/out" || fail "run --backend $api delegated nothing: $(cat "$work/out")"
+      [ -s "$work/$api/output_1.npy" ] || fail "run --backend $api wrote no outputs"
+    fi
+  done
+  MGD_DEVICE=no-such-gpu "$mgd" run "$face" --backend vulkan --input "$face_input" >"$work/out" 2>"$work/err"
+  if [ $? -ne 2 ] || ! grep -q "no device matches 'no-such-gpu'" "$work/err"; then
+    fail "MGD_DEVICE=no-such-gpu: $(cat "$work/err")"
+  else
+    passed=$((passed + 1))
+  fi
+fi
 
 # Both GPU APIs are listed; in CI (MGD_REQUIRE_GPU_BACKENDS=1) each must have a device.
 if expect_ok "info --json" info --json; then
@@ -96,8 +113,6 @@ expect_error "missing input" 2 "/no/input.f32: cannot open" -- run "$face" --inp
 expect_error "unwritable output dir" 2 "--output-dir /proc/mgd-test/x: cannot create" \
   -- run "$face" --input "$face_input" --output-dir /proc/mgd-test/x
 expect_error "unknown backend" 2 "backend" -- run "$face" --backend metal --input "$face_input"
-expect_error "gpu backend not built" 2 "--backend vulkan: models cannot run on the GPU yet" \
-  -- run "$face" --backend vulkan --input "$face_input"
 expect_error "unknown subcommand" 2 "" -- frobnicate
 expect_error "modelgen unknown" 2 "unknown model 'resnet'" -- modelgen resnet --out "$work/r.tflite"
 expect_error "modelgen unwritable" 2 "/proc/mgd-test/m.tflite: cannot open for writing" \

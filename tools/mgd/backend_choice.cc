@@ -2,22 +2,46 @@
 
 #include <fmt/format.h>
 
+#include "model/status_macros.h"
 #include "tools/mgd/commands.h"
 
 namespace mgd::cli {
+namespace {
+
+absl::StatusOr<BackendChoice> OnGpu(gpu::Api api, const std::string& why) {
+  GpuDelegateOptions options;
+  options.api = api;
+  auto delegate = GpuDelegate::Create(options);
+  if (!delegate.ok()) {
+    return absl::FailedPreconditionError(
+        fmt::format("--backend {}: no usable device ({})", gpu::ApiName(api), delegate.status().message()));
+  }
+  BackendChoice choice;
+  choice.backend = gpu::ApiName(api);
+  choice.device = (*delegate)->device().info().device_name;
+  choice.why = why;
+  choice.delegate = std::move(*delegate);
+  return choice;
+}
+
+}  // namespace
 
 absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested) {
-  if (requested == "cpu") return BackendChoice{"cpu", "CPU reference kernels", "requested"};
-  if (requested == "auto") {
-    return BackendChoice{"cpu", "CPU reference kernels", "auto: no GPU backend is built into this mgd yet"};
+  if (requested == "cpu") return BackendChoice{"cpu", "CPU reference kernels", "requested", nullptr};
+  if (requested == "vulkan") return OnGpu(gpu::Api::kVulkan, "requested");
+  if (requested == "gl") return OnGpu(gpu::Api::kGles, "requested");
+  if (requested != "auto") {
+    return UsageError(fmt::format("--backend {}: unknown backend (expected auto, vulkan, gl or cpu)", requested));
   }
-  if (requested == "vulkan" || requested == "gl") {
-    return UsageError(fmt::format(
-        "--backend {}: models cannot run on the GPU yet (the delegate is the next step; `mgd info` lists the GPUs "
-        "found); use --backend cpu",
-        requested));
+  for (bool software : {false, true}) {
+    for (gpu::Api api : {gpu::Api::kVulkan, gpu::Api::kGles}) {
+      auto devices = gpu::ListDevices(api);
+      if (!devices.ok() || devices->empty() || (*devices)[0].is_software() != software) continue;
+      auto choice = OnGpu(api, software ? "auto: no hardware GPU, a software one" : "auto: a hardware GPU");
+      if (choice.ok()) return choice;
+    }
   }
-  return UsageError(fmt::format("--backend {}: unknown backend (expected auto, vulkan, gl or cpu)", requested));
+  return BackendChoice{"cpu", "CPU reference kernels", "auto: no GPU found", nullptr};
 }
 
 }  // namespace mgd::cli

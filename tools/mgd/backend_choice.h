@@ -1,19 +1,23 @@
-// Which backend a command runs on. GPU backends arrive with the backend issue;
-// until then `auto` is the CPU and naming a GPU backend is a clear error.
+// Which backend a command runs on, and the GPU delegate for it.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "delegate/gpu_delegate.h"
 
 namespace mgd::cli {
 
 struct BackendChoice {
-  std::string backend;  // "cpu"
+  std::string backend;  // "cpu", "vulkan", "gl"
   std::string device;   // human-readable device name
-  std::string why;      // how auto chose it
+  std::string why;      // how it was chosen
+  std::unique_ptr<GpuDelegate> delegate;  // null for the CPU
 };
 
+// `auto` picks a hardware GPU (Vulkan before GL), then a software GPU, then
+// the CPU, and says which; `vulkan` / `gl` fail clearly when there is no device.
 absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested);
 
 }  // namespace mgd::cli

@@ -14,7 +14,9 @@ namespace mgd::cli {
 absl::Status Ops(const OpsOptions& options) {
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend));
   MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
-  auto created = Interpreter::Create(std::move(graph), InterpreterOptions{});
+  InterpreterOptions interpreter_options;
+  if (backend.delegate != nullptr) interpreter_options.delegates.push_back(backend.delegate.get());
+  auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.model, created.status());
   auto interpreter = std::move(*created);
   const Graph& g = interpreter->graph();
@@ -27,7 +29,7 @@ absl::Status Ops(const OpsOptions& options) {
     const bool delegated = p.where == NodePlacement::Where::kDelegate;
     std::string reason = p.reason;
     if (reason.empty() && p.where == NodePlacement::Where::kCpu) reason = fmt::format("backend {} runs everything on the CPU", backend.backend);
-    nodes.push_back({{"index", n}, {"op", op}, {"delegated", delegated}, {"reason", reason}});
+    nodes.push_back({{"index", n}, {"op", op}, {"delegated", delegated}, {"reason", delegated ? "" : reason}});
   }
   if (options.json) {
     fmt::print("{}\n", nlohmann::json{{"backend", backend.backend}, {"nodes", nodes}}.dump());
@@ -36,7 +38,7 @@ absl::Status Ops(const OpsOptions& options) {
   fmt::print("{:>5}  {:<28} {:<9} {}\n", "index", "op", "runs on", "reason");
   for (const auto& n : nodes) {
     fmt::print("{:>5}  {:<28} {:<9} {}\n", n["index"].get<int>(), n["op"].get<std::string>(),
-               n["delegated"].get<bool>() ? "delegate" : "cpu", n["reason"].get<std::string>());
+               n["delegated"].get<bool>() ? backend.backend : "cpu", n["reason"].get<std::string>());
   }
   return absl::OkStatus();
 }

@@ -76,6 +76,7 @@ absl::Status Run(const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
   InterpreterOptions interpreter_options;
+  if (backend.delegate != nullptr) interpreter_options.delegates.push_back(backend.delegate.get());
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.model, created.status());
   auto interpreter = std::move(*created);
@@ -153,9 +154,9 @@ absl::Status Run(const RunOptions& options) {
   }
   fmt::print("model    {}\n", options.model);
   fmt::print("backend  {} ({}; {})\n", backend.backend, backend.device, backend.why);
-  if (options.precision != "fp32") fmt::print("precision fp32 (the CPU reference kernels always compute in fp32)\n");
-  fmt::print("nodes    {} ({} delegated in {} partitions)\n", interpreter->graph().nodes.size(), delegated,
-             interpreter->partitions().size());
+  if (options.precision != "fp32") fmt::print("precision fp32 (fp16 comes with the fp16 shader variants)\n");
+  fmt::print("nodes    {} ({} on the GPU in {} partitions, the rest on the CPU)\n", interpreter->graph().nodes.size(),
+             delegated, interpreter->partitions().size());
   fmt::print("prepare  {:.1f} ms\nrun      {:.1f} ms\n", prepare_ms, run_ms);
   for (const std::string& line : lines) fmt::print("{}\n", line);
   return absl::OkStatus();

@@ -1,0 +1,40 @@
+// The GPU delegate: claims the nodes the shader generators can run, compiles
+// each partition into programs, buffers and one recorded sequence of
+// dispatches at prepare, and at invoke only uploads the inputs, replays the
+// recording and downloads the outputs.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backends/gpu/gpu.h"
+#include "interpreter/delegate.h"
+
+namespace mgd {
+
+struct GpuDelegateOptions {
+  gpu::Api api = gpu::Api::kVulkan;
+  std::string device;          // selector (index or name); empty: MGD_DEVICE or the best
+  bool validation = false;     // Vulkan validation layer
+  bool clamp_limits = false;   // GLES 3.1 minimum limits
+};
+
+class GpuDelegate : public Delegate {
+ public:
+  static absl::StatusOr<std::unique_ptr<GpuDelegate>> Create(const GpuDelegateOptions& options);
+  ~GpuDelegate() override;
+
+  std::string name() const override;
+  NodeSupport IsNodeSupported(const Graph& graph, int node_index) override;
+  absl::StatusOr<std::unique_ptr<DelegateKernel>> Prepare(const Graph& graph, const Partition& partition) override;
+
+  gpu::Device& device() { return *device_; }
+
+ private:
+  GpuDelegate(GpuDelegateOptions options, std::unique_ptr<gpu::Device> device);
+
+  GpuDelegateOptions options_;
+  std::unique_ptr<gpu::Device> device_;
+};
+
+}  // namespace mgd

@@ -1,0 +1,40 @@
+#include "shaders/generator.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "shaders/ops.h"
+
+namespace mgd::shaders {
+
+absl::StatusOr<layout::Bhwc> ToBhwc(const Shape& s) {
+  switch (s.size()) {
+    case 1: return layout::Bhwc{1, 1, 1, s[0]};
+    case 2: return layout::Bhwc{s[0], 1, 1, s[1]};
+    case 3: return layout::Bhwc{s[0], 1, s[1], s[2]};
+    case 4: return layout::Bhwc{s[0], s[1], s[2], s[3]};
+    default:
+      return absl::InvalidArgumentError(fmt::format("rank {} tensors are not supported on the GPU", s.size()));
+  }
+}
+
+std::array<uint32_t, 3> GridFor(const layout::Bhwc& s, const std::array<uint32_t, 3>& wg) {
+  auto up = [](int n, uint32_t w) { return std::max<uint32_t>(1, (static_cast<uint32_t>(n) + w - 1) / w); };
+  return {up(s.width, wg[0]), up(s.height, wg[1]), up(s.batch * s.slices(), wg[2])};
+}
+
+absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
+  static const std::map<OpKind, Generator> generators = OpGenerators();
+  auto it = generators.find(ctx.node->op);
+  if (it == generators.end()) {
+    return absl::UnimplementedError(fmt::format("no GPU shader for {}", OpName(ctx.node->op)));
+  }
+  for (int t : ctx.node->outputs) {
+    const Tensor& out = ctx.graph->tensors[static_cast<size_t>(t)];
+    if (out.type != DataType::kFloat32) return absl::UnimplementedError("non-float outputs stay on the CPU");
+  }
+  return it->second(ctx);
+}
+
+}  // namespace mgd::shaders
