@@ -87,7 +87,13 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
       "      for (int is = 0; is < {is}; ++is) {{\n"
       "        vec4 v = vec4(in0[((b * {is} + is) * {ih} + iy) * {iw} + ix]);\n"
       "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
-      "        acc += mat4(weights[w], weights[w + 1], weights[w + 2], weights[w + 3]) * v;\n"
+      // One column at a time: the same summation order as the CPU kernels
+      // (input channels in sequence), which keeps deep models closer to them
+      // than mat4 * vec4's dot-product-first order.
+      "        acc += weights[w] * v.x;\n"
+      "        acc += weights[w + 1] * v.y;\n"
+      "        acc += weights[w + 2] * v.z;\n"
+      "        acc += weights[w + 3] * v.w;\n"
       "      }}\n",
       fmt::arg("is", in.slices()), fmt::arg("ih", in.height), fmt::arg("iw", in.width), fmt::arg("kh", geometry.kh),
       fmt::arg("kw", geometry.kw));
