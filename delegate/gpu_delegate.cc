@@ -98,19 +98,29 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     return *buffer;
   };
 
-  // Inputs: BHWC upload buffers converted to PHWC4 on the GPU.
-  for (int t : partition.inputs) {
+  // A user-side BHWC buffer for tensor `t` and the dispatch converting it to
+  // (inbound) or from (outbound) the tensor's PHWC4 buffer.
+  auto edge = [&](int t, bool inbound) -> absl::StatusOr<gpu::Buffer*> {
     auto shape = shaders::ToBhwc(graph.tensors[static_cast<size_t>(t)].shape);
     if (!shape.ok()) return shape.status();
     auto user = new_buffer(shape->elements() * 4);
     auto inside = activation(t);
     if (!user.ok()) return user.status();
     if (!inside.ok()) return inside.status();
-    kernel->input_buffers.push_back(*user);
-    const shaders::ConversionShader conversion = shaders::BhwcToPhwc4Shader(*shape);
+    const shaders::ConversionShader conversion =
+        inbound ? shaders::BhwcToPhwc4Shader(*shape) : shaders::Phwc4ToBhwcShader(*shape);
     auto program = program_for(conversion.code, 2);
     if (!program.ok()) return program.status();
-    dispatches.push_back({*program, {{*user, gpu::Access::kRead}, {*inside, gpu::Access::kWrite}}, {}, conversion.groups});
+    gpu::Buffer* from = inbound ? *user : *inside;
+    gpu::Buffer* to = inbound ? *inside : *user;
+    dispatches.push_back({*program, {{from, gpu::Access::kRead}, {to, gpu::Access::kWrite}}, {}, conversion.groups});
+    return *user;
+  };
+
+  for (int t : partition.inputs) {
+    auto user = edge(t, /*inbound=*/true);
+    if (!user.ok()) return user.status();
+    kernel->input_buffers.push_back(*user);
   }
   // The nodes, in order.
   for (int n : partition.nodes) {
@@ -142,19 +152,10 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     d.groups = shader->groups;
     dispatches.push_back(std::move(d));
   }
-  // Outputs: PHWC4 converted back to BHWC download buffers.
   for (int t : partition.outputs) {
-    auto shape = shaders::ToBhwc(graph.tensors[static_cast<size_t>(t)].shape);
-    if (!shape.ok()) return shape.status();
-    auto user = new_buffer(shape->elements() * 4);
-    auto inside = activation(t);
+    auto user = edge(t, /*inbound=*/false);
     if (!user.ok()) return user.status();
-    if (!inside.ok()) return inside.status();
     kernel->output_buffers.push_back(*user);
-    const shaders::ConversionShader conversion = shaders::Phwc4ToBhwcShader(*shape);
-    auto program = program_for(conversion.code, 2);
-    if (!program.ok()) return program.status();
-    dispatches.push_back({*program, {{*inside, gpu::Access::kRead}, {*user, gpu::Access::kWrite}}, {}, conversion.groups});
   }
   auto recording = device_->Record(dispatches);
   if (!recording.ok()) return recording.status();
