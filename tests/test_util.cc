@@ -1,6 +1,7 @@
 #include "tests/test_util.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -35,6 +36,11 @@ long FirstOutOfBounds(const std::vector<float>& actual, const std::vector<float>
     }
   }
   return -1;
+}
+
+bool GpuBackendsRequired() {
+  const char* env = std::getenv("MGD_REQUIRE_GPU_BACKENDS");
+  return env != nullptr && std::string(env) == "1";
 }
 
 }  // namespace mgd::testing

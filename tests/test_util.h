@@ -18,4 +18,8 @@ double RelativeRms(const std::vector<float>& actual, const std::vector<float>& e
 // Index of the first element with |a-e| > atol + rtol*|e|, or -1.
 long FirstOutOfBounds(const std::vector<float>& actual, const std::vector<float>& expected, double atol, double rtol);
 
+// True when MGD_REQUIRE_GPU_BACKENDS=1 (CI): a GPU test with no device must
+// fail rather than skip.
+bool GpuBackendsRequired();
+
 }  // namespace mgd::testing

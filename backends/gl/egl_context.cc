@@ -1,10 +1,10 @@
 #include "backends/gl/egl_context.h"
 
+#include "backends/gpu/gpu.h"
+
 #include <fmt/format.h>
 
 #if defined(__linux__)
-#include <dlfcn.h>
-#include <link.h>
 #endif
 
 #include <algorithm>
@@ -100,22 +100,10 @@ std::map<EGLDisplay, DisplayUse>& Registry() {
 // display does anyway) makes the next eglInitialize reuse it; eglTerminate
 // still releases every display resource. Other vendors' modules are left alone.
 void PinMesaDriverModules() {
-#if defined(__linux__) && defined(RTLD_NODELETE) && defined(RTLD_NOLOAD)
-  std::vector<std::string> drivers;
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t, void* data) {
-        const std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
-        const std::string suffix = "_dri.so";
-        if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-          static_cast<std::vector<std::string>*>(data)->push_back(name);
-        }
-        return 0;
-      },
-      &drivers);
-  // NOLOAD: only modules already loaded; NODELETE: never unloaded. The
-  // handle is deliberately not closed.
-  for (const std::string& driver : drivers) dlopen(driver.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-#endif
+  PinLoadedModules([](const std::string& name) {
+    const std::string suffix = "_dri.so";
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  });
 }
 
 absl::Status Acquire(EGLDisplay display, const std::string& label) {

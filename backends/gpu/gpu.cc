@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -49,6 +52,28 @@ GpuLimits ClampToGles31(const GpuLimits& real) {
   l.max_storage_buffer_bytes = std::min(real.max_storage_buffer_bytes, min.max_storage_buffer_bytes);
   l.max_push_constant_bytes = std::min(real.max_push_constant_bytes, min.max_push_constant_bytes);
   return l;
+}
+
+void PinLoadedModules(bool (*matches)(const std::string& file_name)) {
+#if defined(__linux__) && defined(RTLD_NODELETE) && defined(RTLD_NOLOAD)
+  struct Search {
+    bool (*matches)(const std::string&);
+    std::vector<std::string> paths;
+  } search{matches, {}};
+  dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        const std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
+        if (s->matches(path.substr(path.find_last_of('/') + 1))) s->paths.push_back(path);
+        return 0;
+      },
+      &search);
+  // NOLOAD: only modules already loaded; NODELETE: never unloaded. The handle
+  // is deliberately not closed.
+  for (const std::string& path : search.paths) dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+#else
+  (void)matches;
+#endif
 }
 
 absl::StatusOr<size_t> SelectDevice(const std::vector<GpuInfo>& devices, const std::string& selector) {

@@ -157,6 +157,12 @@ absl::StatusOr<std::unique_ptr<Device>> CreateDevice(Api api, const DeviceOption
 // Picks among devices (best first) by selector: an index or a name substring.
 absl::StatusOr<size_t> SelectDevice(const std::vector<GpuInfo>& devices, const std::string& selector);
 
+// Keeps every already-loaded shared library whose file name satisfies
+// `matches` loaded for the life of the process (dlopen NOLOAD|NODELETE).
+// Both backends use it for Mesa's drivers, whose once-only allocations are
+// lost (and reported by LeakSanitizer with no stack) when they are unloaded.
+void PinLoadedModules(bool (*matches)(const std::string& file_name));
+
 // Shared by both backends: a program's workgroup, shared memory, bindings
 // and push constants against the device's (possibly clamped) limits.
 absl::Status CheckProgramLimits(const GpuInfo& info, const ProgramSource& source,

@@ -6,9 +6,6 @@
 #include <fmt/format.h>
 #include <vulkan/vulkan.h>
 
-#include <dlfcn.h>
-#include <link.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -58,20 +55,7 @@ bool ValidationRequested(const DeviceOptions& options) {
 // process (what a process with a live instance does anyway) avoids that; the
 // instance itself is still destroyed. Other vendors' modules are left alone.
 void PinMesaVulkanModules() {
-#if defined(__linux__) && defined(RTLD_NODELETE) && defined(RTLD_NOLOAD)
-  std::vector<std::string> modules;
-  dl_iterate_phdr(
-      [](struct dl_phdr_info* info, size_t, void* data) {
-        const std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
-        const std::string name = path.substr(path.find_last_of('/') + 1);
-        if (name.rfind("libvulkan_", 0) == 0) static_cast<std::vector<std::string>*>(data)->push_back(path);
-        return 0;
-      },
-      &modules);
-  // NOLOAD: only modules already loaded; NODELETE: never unloaded. The handle
-  // is deliberately not closed.
-  for (const std::string& module : modules) dlopen(module.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-#endif
+  PinLoadedModules([](const std::string& name) { return name.rfind("libvulkan_", 0) == 0; });
 }
 
 // The instance and the validation messages it collected.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backends/gpu/gpu.h"
+#include "tests/test_util.h"
 
 namespace mgd::gpu {
 namespace {
@@ -59,18 +60,13 @@ std::vector<uint8_t> Params(T... values) {
   return bytes;
 }
 
-bool RequireBackends() {
-  const char* env = std::getenv("MGD_REQUIRE_GPU_BACKENDS");
-  return env != nullptr && std::string(env) == "1";
-}
-
 class GpuTest : public ::testing::TestWithParam<Api> {
  protected:
   void SetUp() override {
     auto devices = ListDevices(api());
     ASSERT_TRUE(devices.ok()) << devices.status();
     if (devices->empty()) {
-      if (RequireBackends()) FAIL() << ApiName(api()) << ": no device, and MGD_REQUIRE_GPU_BACKENDS=1";
+      if (mgd::testing::GpuBackendsRequired()) FAIL() << ApiName(api()) << ": no device, and MGD_REQUIRE_GPU_BACKENDS=1";
       GTEST_SKIP() << ApiName(api()) << ": no device on this machine";
     }
     device_ = Open();

@@ -34,8 +34,7 @@ class GpuDelegateTest : public ::testing::TestWithParam<gpu::Api> {
     auto devices = gpu::ListDevices(GetParam());
     ASSERT_TRUE(devices.ok());
     if (devices->empty()) {
-      const char* required = std::getenv("MGD_REQUIRE_GPU_BACKENDS");
-      if (required != nullptr && std::string(required) == "1") FAIL() << "no device";
+      if (mgd::testing::GpuBackendsRequired()) FAIL() << "no device";
       GTEST_SKIP() << "no device";
     }
     GpuDelegateOptions options;

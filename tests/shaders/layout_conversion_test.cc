@@ -9,6 +9,7 @@
 #include "backends/gpu/gpu.h"
 #include "layout/phwc4.h"
 #include "shaders/layout_conversion.h"
+#include "tests/test_util.h"
 
 namespace mgd::shaders {
 namespace {
@@ -23,8 +24,7 @@ class LayoutConversionTest : public ::testing::TestWithParam<gpu::Api> {
     auto devices = gpu::ListDevices(GetParam());
     ASSERT_TRUE(devices.ok());
     if (devices->empty()) {
-      const char* required = std::getenv("MGD_REQUIRE_GPU_BACKENDS");
-      if (required != nullptr && std::string(required) == "1") FAIL() << "no device";
+      if (mgd::testing::GpuBackendsRequired()) FAIL() << "no device";
       GTEST_SKIP() << "no device";
     }
     gpu::DeviceOptions options;
