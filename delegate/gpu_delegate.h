@@ -17,6 +17,12 @@ struct GpuDelegateOptions {
   std::string device;          // selector (index or name); empty: MGD_DEVICE or the best
   bool validation = false;     // Vulkan validation layer
   bool clamp_limits = false;   // GLES 3.1 minimum limits
+  // fp16 storage and mediump arithmetic (TFLite's "precision loss allowed");
+  // accumulations stay fp32 when `fp32_accumulation` is set or the model's
+  // reduced_precision_support metadata asks for it.
+  bool fp16 = false;
+  bool fp32_accumulation = false;
+  bool fusion = true;          // graph transforms that merge nodes (--no-fusion: off)
 };
 
 class GpuDelegate : public Delegate {
