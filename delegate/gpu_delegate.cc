@@ -4,9 +4,9 @@
 
 #include <map>
 
-#include "layout/phwc4.h"
+#include "delegate/compiler.h"
+#include "shaders/dialect.h"
 #include "shaders/generator.h"
-#include "shaders/layout_conversion.h"
 
 namespace mgd {
 namespace {
@@ -14,6 +14,15 @@ namespace {
 shaders::Dialect DialectOf(gpu::Api api) { return api == gpu::Api::kVulkan ? shaders::Dialect::kVulkan : shaders::Dialect::kGles; }
 
 std::string Message(const absl::Status& s) { return std::string(s.message()); }
+
+// TFLite's "reduced_precision_support" metadata: a model that says it needs
+// fp32 accumulation ("fp16" without "accfp16") keeps its sums in fp32.
+bool WantsFp32Accumulation(const Graph& graph) {
+  auto it = graph.metadata.find("reduced_precision_support");
+  if (it == graph.metadata.end()) return false;
+  const std::string value(it->second.begin(), it->second.end());
+  return value.find("fp16") != std::string::npos && value.find("accfp16") == std::string::npos;
+}
 
 // One compiled partition: its buffers, programs and the recording.
 class GpuKernel : public DelegateKernel {
@@ -63,99 +72,60 @@ NodeSupport GpuDelegate::IsNodeSupported(const Graph& graph, int node_index) {
     const Tensor& tensor = graph.tensors[static_cast<size_t>(t)];
     if (!tensor.is_constant && tensor.type != DataType::kFloat32) return {false, "non-float activations stay on the CPU"};
   }
-  shaders::NodeContext ctx{&graph, node_index, &node, false};
+  shaders::NodeContext ctx{&graph, node_index, &node, false, false, {}};
   auto shader = shaders::GenerateShader(ctx);
   if (!shader.ok()) return {false, Message(shader.status())};
   return {true, ""};
 }
 
 absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph& graph, const Partition& partition) {
+  CompileOptions compile;
+  compile.fp16 = options_.fp16;
+  compile.fp32_accumulation = options_.fp32_accumulation || WantsFp32Accumulation(graph);
+  compile.fusion = options_.fusion;
+  auto compiled = CompilePartition(graph, partition, compile);
+  if (!compiled.ok()) return compiled.status();
+  last_dispatch_count_ = compiled->dispatches.size();
+  return Realize(*compiled);
+}
+
+absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const CompiledModel& model) {
   auto kernel = std::make_unique<GpuKernel>(*device_);
-  std::map<int, gpu::Buffer*> phwc4;  // tensor -> its PHWC4 buffer
-  std::vector<gpu::Dispatch> dispatches;
-  const shaders::Dialect dialect = DialectOf(options_.api);
-
-  auto new_buffer = [&](size_t bytes) -> absl::StatusOr<gpu::Buffer*> {
-    auto buffer = device_->CreateBuffer(std::max<size_t>(bytes, 4));
+  std::vector<gpu::Buffer*> buffers;
+  for (const CompiledBuffer& b : model.buffers) {
+    auto buffer = device_->CreateBuffer(std::max<size_t>(b.bytes, 4));
     if (!buffer.ok()) return buffer.status();
+    if (b.role == BufferRole::kConstant) {
+      const std::vector<uint8_t>& bytes = model.constants[static_cast<size_t>(b.constant)];
+      if (absl::Status s = device_->Upload(**buffer, bytes.data(), bytes.size()); !s.ok()) return s;
+    }
+    buffers.push_back(buffer->get());
     kernel->buffers.push_back(std::move(*buffer));
-    return kernel->buffers.back().get();
-  };
-  auto program_for = [&](const shaders::ShaderCode& code, uint32_t bindings) -> absl::StatusOr<gpu::Program*> {
-    auto program = device_->CreateProgram({code.name, shaders::Emit(dialect, code), bindings, shaders::ParamsBytes(code), 0});
-    if (!program.ok()) return program.status();
-    kernel->programs.push_back(std::move(*program));
-    return kernel->programs.back().get();
-  };
-  auto activation = [&](int t) -> absl::StatusOr<gpu::Buffer*> {
-    auto it = phwc4.find(t);
-    if (it != phwc4.end()) return it->second;
-    auto shape = shaders::ToBhwc(graph.tensors[static_cast<size_t>(t)].shape);
-    if (!shape.ok()) return shape.status();
-    auto buffer = new_buffer(shape->phwc4_elements() * 4);
-    if (!buffer.ok()) return buffer.status();
-    phwc4[t] = *buffer;
-    return *buffer;
-  };
-
-  // A user-side BHWC buffer for tensor `t` and the dispatch converting it to
-  // (inbound) or from (outbound) the tensor's PHWC4 buffer.
-  auto edge = [&](int t, bool inbound) -> absl::StatusOr<gpu::Buffer*> {
-    auto shape = shaders::ToBhwc(graph.tensors[static_cast<size_t>(t)].shape);
-    if (!shape.ok()) return shape.status();
-    auto user = new_buffer(shape->elements() * 4);
-    auto inside = activation(t);
-    if (!user.ok()) return user.status();
-    if (!inside.ok()) return inside.status();
-    const shaders::ConversionShader conversion =
-        inbound ? shaders::BhwcToPhwc4Shader(*shape) : shaders::Phwc4ToBhwcShader(*shape);
-    auto program = program_for(conversion.code, 2);
-    if (!program.ok()) return program.status();
-    gpu::Buffer* from = inbound ? *user : *inside;
-    gpu::Buffer* to = inbound ? *inside : *user;
-    dispatches.push_back({*program, {{from, gpu::Access::kRead}, {to, gpu::Access::kWrite}}, {}, conversion.groups});
-    return *user;
-  };
-
-  for (int t : partition.inputs) {
-    auto user = edge(t, /*inbound=*/true);
-    if (!user.ok()) return user.status();
-    kernel->input_buffers.push_back(*user);
   }
-  // The nodes, in order.
-  for (int n : partition.nodes) {
-    const Node& node = graph.nodes[static_cast<size_t>(n)];
-    shaders::NodeContext ctx{&graph, n, &node, false};
-    auto shader = shaders::GenerateShader(ctx);
-    if (!shader.ok()) return absl::InternalError(fmt::format("{}: {}", NodeLabel(graph, n), Message(shader.status())));
+  for (int i : model.inputs) kernel->input_buffers.push_back(buffers[static_cast<size_t>(i)]);
+  for (int i : model.outputs) kernel->output_buffers.push_back(buffers[static_cast<size_t>(i)]);
+  // Programs are shared between dispatches with the same source (repeated
+  // blocks of a model), which saves most of the driver's compile time.
+  std::map<std::string, gpu::Program*> programs;
+  std::vector<gpu::Dispatch> dispatches;
+  for (const CompiledDispatch& cd : model.dispatches) {
+    const std::string source = shaders::Emit(DialectOf(options_.api), cd.code);
+    gpu::Program*& program = programs[source];
+    if (program == nullptr) {
+      auto created = device_->CreateProgram(
+          {cd.code.name, source, static_cast<uint32_t>(cd.bindings.size()), shaders::ParamsBytes(cd.code), 0});
+      if (!created.ok()) return absl::InternalError(fmt::format("{}: {}", cd.code.name, Message(created.status())));
+      program = created->get();
+      kernel->programs.push_back(std::move(*created));
+    }
     gpu::Dispatch d;
-    for (int position : shader->activation_inputs) {
-      auto buffer = activation(node.inputs[static_cast<size_t>(position)]);
-      if (!buffer.ok()) return buffer.status();
-      d.bindings.push_back({*buffer, gpu::Access::kRead});
+    d.program = program;
+    for (const CompiledBinding& b : cd.bindings) {
+      d.bindings.push_back({buffers[static_cast<size_t>(b.buffer)], b.write ? gpu::Access::kWrite : gpu::Access::kRead});
     }
-    for (int t : node.outputs) {
-      auto buffer = activation(t);
-      if (!buffer.ok()) return buffer.status();
-      d.bindings.push_back({*buffer, gpu::Access::kWrite});
-    }
-    for (const std::vector<float>& constant : shader->constants) {
-      auto buffer = new_buffer(constant.size() * 4);
-      if (!buffer.ok()) return buffer.status();
-      if (absl::Status s = device_->Upload(**buffer, constant.data(), constant.size() * 4); !s.ok()) return s;
-      d.bindings.push_back({*buffer, gpu::Access::kRead});
-    }
-    auto program = program_for(shader->code, static_cast<uint32_t>(d.bindings.size()));
-    if (!program.ok()) return absl::InternalError(fmt::format("{}: {}", NodeLabel(graph, n), Message(program.status())));
-    d.program = *program;
-    d.push_constants = shader->params;
-    d.groups = shader->groups;
+    d.push_constants = cd.params;
+    d.groups = cd.groups;
     dispatches.push_back(std::move(d));
-  }
-  for (int t : partition.outputs) {
-    auto user = edge(t, /*inbound=*/false);
-    if (!user.ok()) return user.status();
-    kernel->output_buffers.push_back(*user);
   }
   auto recording = device_->Record(dispatches);
   if (!recording.ok()) return recording.status();

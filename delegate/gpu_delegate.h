@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backends/gpu/gpu.h"
+#include "delegate/compiled_model.h"
 #include "interpreter/delegate.h"
 
 namespace mgd {
@@ -35,12 +36,17 @@ class GpuDelegate : public Delegate {
   absl::StatusOr<std::unique_ptr<DelegateKernel>> Prepare(const Graph& graph, const Partition& partition) override;
 
   gpu::Device& device() { return *device_; }
+  const GpuDelegateOptions& options() const { return options_; }
+  // Dispatches of the partition prepared last (I/O conversions included).
+  size_t last_dispatch_count() const { return last_dispatch_count_; }
 
  private:
   GpuDelegate(GpuDelegateOptions options, std::unique_ptr<gpu::Device> device);
+  absl::StatusOr<std::unique_ptr<DelegateKernel>> Realize(const CompiledModel& model);
 
   GpuDelegateOptions options_;
   std::unique_ptr<gpu::Device> device_;
+  size_t last_dispatch_count_ = 0;
 };
 
 }  // namespace mgd

@@ -17,23 +17,28 @@ const char* Qualifier(BufferAccess access) {
 }  // namespace
 
 std::string Emit(Dialect dialect, const ShaderCode& code) {
-  std::string s;
-  if (dialect == Dialect::kVulkan) {
-    s += "#version 450\n";
-  } else {
-    s += "#version 310 es\n";
-  }
-  if (code.uses_fp16) {
-    s += "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n"
-         "#extension GL_EXT_shader_16bit_storage : require\n";
-  }
-  if (dialect == Dialect::kGles) s += "precision highp float;\nprecision highp int;\n";
+  std::string s = dialect == Dialect::kVulkan ? "#version 450\n" : "#version 310 es\n";
+  // Both dialects accept precision statements; GLSL 4.50 for Vulkan turns
+  // mediump into RelaxedPrecision.
+  s += code.mediump ? "precision mediump float;\n" : "precision highp float;\n";
+  s += "precision highp int;\n";
   s += fmt::format("// {}\nlayout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;\n", code.name,
                    code.workgroup[0], code.workgroup[1], code.workgroup[2]);
+  if (code.half_storage) {
+    s += "vec4 mgd_unpack(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }\n"
+         "uvec2 mgd_pack(vec4 v) { return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw)); }\n";
+  }
   for (size_t i = 0; i < code.buffers.size(); ++i) {
     const BufferDecl& b = code.buffers[i];
+    const std::string type = !b.activation ? b.element_type : code.half_storage ? "uvec2" : "highp vec4";
     s += fmt::format("layout(std430, binding = {}) {}buffer Buffer{} {{ {} {}[]; }};\n", i, Qualifier(b.access), i,
-                     b.element_type, b.name);
+                     type, b.name);
+    if (!b.activation) continue;
+    if (code.half_storage) {
+      s += fmt::format("#define {0}_at(i) mgd_unpack({0}[i])\n#define {0}_set(i, v) {0}[i] = mgd_pack(v)\n", b.name);
+    } else {
+      s += fmt::format("#define {0}_at(i) {0}[i]\n#define {0}_set(i, v) {0}[i] = (v)\n", b.name);
+    }
   }
   if (!code.params.empty()) {
     s += dialect == Dialect::kVulkan ? "layout(push_constant) uniform Params {\n"

@@ -1,6 +1,12 @@
 // One shader source, emitted in both dialects: GLSL 4.50 for Vulkan and GLSL
 // ES 3.10 for GLES. A generator fills a ShaderCode (buffers, parameter block,
 // workgroup, body); Emit writes the declarations each API needs around it.
+//
+// Activation buffers (PHWC4 tensors) are read and written only through
+// NAME_at(i) -> vec4 and NAME_set(i, v), so that one body serves fp32 storage
+// (vec4) and fp16 storage. fp16 is stored as two packHalf2x16 words per vec4:
+// core in both GLSL ES 3.10 and GLSL 4.50, so it needs no extension (NVIDIA's
+// GLES driver exposes no explicit fp16 types) and halves the bytes moved.
 #pragma once
 
 #include <array>
@@ -16,8 +22,9 @@ enum class BufferAccess { kRead, kWrite, kReadWrite };
 
 struct BufferDecl {
   std::string name;          // the array's name in the body: name[i]
-  std::string element_type;  // "float", "vec4", "f16vec4", ...
+  std::string element_type;  // "float", "vec4", ...; ignored for activations
   BufferAccess access = BufferAccess::kRead;
+  bool activation = false;   // a PHWC4 tensor: use NAME_at / NAME_set
 };
 
 struct ShaderCode {
@@ -30,12 +37,19 @@ struct ShaderCode {
   // body as params.width.
   std::vector<std::string> params;
   std::string body;                        // the statements of main()
-  bool uses_fp16 = false;                  // needs the explicit fp16 / 16-bit storage extensions
+  bool half_storage = false;               // activations stored as fp16
+  // Default float precision mediump (fp16 arithmetic where the GPU has it;
+  // RelaxedPrecision in SPIR-V). Accumulators that must stay fp32 are
+  // declared `highp` by the generator.
+  bool mediump = false;
 };
 
 std::string Emit(Dialect dialect, const ShaderCode& code);
 
 // Bytes of the parameter block: 4 per member.
 inline uint32_t ParamsBytes(const ShaderCode& code) { return static_cast<uint32_t>(4 * code.params.size()); }
+
+// Bytes of one PHWC4 vec4 in storage.
+inline uint32_t Vec4Bytes(bool half_storage) { return half_storage ? 8 : 16; }
 
 }  // namespace mgd::shaders

@@ -21,11 +21,21 @@ namespace mgd::shaders {
 // Rank 1 [c] -> 1x1x1xc, rank 2 [b,c] -> bx1x1xc, rank 3 [b,w,c] -> bx1xwxc.
 absl::StatusOr<layout::Bhwc> ToBhwc(const Shape& shape);
 
+// The margins of a spatial zero PAD fused into a convolution or pool.
+struct FusedPad {
+  int top = 0, left = 0, bottom = 0, right = 0;
+  bool active() const { return top || left || bottom || right; }
+};
+
 struct NodeContext {
   const Graph* graph = nullptr;
   int node_index = -1;
   const Node* node = nullptr;
-  bool fp16 = false;  // activations stored as f16vec4 (precision loss allowed)
+  bool fp16 = false;               // fp16 storage and mediump arithmetic
+  bool fp32_accumulation = false;  // sums in highp even when fp16
+  // A PAD fused into this node's reads; `node` is then a copy whose input 0
+  // is the PAD's input.
+  FusedPad pad;
 
   const Tensor& input(size_t i) const { return graph->tensors[static_cast<size_t>(node->inputs[i])]; }
   const Tensor& output(size_t i) const { return graph->tensors[static_cast<size_t>(node->outputs[i])]; }
@@ -34,14 +44,35 @@ struct NodeContext {
 
 struct GeneratedShader {
   // Buffers of `code`, in binding order: first the node's activation inputs
-  // listed in `activation_inputs` (node input positions), then its outputs,
-  // then `constants` (e.g. packed weights), uploaded once at prepare.
+  // listed in `activation_inputs` (node input positions; a constant tensor
+  // there is uploaded once in PHWC4), then its outputs, then `constants`
+  // (e.g. packed weights, fp32), uploaded once at prepare.
   ShaderCode code;
   std::vector<int> activation_inputs;
   std::vector<std::vector<float>> constants;
   std::vector<uint8_t> params;  // values of code.params, 4 bytes each
   std::array<uint32_t, 3> groups{1, 1, 1};
+  // True: the body, after glsl::OutputPrologue(output) (which the compiler
+  // puts before it), ends with `vec4 value` holding output 0 at (b, s, y, x)
+  // not yet stored; the compiler appends fused elementwise ops, zeroes the
+  // padding lanes and stores. Linkable bodies read inputs only at indices
+  // built from b, s, y, x (never out_index), so the output may be re-laid
+  // out (a fused channel PAD). False: the body is complete, prologue
+  // included, and stores its outputs itself.
+  bool linkable = true;
+  layout::Bhwc output;  // output 0 as PHWC4
 };
+
+// A node as an update of `value` (vec4) in a producer's shader: the operand
+// at node input `fused_input` is `value`; the other activation operands are
+// buffers named PREFIX + "in" + k, in the order of `activation_inputs`.
+struct ElementwiseUpdate {
+  std::string code;
+  std::vector<int> activation_inputs;
+};
+absl::StatusOr<ElementwiseUpdate> GenerateElementwiseUpdate(const NodeContext& ctx, int fused_input,
+                                                             const std::string& prefix);
+bool IsElementwise(OpKind op);
 
 // A node the GPU cannot run yields an error whose message is the reason.
 using Generator = std::function<absl::StatusOr<GeneratedShader>(const NodeContext&)>;
@@ -53,7 +84,5 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx);
 // `workgroup`.
 std::array<uint32_t, 3> GridFor(const layout::Bhwc& shape, const std::array<uint32_t, 3>& workgroup);
 
-// GLSL for the storage element of activations: "vec4" or "f16vec4".
-inline const char* Vec4Type(bool fp16) { return fp16 ? "f16vec4" : "vec4"; }
 
 }  // namespace mgd::shaders

@@ -28,28 +28,30 @@ std::string Prologue(const layout::Bhwc& s) {
 
 }  // namespace
 
-ConversionShader BhwcToPhwc4Shader(const layout::Bhwc& s) {
+ConversionShader BhwcToPhwc4Shader(const layout::Bhwc& s, bool half_storage) {
   ConversionShader shader;
   shader.code.name = fmt::format("bhwc_to_phwc4_{}x{}x{}x{}", s.batch, s.height, s.width, s.channels);
   shader.code.workgroup = kWorkgroup;
-  shader.code.buffers = {{"src", "float", BufferAccess::kRead}, {"dst", "vec4", BufferAccess::kWrite}};
+  shader.code.half_storage = half_storage;
+  shader.code.buffers = {{"src", "float", BufferAccess::kRead}, {"dst", "", BufferAccess::kWrite, true}};
   shader.code.body = Prologue(s) +
-                     "  vec4 v = vec4(0.0);\n"
+                     "  highp vec4 v = vec4(0.0);\n"
                      "  for (int k = 0; k < 4; ++k) {\n"
                      "    if (c0 + k < C) v[k] = src[bhwc + k];\n"
                      "  }\n"
-                     "  dst[phwc4] = v;\n";
+                     "  dst_set(phwc4, v);\n";
   shader.groups = Grid(s);
   return shader;
 }
 
-ConversionShader Phwc4ToBhwcShader(const layout::Bhwc& s) {
+ConversionShader Phwc4ToBhwcShader(const layout::Bhwc& s, bool half_storage) {
   ConversionShader shader;
   shader.code.name = fmt::format("phwc4_to_bhwc_{}x{}x{}x{}", s.batch, s.height, s.width, s.channels);
   shader.code.workgroup = kWorkgroup;
-  shader.code.buffers = {{"src", "vec4", BufferAccess::kRead}, {"dst", "float", BufferAccess::kWrite}};
+  shader.code.half_storage = half_storage;
+  shader.code.buffers = {{"src", "", BufferAccess::kRead, true}, {"dst", "float", BufferAccess::kWrite}};
   shader.code.body = Prologue(s) +
-                     "  vec4 v = src[phwc4];\n"
+                     "  vec4 v = src_at(phwc4);\n"
                      "  for (int k = 0; k < 4; ++k) {\n"
                      "    if (c0 + k < C) dst[bhwc + k] = v[k];\n"
                      "  }\n";

@@ -14,9 +14,10 @@ struct ConversionShader {
   std::array<uint32_t, 3> groups;  // dispatch grid
 };
 
-// Buffers: 0 = BHWC floats (read), 1 = PHWC4 vec4s (written).
-ConversionShader BhwcToPhwc4Shader(const layout::Bhwc& shape);
-// Buffers: 0 = PHWC4 vec4s (read), 1 = BHWC floats (written).
-ConversionShader Phwc4ToBhwcShader(const layout::Bhwc& shape);
+// Buffers: 0 = BHWC floats (read), 1 = PHWC4 (written; fp16 with
+// `half_storage`).
+ConversionShader BhwcToPhwc4Shader(const layout::Bhwc& shape, bool half_storage = false);
+// Buffers: 0 = PHWC4 (read), 1 = BHWC floats (written).
+ConversionShader Phwc4ToBhwcShader(const layout::Bhwc& shape, bool half_storage = false);
 
 }  // namespace mgd::shaders

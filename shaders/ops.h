@@ -1,4 +1,5 @@
-// The per-op generators (ops_*.cc), collected for the registry.
+// The per-op generators (ops_*.cc), collected for the registry, and the
+// pieces of generated code they share.
 #pragma once
 
 #include <map>
@@ -8,8 +9,30 @@
 namespace mgd::shaders {
 
 std::map<OpKind, Generator> OpGenerators();
+void AddElementwiseGenerators(std::map<OpKind, Generator>& g);
+void AddConvolutionGenerators(std::map<OpKind, Generator>& g);
+void AddPoolGenerators(std::map<OpKind, Generator>& g);
+void AddTransformGenerators(std::map<OpKind, Generator>& g);
+// MediaPipe's MaxPoolingWithArgmax2D and MaxUnpooling2D.
+absl::StatusOr<GeneratedShader> CustomPoolGenerator(const NodeContext& ctx);
 
-// Shared pieces of generated code.
+// Float32 contents of a constant tensor.
+std::vector<float> ConstantFloats(const Tensor& t);
+// Int contents (int32 or int64) of a constant tensor.
+std::vector<int64_t> ConstantInts(const Tensor& t);
+// The node's BHWC input/output shapes, or Unimplemented for other ranks.
+absl::StatusOr<layout::Bhwc> InputBhwc(const NodeContext& ctx, size_t i);
+absl::StatusOr<layout::Bhwc> OutputBhwc(const NodeContext& ctx, size_t i);
+// The BHWC dimension (0..3) an axis of a rank-`rank` tensor maps to (ToBhwc).
+int BhwcAxis(int axis, int rank);
+
+// A linkable shader over `out` reading the node inputs `activation_inputs`
+// as buffers in0, in1, ... and writing out0; workgroup 8x8x1, the grid
+// covering `out`. The compiler puts glsl::OutputPrologue before the body.
+GeneratedShader StartShader(const NodeContext& ctx, const layout::Bhwc& out, std::vector<int> activation_inputs);
+// A CUSTOM node's registered name ("" for builtins).
+std::string CustomName(const Node& node);
+
 namespace glsl {
 
 // Declares x, y, z (= batch * slices + slice), b, s for one output vec4 of
@@ -18,12 +41,19 @@ std::string OutputPrologue(const layout::Bhwc& out);
 // The PHWC4 index of (b, slice, yy, xx) in a tensor of `shape`, as GLSL.
 std::string Index(const layout::Bhwc& shape, const std::string& b, const std::string& slice, const std::string& yy,
                   const std::string& xx);
+// buffer_at(Index(...)).
+std::string Read(const std::string& buffer, const layout::Bhwc& shape, const std::string& b, const std::string& slice,
+                 const std::string& yy, const std::string& xx);
 // "v = clamp(v, ...)" etc. for a fused activation; empty for NONE.
 std::string Activation(Activation activation, const std::string& v);
 // A float literal GLSL parses the same in both dialects.
 std::string Float(float value);
 // `const vec4 name[n] = vec4[](...)` from per-channel values padded to slices.
 std::string ConstVec4Array(const std::string& name, const std::vector<float>& padded);
+// Zeroes the lanes of the last slice that lie past `channels`.
+std::string MaskPadding(int channels, const std::string& v);
+// "highp " when sums must stay fp32 in an fp16 shader, else "".
+std::string AccumulatorPrecision(const NodeContext& ctx);
 
 }  // namespace glsl
 }  // namespace mgd::shaders

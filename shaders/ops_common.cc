@@ -5,7 +5,68 @@
 
 #include "shaders/ops.h"
 
-namespace mgd::shaders::glsl {
+namespace mgd::shaders {
+
+std::vector<float> ConstantFloats(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(NumElements(t.shape)));
+  if (t.data.size() >= v.size() * 4) std::memcpy(v.data(), t.data.data(), v.size() * 4);
+  return v;
+}
+
+std::vector<int64_t> ConstantInts(const Tensor& t) {
+  const size_t n = static_cast<size_t>(NumElements(t.shape));
+  std::vector<int64_t> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (t.type == DataType::kInt64 && t.data.size() >= 8 * n) {
+      int64_t x;
+      std::memcpy(&x, t.data.data() + 8 * i, 8);
+      v[i] = x;
+    } else if (t.data.size() >= 4 * n) {
+      int32_t x;
+      std::memcpy(&x, t.data.data() + 4 * i, 4);
+      v[i] = x;
+    }
+  }
+  return v;
+}
+
+absl::StatusOr<layout::Bhwc> InputBhwc(const NodeContext& ctx, size_t i) { return ToBhwc(ctx.input(i).shape); }
+absl::StatusOr<layout::Bhwc> OutputBhwc(const NodeContext& ctx, size_t i) { return ToBhwc(ctx.output(i).shape); }
+
+int BhwcAxis(int axis, int rank) {
+  if (axis < 0) axis += rank;
+  switch (rank) {
+    case 1: return 3;
+    case 2: return axis == 0 ? 0 : 3;
+    case 3: return axis == 0 ? 0 : axis == 1 ? 2 : 3;
+    default: return axis;
+  }
+}
+
+std::string CustomName(const Node& node) {
+  if (const auto* c = std::get_if<CustomAttributes>(&node.attributes)) return c->name;
+  return "";
+}
+
+GeneratedShader StartShader(const NodeContext& ctx, const layout::Bhwc& out, std::vector<int> activation_inputs) {
+  constexpr std::array<uint32_t, 3> kWorkgroup{8, 8, 1};
+  GeneratedShader g;
+  const std::string custom = CustomName(*ctx.node);
+  g.code.name = fmt::format("node{}_{}", ctx.node_index, custom.empty() ? OpName(ctx.node->op) : custom);
+  g.code.workgroup = kWorkgroup;
+  for (size_t i = 0; i < activation_inputs.size(); ++i) {
+    g.code.buffers.push_back({fmt::format("in{}", i), "", BufferAccess::kRead, true});
+  }
+  g.code.buffers.push_back({"out0", "", BufferAccess::kWrite, true});
+  g.code.half_storage = ctx.fp16;
+  g.code.mediump = ctx.fp16;
+  g.activation_inputs = std::move(activation_inputs);
+  g.groups = GridFor(out, kWorkgroup);
+  g.output = out;
+  return g;
+}
+
+namespace glsl {
 
 std::string OutputPrologue(const layout::Bhwc& o) {
   return fmt::format(
@@ -19,6 +80,11 @@ std::string OutputPrologue(const layout::Bhwc& o) {
 std::string Index(const layout::Bhwc& t, const std::string& b, const std::string& slice, const std::string& yy,
                   const std::string& xx) {
   return fmt::format("((({} * {} + {}) * {} + {}) * {} + {})", b, t.slices(), slice, t.height, yy, t.width, xx);
+}
+
+std::string Read(const std::string& buffer, const layout::Bhwc& shape, const std::string& b, const std::string& slice,
+                 const std::string& yy, const std::string& xx) {
+  return fmt::format("{}_at({})", buffer, Index(shape, b, slice, yy, xx));
 }
 
 std::string Float(float value) {
@@ -50,17 +116,24 @@ std::string ConstVec4Array(const std::string& name, const std::vector<float>& pa
   return s + ");\n";
 }
 
-}  // namespace mgd::shaders::glsl
+std::string MaskPadding(int channels, const std::string& v) {
+  const int live = channels % 4;
+  if (live == 0) return "";
+  const int last = (channels + 3) / 4 - 1;
+  return fmt::format("  if (s == {}) {{ {} = vec4({}); }}\n", last, v,
+                     live == 1 ? v + ".x, 0.0, 0.0, 0.0" : live == 2 ? v + ".xy, 0.0, 0.0" : v + ".xyz, 0.0");
+}
 
-namespace mgd::shaders {
+std::string AccumulatorPrecision(const NodeContext& ctx) { return ctx.fp16 && ctx.fp32_accumulation ? "highp " : ""; }
 
-void AddElementwiseGenerators(std::map<OpKind, Generator>& g);
-void AddConvolutionGenerators(std::map<OpKind, Generator>& g);
+}  // namespace glsl
 
 std::map<OpKind, Generator> OpGenerators() {
   std::map<OpKind, Generator> g;
   AddElementwiseGenerators(g);
   AddConvolutionGenerators(g);
+  AddPoolGenerators(g);
+  AddTransformGenerators(g);
   return g;
 }
 

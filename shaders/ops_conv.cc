@@ -1,7 +1,11 @@
-// CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED over PHWC4, with weights in
-// the vec4/mat4 layouts of layout/weights.h and bias inlined. Sizes, strides,
-// padding and dilation are constants in the source, so the compiler unrolls
-// and folds the index arithmetic.
+// The convolution family over PHWC4: CONV_2D, DEPTHWISE_CONV_2D (any
+// multiplier), FULLY_CONNECTED, TRANSPOSE_CONV and MediaPipe's
+// Convolution2DTransposeBias, with weights in the vec4 layouts of
+// layout/weights.h and bias inlined. Sizes, strides, padding and dilation are
+// constants in the source, so the compiler unrolls and folds the index
+// arithmetic. Each sums input channels in sequence per tap, the CPU kernels'
+// order, which keeps deep models closer to them than mat4 * vec4's
+// dot-product-first order.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -12,15 +16,8 @@
 namespace mgd::shaders {
 namespace {
 
-constexpr std::array<uint32_t, 3> kWorkgroup{8, 8, 1};
-
-std::vector<float> Floats(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(NumElements(t.shape)));
-  std::memcpy(v.data(), t.data.data(), v.size() * 4);
-  return v;
-}
-
-int Pad(Padding padding, int in, int filter, int stride, int dilation) {
+// TFLite's padding before the first element along one axis.
+int PadBefore(Padding padding, int in, int filter, int stride, int dilation) {
   const int effective = (filter - 1) * dilation + 1;
   const int out = padding == Padding::kSame ? (in + stride - 1) / stride : (in - effective + stride) / stride;
   return std::max(0, ((out - 1) * stride + effective - in) / 2);
@@ -30,26 +27,37 @@ struct ConvGeometry {
   int kh, kw, stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
 };
 
-GeneratedShader Skeleton(const NodeContext& ctx, const layout::Bhwc& out) {
-  GeneratedShader g;
-  g.code.name = fmt::format("node{}_{}", ctx.node_index, OpName(ctx.node->op));
-  g.code.workgroup = kWorkgroup;
-  g.code.buffers = {{"in0", Vec4Type(ctx.fp16), BufferAccess::kRead},
-                    {"out0", Vec4Type(ctx.fp16), BufferAccess::kWrite},
-                    {"weights", "vec4", BufferAccess::kRead}};
-  g.code.uses_fp16 = ctx.fp16;
-  g.activation_inputs = {0};
-  g.groups = GridFor(out, kWorkgroup);
+// The geometry of a windowed op over input `in` (the PAD's input when one is
+// fused: TFLite's padding is then computed over the padded size).
+ConvGeometry Geometry(const NodeContext& ctx, const layout::Bhwc& in, Padding padding, int kh, int kw, int sh, int sw,
+                      int dh, int dw) {
+  const int h = in.height + ctx.pad.top + ctx.pad.bottom, w = in.width + ctx.pad.left + ctx.pad.right;
+  return {kh, kw, sh, sw, dh, dw, PadBefore(padding, h, kh, sh, dh) + ctx.pad.top,
+          PadBefore(padding, w, kw, sw, dw) + ctx.pad.left};
+}
+
+absl::Status RequireConstant(const NodeContext& ctx, size_t input, const char* what) {
+  if (ctx.has_input(input) && !ctx.input(input).is_constant) {
+    return absl::UnimplementedError(fmt::format("{} must be constant for the GPU", what));
+  }
+  return absl::OkStatus();
+}
+
+GeneratedShader Start(const NodeContext& ctx, const layout::Bhwc& out, int input) {
+  GeneratedShader g = StartShader(ctx, out, {input});
+  g.code.buffers.push_back({"weights", "vec4", BufferAccess::kRead});
   return g;
 }
 
-std::string BiasInit(const NodeContext& ctx, size_t input, int channels) {
-  if (!ctx.has_input(input)) return "  vec4 acc = vec4(0.0);\n";
-  const std::vector<float> bias = Floats(ctx.input(input));
-  return glsl::ConstVec4Array("bias", layout::PadToSlices(bias.data(), channels)) + "  vec4 acc = bias[s];\n";
+std::string BiasInit(const NodeContext& ctx, int bias_input, int channels) {
+  const std::string acc = glsl::AccumulatorPrecision(ctx) + "vec4 acc";
+  if (bias_input < 0 || !ctx.has_input(static_cast<size_t>(bias_input))) return "  " + acc + " = vec4(0.0);\n";
+  const std::vector<float> bias = ConstantFloats(ctx.input(static_cast<size_t>(bias_input)));
+  return glsl::ConstVec4Array("bias", layout::PadToSlices(bias.data(), channels)) + "  " + acc + " = bias[s];\n";
 }
 
-// The loops over the filter window, skipping taps outside the input.
+// The loops over the filter window, skipping taps outside the input (zero
+// padding, fused PAD margins included).
 std::string WindowLoops(const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner) {
   return fmt::format(
       "  for (int ky = 0; ky < {kh}; ++ky) {{\n"
@@ -66,39 +74,40 @@ std::string WindowLoops(const layout::Bhwc& in, const ConvGeometry& g, const std
       fmt::arg("ih", in.height), fmt::arg("iw", in.width), fmt::arg("inner", inner));
 }
 
-absl::Status RequireConstant(const NodeContext& ctx, size_t input, const char* what) {
-  if (ctx.has_input(input) && !ctx.input(input).is_constant) {
-    return absl::UnimplementedError(fmt::format("{} must be constant for the GPU", what));
-  }
-  return absl::OkStatus();
+// acc += the 4x4 weight block at `w` times input slice vector `v`, one
+// column at a time.
+std::string MultiplyAccumulate(const std::string& w, const std::string& v) {
+  return fmt::format(
+      "        acc += weights[{0}] * {1}.x;\n"
+      "        acc += weights[{0} + 1] * {1}.y;\n"
+      "        acc += weights[{0} + 2] * {1}.z;\n"
+      "        acc += weights[{0} + 3] * {1}.w;\n",
+      w, v);
+}
+
+std::string Finish(const std::string& body, Activation activation) {
+  return body + glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
+}
+
+// Packs OHWI weights [out_channels, kh, kw, in_channels].
+std::vector<float> PackedConvWeights(const Tensor& w, int out_channels, int kh, int kw, int in_channels) {
+  const std::vector<float> ohwi = ConstantFloats(w);
+  return layout::ToConvWeightsO4I4(ohwi.data(), out_channels, kh, kw, in_channels).values;
 }
 
 absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                      const layout::Bhwc& in, const layout::Bhwc& out) {
-  const Tensor& w = ctx.input(1);
-  if (w.shape.size() != 4 && w.shape.size() != 2) return absl::UnimplementedError("unexpected weight rank");
-  const int in_channels = w.shape.back();
-  if (in_channels != in.channels) return absl::UnimplementedError("grouped convolution is not supported on the GPU");
-  const std::vector<float> ohwi = Floats(w);
-  const layout::ConvWeightsO4I4 packed = layout::ToConvWeightsO4I4(ohwi.data(), out.channels, geometry.kh, geometry.kw, in.channels);
-  GeneratedShader g = Skeleton(ctx, out);
-  g.constants = {packed.values};
+  GeneratedShader g = Start(ctx, out, 0);
+  g.constants = {PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels)};
   const std::string inner = fmt::format(
       "      for (int is = 0; is < {is}; ++is) {{\n"
-      "        vec4 v = vec4(in0[((b * {is} + is) * {ih} + iy) * {iw} + ix]);\n"
+      "        vec4 v = {read};\n"
       "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
-      // One column at a time: the same summation order as the CPU kernels
-      // (input channels in sequence), which keeps deep models closer to them
-      // than mat4 * vec4's dot-product-first order.
-      "        acc += weights[w] * v.x;\n"
-      "        acc += weights[w + 1] * v.y;\n"
-      "        acc += weights[w + 2] * v.z;\n"
-      "        acc += weights[w + 3] * v.w;\n"
+      "{mac}"
       "      }}\n",
-      fmt::arg("is", in.slices()), fmt::arg("ih", in.height), fmt::arg("iw", in.width), fmt::arg("kh", geometry.kh),
-      fmt::arg("kw", geometry.kw));
-  g.code.body = glsl::OutputPrologue(out) + BiasInit(ctx, 2, out.channels) + WindowLoops(in, geometry, inner) +
-                glsl::Activation(activation, "acc") + fmt::format("  out0[out_index] = {}(acc);\n", Vec4Type(ctx.fp16));
+      fmt::arg("is", in.slices()), fmt::arg("read", glsl::Read("in0", in, "b", "is", "iy", "ix")),
+      fmt::arg("kh", geometry.kh), fmt::arg("kw", geometry.kw), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  g.code.body += Finish(BiasInit(ctx, 2, out.channels) + WindowLoops(in, geometry, inner), activation);
   return g;
 }
 
@@ -106,55 +115,156 @@ absl::StatusOr<GeneratedShader> Conv2d(const NodeContext& ctx) {
   const auto& a = std::get<Conv2dAttributes>(ctx.node->attributes);
   if (absl::Status s = RequireConstant(ctx, 1, "the filter"); !s.ok()) return s;
   if (absl::Status s = RequireConstant(ctx, 2, "the bias"); !s.ok()) return s;
-  auto in = ToBhwc(ctx.input(0).shape);
-  auto out = ToBhwc(ctx.output(0).shape);
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
   if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
   const Shape& w = ctx.input(1).shape;
-  const ConvGeometry geometry{w[1], w[2], a.stride_h, a.stride_w, a.dilation_h, a.dilation_w,
-                              Pad(a.padding, in->height, w[1], a.stride_h, a.dilation_h),
-                              Pad(a.padding, in->width, w[2], a.stride_w, a.dilation_w)};
-  return Conv(ctx, geometry, a.activation, *in, *out);
-}
-
-absl::StatusOr<GeneratedShader> FullyConnected(const NodeContext& ctx) {
-  const auto& a = std::get<FullyConnectedAttributes>(ctx.node->attributes);
-  if (absl::Status s = RequireConstant(ctx, 1, "the weights"); !s.ok()) return s;
-  if (absl::Status s = RequireConstant(ctx, 2, "the bias"); !s.ok()) return s;
-  const Tensor& x = ctx.input(0);
-  const int depth = ctx.input(1).shape[1];
-  // A 1x1 convolution over a [batch, depth] view: only when the PHWC4 form of
-  // the input is that view, i.e. its spatial size is 1.
-  auto in = ToBhwc(x.shape);
-  if (!in.ok() || in->height != 1 || in->width != 1 || in->channels != depth) {
-    return absl::UnimplementedError(
-        fmt::format("FULLY_CONNECTED over a spatial input {} is not supported on the GPU", ShapeToString(x.shape)));
-  }
-  layout::Bhwc out{in->batch, 1, 1, ctx.input(1).shape[0]};
-  return Conv(ctx, ConvGeometry{1, 1, 1, 1, 1, 1, 0, 0}, a.activation, *in, out);
+  if (w.size() != 4) return absl::UnimplementedError("unexpected filter rank");
+  if (w[3] != in->channels) return absl::UnimplementedError("grouped convolution is not supported on the GPU");
+  return Conv(ctx, Geometry(ctx, *in, a.padding, w[1], w[2], a.stride_h, a.stride_w, a.dilation_h, a.dilation_w),
+              a.activation, *in, *out);
 }
 
 absl::StatusOr<GeneratedShader> DepthwiseConv2d(const NodeContext& ctx) {
   const auto& a = std::get<DepthwiseConv2dAttributes>(ctx.node->attributes);
   if (absl::Status s = RequireConstant(ctx, 1, "the filter"); !s.ok()) return s;
   if (absl::Status s = RequireConstant(ctx, 2, "the bias"); !s.ok()) return s;
-  auto in = ToBhwc(ctx.input(0).shape);
-  auto out = ToBhwc(ctx.output(0).shape);
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
   if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
-  if (in->channels != out->channels) return absl::UnimplementedError("depth multiplier > 1 is not supported on the GPU");
   const Shape& ws = ctx.input(1).shape;
-  const ConvGeometry geometry{ws[1], ws[2], a.stride_h, a.stride_w, a.dilation_h, a.dilation_w,
-                              Pad(a.padding, in->height, ws[1], a.stride_h, a.dilation_h),
-                              Pad(a.padding, in->width, ws[2], a.stride_w, a.dilation_w)};
-  const std::vector<float> weights = Floats(ctx.input(1));
-  GeneratedShader g = Skeleton(ctx, *out);
+  const int multiplier = out->channels / std::max(1, in->channels);
+  const ConvGeometry geometry = Geometry(ctx, *in, a.padding, ws[1], ws[2], a.stride_h, a.stride_w, a.dilation_h, a.dilation_w);
+  const std::vector<float> weights = ConstantFloats(ctx.input(1));
+  GeneratedShader g = Start(ctx, *out, 0);
   g.constants = {layout::ToDepthwiseWeights4(weights.data(), ws[1], ws[2], out->channels).values};
-  const std::string inner = fmt::format(
-      "      acc += vec4(in0[((b * {S} + s) * {ih} + iy) * {iw} + ix]) * weights[(s * {kh} + ky) * {kw} + kx];\n",
-      fmt::arg("S", in->slices()), fmt::arg("ih", in->height), fmt::arg("iw", in->width), fmt::arg("kh", ws[1]),
-      fmt::arg("kw", ws[2]));
-  g.code.body = glsl::OutputPrologue(*out) + BiasInit(ctx, 2, out->channels) + WindowLoops(*in, geometry, inner) +
-                glsl::Activation(a.activation, "acc") + fmt::format("  out0[out_index] = {}(acc);\n", Vec4Type(ctx.fp16));
+  std::string read;
+  if (multiplier == 1) {
+    read = glsl::Read("in0", *in, "b", "s", "iy", "ix");
+  } else {
+    // Output channel c reads input channel c / multiplier: gather per lane.
+    read = "v";
+    g.code.body += fmt::format("  ivec4 ic = min((ivec4(s * 4) + ivec4(0, 1, 2, 3)) / {}, ivec4({}));\n", multiplier,
+                               in->channels - 1);
+  }
+  std::string inner;
+  if (multiplier != 1) {
+    inner += "      vec4 v;\n";
+    for (int k = 0; k < 4; ++k) {
+      inner += fmt::format("      v[{}] = {}[ic[{}] % 4];\n", k,
+                           glsl::Read("in0", *in, "b", fmt::format("ic[{}] / 4", k), "iy", "ix"), k);
+    }
+  }
+  inner += fmt::format("      acc += {} * weights[(s * {} + ky) * {} + kx];\n", read == "v" ? "v" : "vec4(" + read + ")",
+                       ws[1], ws[2]);
+  g.code.body += Finish(BiasInit(ctx, 2, out->channels) + WindowLoops(*in, geometry, inner), a.activation);
   return g;
+}
+
+absl::StatusOr<GeneratedShader> FullyConnected(const NodeContext& ctx) {
+  const auto& a = std::get<FullyConnectedAttributes>(ctx.node->attributes);
+  if (absl::Status s = RequireConstant(ctx, 1, "the weights"); !s.ok()) return s;
+  if (absl::Status s = RequireConstant(ctx, 2, "the bias"); !s.ok()) return s;
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  const int units = ctx.input(1).shape[0], depth = ctx.input(1).shape[1];
+  if (in->channels == depth && in->batch == out->batch && in->height == out->height && in->width == out->width) {
+    // One row per pixel: a 1x1 convolution.
+    return Conv(ctx, ConvGeometry{1, 1, 1, 1, 1, 1, 0, 0}, a.activation, *in, *out);
+  }
+  // Rows of `depth` consecutive BHWC elements (a flattening FC): gather each
+  // input element by its flat index. Output row r is output pixel r.
+  GeneratedShader g = Start(ctx, *out, 0);
+  std::vector<float> weights = ConstantFloats(ctx.input(1));  // [units][depth]
+  // As a 1x1 convolution over `depth` input channels: [os][is][i][o].
+  g.constants = {layout::ToConvWeightsO4I4(weights.data(), units, 1, 1, depth).values};
+  const int depth_slices = (depth + 3) / 4;
+  g.code.body += BiasInit(ctx, 2, out->channels);
+  g.code.body += fmt::format(
+      "  int row = (b * {oh} + y) * {ow} + x;\n"
+      "  for (int is = 0; is < {ds}; ++is) {{\n"
+      "    vec4 v = vec4(0.0);\n"
+      "    for (int k = 0; k < 4; ++k) {{\n"
+      "      int d = is * 4 + k;\n"
+      "      if (d >= {depth}) break;\n"
+      "      int f = row * {depth} + d;\n"
+      "      int c = f % {ic}, p = f / {ic};\n"
+      "      int ix = p % {iw}, iy = (p / {iw}) % {ih}, ib = p / ({iw} * {ih});\n"
+      "      v[k] = {read}[c % 4];\n"
+      "    }}\n"
+      "    int w = (s * {ds} + is) * 4;\n"
+      "{mac}"
+      "  }}\n",
+      fmt::arg("oh", out->height), fmt::arg("ow", out->width), fmt::arg("ds", depth_slices), fmt::arg("depth", depth),
+      fmt::arg("ic", in->channels), fmt::arg("iw", in->width), fmt::arg("ih", in->height),
+      fmt::arg("read", glsl::Read("in0", *in, "ib", "c / 4", "iy", "ix")), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  g.code.body += glsl::Activation(a.activation, "acc") + "  vec4 value = vec4(acc);\n";
+  return g;
+}
+
+// Transposed convolution as a gather: output (y, x) sums the input pixels
+// whose window covers it. Taps are taken in the CPU kernel's order (input
+// rows, then columns, ascending: kernel indices descending).
+absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int input, int weights_input,
+                                                     int bias_input, int stride_h, int stride_w, int pad_h, int pad_w,
+                                                     Activation activation) {
+  if (absl::Status s = RequireConstant(ctx, static_cast<size_t>(weights_input), "the filter"); !s.ok()) return s;
+  if (absl::Status s = RequireConstant(ctx, static_cast<size_t>(bias_input), "the bias"); !s.ok()) return s;
+  auto in = InputBhwc(ctx, static_cast<size_t>(input));
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  const Shape& w = ctx.input(static_cast<size_t>(weights_input)).shape;
+  const int kh = w[1], kw = w[2];
+  GeneratedShader g = Start(ctx, *out, input);
+  g.constants = {PackedConvWeights(ctx.input(static_cast<size_t>(weights_input)), out->channels, kh, kw, in->channels)};
+  g.code.body += BiasInit(ctx, bias_input, out->channels);
+  g.code.body += fmt::format(
+      "  for (int ky = {kh} - 1; ky >= 0; --ky) {{\n"
+      "    int ty = y + {ph} - ky;\n"
+      "    if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {ih}) continue;\n"
+      "    int iy = ty / {sh};\n"
+      "    for (int kx = {kw} - 1; kx >= 0; --kx) {{\n"
+      "      int tx = x + {pw} - kx;\n"
+      "      if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {iw}) continue;\n"
+      "      int ix = tx / {sw};\n"
+      "      for (int is = 0; is < {is}; ++is) {{\n"
+      "        vec4 v = {read};\n"
+      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
+      "{mac}"
+      "      }}\n"
+      "    }}\n"
+      "  }}\n",
+      fmt::arg("kh", kh), fmt::arg("kw", kw), fmt::arg("ph", pad_h), fmt::arg("pw", pad_w), fmt::arg("sh", stride_h),
+      fmt::arg("sw", stride_w), fmt::arg("ih", in->height), fmt::arg("iw", in->width), fmt::arg("is", in->slices()),
+      fmt::arg("read", glsl::Read("in0", *in, "b", "is", "iy", "ix")), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
+  return g;
+}
+
+absl::StatusOr<GeneratedShader> TransposeConv(const NodeContext& ctx) {
+  const auto& a = std::get<TransposeConvAttributes>(ctx.node->attributes);
+  auto out = OutputBhwc(ctx, 0);
+  if (!out.ok() || ctx.input(1).shape.size() != 4) return absl::UnimplementedError("unsupported rank");
+  const Shape& w = ctx.input(1).shape;
+  const int pad_h = PadBefore(a.padding, out->height, w[1], a.stride_h, 1);
+  const int pad_w = PadBefore(a.padding, out->width, w[2], a.stride_w, 1);
+  return TransposeConvolution(ctx, 2, 1, ctx.has_input(3) ? 3 : -1, a.stride_h, a.stride_w, pad_h, pad_w, a.activation);
+}
+
+// MediaPipe's Convolution2DTransposeBias: TfLiteTransposeConvParams in the
+// custom options; its own output size (see interpreter/mediapipe_ops.cc).
+absl::StatusOr<GeneratedShader> Convolution2dTransposeBias(const NodeContext& ctx) {
+  const auto& options = std::get<CustomAttributes>(ctx.node->attributes).options;
+  int32_t ints[3];
+  if (options.size() < sizeof(ints)) return absl::UnimplementedError("custom_options too short");
+  std::memcpy(ints, options.data(), sizeof(ints));
+  auto in = InputBhwc(ctx, 0);
+  if (!in.ok() || ctx.input(1).shape.size() != 4) return absl::UnimplementedError("unsupported rank");
+  const int kh = ctx.input(1).shape[1], kw = ctx.input(1).shape[2], sw = ints[1], sh = ints[2];
+  auto overhang = [&](int size, int k, int stride) { return ints[0] == 1 ? std::max(0, k - (size - 1) % stride - 1) : 0; };
+  return TransposeConvolution(ctx, 0, 1, 2, sh, sw, overhang(in->height, kh, sh) / 2, overhang(in->width, kw, sw) / 2,
+                              Activation::kNone);
 }
 
 }  // namespace
@@ -163,6 +273,13 @@ void AddConvolutionGenerators(std::map<OpKind, Generator>& g) {
   g[OpKind::kConv2d] = Conv2d;
   g[OpKind::kDepthwiseConv2d] = DepthwiseConv2d;
   g[OpKind::kFullyConnected] = FullyConnected;
+  g[OpKind::kTransposeConv] = TransposeConv;
+  g[OpKind::kCustom] = [](const NodeContext& ctx) -> absl::StatusOr<GeneratedShader> {
+    const std::string name = CustomName(*ctx.node);
+    if (name == "Convolution2DTransposeBias") return Convolution2dTransposeBias(ctx);
+    if (name == "MaxPoolingWithArgmax2D" || name == "MaxUnpooling2D") return CustomPoolGenerator(ctx);
+    return absl::UnimplementedError(fmt::format("no GPU shader for custom op {}", name));
+  };
 }
 
 }  // namespace mgd::shaders

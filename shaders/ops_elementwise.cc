@@ -1,143 +1,168 @@
-// Unary activations, binary arithmetic with the broadcast forms mobile models
-// use, and PRELU. Padding lanes are forced back to 0 where an op would make
-// them non-zero (LOGISTIC(0) = 0.5, RSQRT(0) = inf), since later shaders read
-// whole vec4s.
+// Unary activations, binary arithmetic with numpy broadcasting over BHWC, and
+// PRELU. Each is written as an update of `value`, so the same code serves a
+// shader of its own and a fused tail in its producer's shader.
 #include <fmt/format.h>
 
 #include <cstring>
 
+#include "layout/weights.h"
 #include "shaders/ops.h"
 
 namespace mgd::shaders {
 namespace {
 
-constexpr std::array<uint32_t, 3> kWorkgroup{8, 8, 1};
-
-// Zeroes the lanes of the last slice that lie past the channel count.
-std::string MaskPadding(const layout::Bhwc& out, const std::string& v) {
-  const int live = out.channels % 4;
-  if (live == 0) return "";
-  return fmt::format("  if (s == {}) {{ {} = vec4({}); }}\n", out.slices() - 1, v,
-                     live == 1 ? v + ".x, 0.0, 0.0, 0.0" : live == 2 ? v + ".xy, 0.0, 0.0" : v + ".xyz, 0.0");
-}
-
-GeneratedShader Skeleton(const NodeContext& ctx, const layout::Bhwc& out, std::vector<int> activation_inputs) {
-  GeneratedShader g;
-  g.code.name = fmt::format("node{}_{}", ctx.node_index, OpName(ctx.node->op));
-  g.code.workgroup = kWorkgroup;
-  for (size_t i = 0; i < activation_inputs.size(); ++i) {
-    g.code.buffers.push_back({fmt::format("in{}", i), Vec4Type(ctx.fp16), BufferAccess::kRead});
-  }
-  g.code.buffers.push_back({"out0", Vec4Type(ctx.fp16), BufferAccess::kWrite});
-  g.code.uses_fp16 = ctx.fp16;
-  g.activation_inputs = std::move(activation_inputs);
-  g.groups = GridFor(out, kWorkgroup);
-  return g;
-}
-
-std::string Store(const NodeContext& ctx, const std::string& v) {
-  return fmt::format("  out0[out_index] = {}({});\n", Vec4Type(ctx.fp16), v);
-}
-
-absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx) {
+absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::string& v) {
   switch (ctx.node->op) {
-    case OpKind::kRelu: return "max(v, vec4(0.0))";
-    case OpKind::kRelu6: return "clamp(v, vec4(0.0), vec4(6.0))";
-    case OpKind::kReluN1To1: return "clamp(v, vec4(-1.0), vec4(1.0))";
-    case OpKind::kLogistic: return "vec4(1.0) / (vec4(1.0) + exp(-v))";
-    case OpKind::kTanh: return "tanh(v)";
-    case OpKind::kHardSwish: return "clamp(v * (1.0 / 6.0) + vec4(0.5), vec4(0.0), vec4(1.0)) * v";
-    case OpKind::kExp: return "exp(v)";
-    case OpKind::kRsqrt: return "inversesqrt(v)";
-    case OpKind::kElu: return "mix(v, exp(v) - vec4(1.0), lessThan(v, vec4(0.0)))";
+    case OpKind::kRelu: return fmt::format("max({}, vec4(0.0))", v);
+    case OpKind::kRelu6: return fmt::format("clamp({}, vec4(0.0), vec4(6.0))", v);
+    case OpKind::kReluN1To1: return fmt::format("clamp({}, vec4(-1.0), vec4(1.0))", v);
+    case OpKind::kLogistic: return fmt::format("vec4(1.0) / (vec4(1.0) + exp(-{}))", v);
+    case OpKind::kTanh: return fmt::format("tanh({})", v);
+    case OpKind::kHardSwish: return fmt::format("clamp({0} * (1.0 / 6.0) + vec4(0.5), vec4(0.0), vec4(1.0)) * {0}", v);
+    case OpKind::kExp: return fmt::format("exp({})", v);
+    case OpKind::kRsqrt: return fmt::format("inversesqrt({})", v);
+    case OpKind::kElu: return fmt::format("mix({0}, exp({0}) - vec4(1.0), lessThan({0}, vec4(0.0)))", v);
     case OpKind::kLeakyRelu: {
       const float alpha = std::get<LeakyReluAttributes>(ctx.node->attributes).alpha;
-      return fmt::format("mix(v, v * {}, lessThan(v, vec4(0.0)))", glsl::Float(alpha));
+      return fmt::format("mix({0}, {0} * {1}, lessThan({0}, vec4(0.0)))", v, glsl::Float(alpha));
     }
     default: return absl::UnimplementedError("not a unary op");
   }
 }
 
-absl::StatusOr<GeneratedShader> Unary(const NodeContext& ctx) {
-  auto out = ToBhwc(ctx.output(0).shape);
-  if (!out.ok()) return out.status();
-  auto expr = UnaryExpression(ctx);
-  if (!expr.ok()) return expr.status();
-  GeneratedShader g = Skeleton(ctx, *out, {0});
-  g.code.body = glsl::OutputPrologue(*out) + "  vec4 v = vec4(in0[out_index]);\n" + "  v = " + *expr + ";\n" +
-                MaskPadding(*out, "v") + Store(ctx, "v");
-  return g;
+bool IsUnary(OpKind op) {
+  switch (op) {
+    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kLogistic: case OpKind::kTanh:
+    case OpKind::kHardSwish: case OpKind::kExp: case OpKind::kRsqrt: case OpKind::kElu: case OpKind::kLeakyRelu:
+      return true;
+    default: return false;
+  }
 }
 
-// How one operand of a binary op is read.
+bool IsBinary(OpKind op) {
+  switch (op) {
+    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kMaximum:
+    case OpKind::kMinimum: case OpKind::kSquaredDifference: case OpKind::kPrelu:
+      return true;
+    default: return false;
+  }
+}
+
+// How one operand of a binary op is read at the output's (b, s, y, x).
 struct Operand {
   std::string setup;  // declarations before use
   std::string value;  // a vec4 expression
   bool activation = false;
 };
 
-absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const layout::Bhwc& out, int buffer,
-                                    const std::string& name) {
+// Small constants (a scalar, one value per channel) are inlined; any other
+// operand is read from a buffer with numpy broadcasting: a size-1 dimension
+// repeats, a single channel fills all four lanes.
+absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const layout::Bhwc& out,
+                                    const std::string& buffer, const std::string& const_name) {
   const Tensor& t = ctx.input(input);
-  const int64_t n = NumElements(t.shape);
+  // numpy aligns trailing dimensions: lift the operand to the output's rank.
+  Shape lifted = t.shape;
+  while (lifted.size() < ctx.output(0).shape.size()) lifted.insert(lifted.begin(), 1);
+  auto shape = ToBhwc(lifted);
+  if (!shape.ok()) return shape.status();
   if (t.is_constant) {
     if (t.type != DataType::kFloat32) return absl::UnimplementedError("non-float constants are not supported");
-    std::vector<float> values(static_cast<size_t>(n));
-    std::memcpy(values.data(), t.data.data(), values.size() * 4);
-    if (n == 1) return Operand{"", fmt::format("vec4({})", glsl::Float(values[0])), false};
-    if (n == out.channels && !t.shape.empty() && t.shape.back() == out.channels) {
-      std::vector<float> padded(static_cast<size_t>(out.slices()) * 4, 0.0f);
-      std::copy(values.begin(), values.end(), padded.begin());
-      return Operand{glsl::ConstVec4Array(name, padded), name + "[s]", false};
+    const std::vector<float> values = ConstantFloats(t);
+    if (values.size() == 1) return Operand{"", fmt::format("vec4({})", glsl::Float(values[0])), false};
+    if (static_cast<int>(values.size()) == out.channels && shape->channels == out.channels && out.channels <= 1024) {
+      return Operand{glsl::ConstVec4Array(const_name, layout::PadToSlices(values.data(), out.channels)),
+                     const_name + "[s]", false};
     }
-    return absl::UnimplementedError(fmt::format("constant operand of shape {} does not broadcast per channel",
-                                                ShapeToString(t.shape)));
   }
-  auto shape = ToBhwc(t.shape);
-  if (!shape.ok()) return shape.status();
-  const std::string in = fmt::format("in{}", buffer);
-  if (*shape == out) return Operand{"", fmt::format("vec4({}[out_index])", in), true};
-  if (shape->height == 1 && shape->width == 1 && shape->channels == out.channels && shape->batch == 1) {
-    return Operand{"", fmt::format("vec4({}[s])", in), true};  // per-channel vector
+  // The buffer holds the operand in the PHWC4 layout of its own shape.
+  if (auto own = ToBhwc(t.shape); !own.ok() || !(*own == *shape)) {
+    return absl::UnimplementedError(fmt::format("broadcast of {} to {} is not supported on the GPU",
+                                                ShapeToString(t.shape), ShapeToString(ctx.output(0).shape)));
   }
-  return absl::UnimplementedError(fmt::format("broadcast of {} to {} is not supported on the GPU",
-                                              ShapeToString(t.shape), ShapeToString(ctx.output(0).shape)));
+  auto fits = [](int d, int o) { return d == o || d == 1; };
+  if (!fits(shape->batch, out.batch) || !fits(shape->height, out.height) || !fits(shape->width, out.width) ||
+      !fits(shape->channels, out.channels)) {
+    return absl::UnimplementedError(fmt::format("broadcast of {} to {} is not supported on the GPU",
+                                                ShapeToString(t.shape), ShapeToString(ctx.output(0).shape)));
+  }
+  auto coord = [](int d, int o, const char* name) { return d == o ? std::string(name) : std::string("0"); };
+  std::string read = glsl::Read(buffer, *shape, coord(shape->batch, out.batch, "b"),
+                                coord(shape->channels, out.channels, "s"), coord(shape->height, out.height, "y"),
+                                coord(shape->width, out.width, "x"));
+  if (shape->channels != out.channels) read = fmt::format("vec4({}.x)", read);
+  return Operand{"", read, true};
 }
 
-absl::StatusOr<GeneratedShader> Binary(const NodeContext& ctx) {
+}  // namespace
+
+bool IsElementwise(OpKind op) { return IsUnary(op) || IsBinary(op); }
+
+absl::StatusOr<ElementwiseUpdate> GenerateElementwiseUpdate(const NodeContext& ctx, int fused_input,
+                                                             const std::string& prefix) {
   auto out = ToBhwc(ctx.output(0).shape);
   if (!out.ok()) return out.status();
-  std::vector<int> activations;
+  ElementwiseUpdate update;
   std::vector<Operand> operands;
-  for (size_t i = 0; i < 2; ++i) {
-    auto op = ReadOperand(ctx, i, *out, static_cast<int>(activations.size()), fmt::format("k{}", i));
+  const size_t arity = IsUnary(ctx.node->op) ? 1 : 2;
+  if (!IsElementwise(ctx.node->op)) return absl::UnimplementedError("not an elementwise op");
+  for (size_t i = 0; i < arity; ++i) {
+    if (static_cast<int>(i) == fused_input) {
+      operands.push_back({"", "value", false});
+      continue;
+    }
+    auto op = ReadOperand(ctx, i, *out, fmt::format("{}in{}", prefix, update.activation_inputs.size()),
+                          fmt::format("{}k{}", prefix, i));
     if (!op.ok()) return op.status();
-    if (op->activation) activations.push_back(static_cast<int>(i));
+    if (op->activation) update.activation_inputs.push_back(static_cast<int>(i));
     operands.push_back(*op);
   }
-  if (activations.empty()) return absl::UnimplementedError("both operands are constants (folded on the CPU)");
-  const std::string& a = operands[0].value;
-  const std::string& b = operands[1].value;
+  if (fused_input < 0 && update.activation_inputs.empty()) {
+    return absl::UnimplementedError("all operands are constants (folded on the CPU)");
+  }
+  if (ctx.node->op == OpKind::kPrelu && ctx.input(0).is_constant) {
+    return absl::UnimplementedError("PRELU of a constant");
+  }
   std::string expr;
+  if (arity == 1) {
+    auto e = UnaryExpression(ctx, "a");
+    if (!e.ok()) return e.status();
+    expr = *e;
+  } else {
+    switch (ctx.node->op) {
+      case OpKind::kAdd: expr = "a + c"; break;
+      case OpKind::kSub: expr = "a - c"; break;
+      case OpKind::kMul: expr = "a * c"; break;
+      case OpKind::kDiv: expr = "a / c"; break;
+      case OpKind::kMaximum: expr = "max(a, c)"; break;
+      case OpKind::kMinimum: expr = "min(a, c)"; break;
+      case OpKind::kSquaredDifference: expr = "(a - c) * (a - c)"; break;
+      case OpKind::kPrelu: expr = "mix(a, a * c, lessThan(a, vec4(0.0)))"; break;
+      default: return absl::UnimplementedError("not a binary op");
+    }
+  }
+  // A block with the operands as locals a and c, so that each is read once.
+  update.code = "  {\n";
+  for (const Operand& o : operands) update.code += o.setup;
+  update.code += fmt::format("    vec4 a = {};\n", operands[0].value);
+  if (arity == 2) update.code += fmt::format("    vec4 c = {};\n", operands[1].value);
+  update.code += fmt::format("    value = {};\n", expr);
   Activation activation = Activation::kNone;
   if (const auto* e = std::get_if<ElementwiseAttributes>(&ctx.node->attributes)) activation = e->activation;
-  switch (ctx.node->op) {
-    case OpKind::kAdd: expr = a + " + " + b; break;
-    case OpKind::kSub: expr = a + " - " + b; break;
-    case OpKind::kMul: expr = a + " * " + b; break;
-    case OpKind::kDiv: expr = a + " / " + b; break;
-    case OpKind::kMaximum: expr = "max(" + a + ", " + b + ")"; break;
-    case OpKind::kMinimum: expr = "min(" + a + ", " + b + ")"; break;
-    case OpKind::kSquaredDifference: expr = "(" + a + " - " + b + ") * (" + a + " - " + b + ")"; break;
-    case OpKind::kPrelu: expr = "mix(" + a + ", " + a + " * " + b + ", lessThan(" + a + ", vec4(0.0)))"; break;
-    default: return absl::UnimplementedError("not a binary op");
-  }
-  if (ctx.node->op == OpKind::kPrelu && activations != std::vector<int>{0}) {
-    return absl::UnimplementedError("PRELU alpha must be a constant");
-  }
-  GeneratedShader g = Skeleton(ctx, *out, activations);
-  g.code.body = glsl::OutputPrologue(*out) + operands[0].setup + operands[1].setup + "  vec4 v = " + expr + ";\n" +
-                glsl::Activation(activation, "v") + MaskPadding(*out, "v") + Store(ctx, "v");
+  update.code += glsl::Activation(activation, "value");
+  update.code += "  }\n";
+  return update;
+}
+
+namespace {
+
+absl::StatusOr<GeneratedShader> Elementwise(const NodeContext& ctx) {
+  auto out = OutputBhwc(ctx, 0);
+  if (!out.ok()) return out.status();
+  auto update = GenerateElementwiseUpdate(ctx, -1, "");
+  if (!update.ok()) return update.status();
+  GeneratedShader g = StartShader(ctx, *out, update->activation_inputs);
+  g.code.body += "  vec4 value = vec4(0.0);\n" + update->code;
   return g;
 }
 
@@ -145,12 +170,10 @@ absl::StatusOr<GeneratedShader> Binary(const NodeContext& ctx) {
 
 void AddElementwiseGenerators(std::map<OpKind, Generator>& g) {
   for (OpKind op : {OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
-                    OpKind::kHardSwish, OpKind::kExp, OpKind::kRsqrt, OpKind::kElu, OpKind::kLeakyRelu}) {
-    g[op] = Unary;
-  }
-  for (OpKind op : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMaximum, OpKind::kMinimum,
+                    OpKind::kHardSwish, OpKind::kExp, OpKind::kRsqrt, OpKind::kElu, OpKind::kLeakyRelu, OpKind::kAdd,
+                    OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMaximum, OpKind::kMinimum,
                     OpKind::kSquaredDifference, OpKind::kPrelu}) {
-    g[op] = Binary;
+    g[op] = Elementwise;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "interpreter/kernels/kernel_util.h"
+#include "model/slice.h"
 #include "model/status_macros.h"
 
 namespace mgd {
@@ -231,83 +232,28 @@ class SliceKernel : public Kernel {
   explicit SliceKernel(OpKind op) : strided_(op == OpKind::kStridedSlice) {}
 
   absl::Status Prepare(KernelContext& ctx) override {
-    const TensorRef& x = ctx.in(0);
-    const int rank = x.rank();
-    const TensorRef& begin = ctx.in(1);
-    const TensorRef& second = ctx.in(2);
-    if (begin.elements() > rank || second.elements() != begin.elements() ||
-        (strided_ && ctx.in(3).elements() != begin.elements())) {
-      return ctx.Error(fmt::format("begin/{} have {}/{} entries for an input of rank {}", strided_ ? "end/strides" : "size",
-                                   begin.elements(), second.elements(), rank));
-    }
-    const auto xs = Strides(x.shape);
-    offset_ = 0;
-    strides_.clear();
-    Shape full;  // per input dim, shrunk dims included as 1
-    Shape expected;
+    auto ints = [&](size_t i) {
+      std::vector<int64_t> v;
+      for (int64_t k = 0; k < ctx.in(i).elements(); ++k) v.push_back(IndexValue(ctx.in(i), k));
+      return v;
+    };
+    const std::vector<int64_t> steps = strided_ ? ints(3) : std::vector<int64_t>{};
     StridedSliceAttributes a;
     if (strided_) a = std::get<StridedSliceAttributes>(ctx.node->attributes);
-    for (int d = 0; d < rank; ++d) {
-      const int dim = x.dim(d);
-      int64_t start = 0, count = dim, step = 1;
-      bool shrink = false;
-      if (d < begin.elements()) {
-        if (!strided_) {
-          start = IndexValue(begin, d);
-          const int64_t size = IndexValue(second, d);
-          count = size == -1 ? dim - start : size;
-          if (start < 0 || count < 0 || start + count > dim) {
-            return ctx.Error(fmt::format("slice [{}, +{}) of dimension {} is outside [0, {})", start, size, d, dim));
-          }
-        } else {
-          step = IndexValue(ctx.in(3), d);
-          if (step == 0) return ctx.Error(fmt::format("stride of dimension {} is 0", d));
-          const bool begin_masked = (a.begin_mask >> d) & 1;
-          const bool end_masked = (a.end_mask >> d) & 1;
-          shrink = (a.shrink_axis_mask >> d) & 1;
-          auto clamp = [&](int64_t v) {
-            if (v < 0) v += dim;
-            return step > 0 ? std::clamp<int64_t>(v, 0, dim) : std::clamp<int64_t>(v, -1, dim - 1);
-          };
-          start = begin_masked ? (step > 0 ? 0 : dim - 1) : clamp(IndexValue(begin, d));
-          int64_t stop;
-          if (shrink) {
-            int64_t b = IndexValue(begin, d);
-            if (b < 0) b += dim;
-            if (b < 0 || b >= dim) return ctx.Error(fmt::format("shrunk index {} of dimension {} is out of range", IndexValue(begin, d), d));
-            start = b;
-            stop = b + 1;
-            step = 1;
-          } else if (end_masked) {
-            stop = step > 0 ? dim : -1;
-          } else {
-            int64_t e = IndexValue(second, d);
-            if (a.offset) e += IndexValue(begin, d);
-            stop = clamp(e);
-          }
-          count = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
-                           : std::max<int64_t>(0, (start - stop + (-step) - 1) / (-step));
-        }
-      }
-      offset_ += start * xs[static_cast<size_t>(d)];
-      strides_.push_back(step * xs[static_cast<size_t>(d)]);
-      full.push_back(static_cast<int32_t>(count));
-      if (!shrink) expected.push_back(static_cast<int32_t>(count));
-    }
-    full_shape_ = full;
-    return ctx.ExpectOutputShape(0, expected);
+    auto view = ResolveSlice(ctx.in(0).shape, ints(1), ints(2), strided_ ? &steps : nullptr, a);
+    if (!view.ok()) return ctx.Error(std::string(view.status().message()));
+    view_ = std::move(*view);
+    return ctx.ExpectOutputShape(0, view_.output_shape);
   }
 
   absl::Status Invoke(KernelContext& ctx) override {
-    StridedCopy(ctx.in(0).as<float>(), offset_, strides_, full_shape_, ctx.out(0).as<float>());
+    StridedCopy(ctx.in(0).as<float>(), view_.offset, view_.strides, view_.full_shape, ctx.out(0).as<float>());
     return absl::OkStatus();
   }
 
  private:
   bool strided_;
-  int64_t offset_ = 0;
-  std::vector<int64_t> strides_;
-  Shape full_shape_;
+  StridedView view_;
 };
 
 class SpaceDepthKernel : public Kernel {

@@ -8,8 +8,7 @@
 namespace mgd::cli {
 namespace {
 
-absl::StatusOr<BackendChoice> OnGpu(gpu::Api api, const std::string& why) {
-  GpuDelegateOptions options;
+absl::StatusOr<BackendChoice> OnGpu(gpu::Api api, const std::string& why, GpuDelegateOptions options) {
   options.api = api;
   auto delegate = GpuDelegate::Create(options);
   if (!delegate.ok()) {
@@ -26,10 +25,10 @@ absl::StatusOr<BackendChoice> OnGpu(gpu::Api api, const std::string& why) {
 
 }  // namespace
 
-absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested) {
+absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested, GpuDelegateOptions options) {
   if (requested == "cpu") return BackendChoice{"cpu", "CPU reference kernels", "requested", nullptr};
-  if (requested == "vulkan") return OnGpu(gpu::Api::kVulkan, "requested");
-  if (requested == "gl") return OnGpu(gpu::Api::kGles, "requested");
+  if (requested == "vulkan") return OnGpu(gpu::Api::kVulkan, "requested", options);
+  if (requested == "gl") return OnGpu(gpu::Api::kGles, "requested", options);
   if (requested != "auto") {
     return UsageError(fmt::format("--backend {}: unknown backend (expected auto, vulkan, gl or cpu)", requested));
   }
@@ -37,7 +36,7 @@ absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested) {
     for (gpu::Api api : {gpu::Api::kVulkan, gpu::Api::kGles}) {
       auto devices = gpu::ListDevices(api);
       if (!devices.ok() || devices->empty() || (*devices)[0].is_software() != software) continue;
-      auto choice = OnGpu(api, software ? "auto: no hardware GPU, a software one" : "auto: a hardware GPU");
+      auto choice = OnGpu(api, software ? "auto: no hardware GPU, a software one" : "auto: a hardware GPU", options);
       if (choice.ok()) return choice;
     }
   }

@@ -18,6 +18,7 @@ struct BackendChoice {
 
 // `auto` picks a hardware GPU (Vulkan before GL), then a software GPU, then
 // the CPU, and says which; `vulkan` / `gl` fail clearly when there is no device.
-absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested);
+// `options` (precision, fusion) apply to the GPU delegate; its api is set here.
+absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested, GpuDelegateOptions options = {});
 
 }  // namespace mgd::cli

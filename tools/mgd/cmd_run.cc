@@ -72,7 +72,12 @@ absl::Status WithModelPath(const std::string& model, const absl::Status& status)
 }
 
 absl::Status Run(const RunOptions& options) {
-  MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend));
+  GpuDelegateOptions gpu_options;
+  gpu_options.fp16 = options.precision == "fp16";
+  gpu_options.fusion = !options.no_fusion;
+  MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend, gpu_options));
+  // The CPU reference kernels are fp32 whatever was asked.
+  const std::string precision = backend.delegate ? options.precision : "fp32";
   const auto start = std::chrono::steady_clock::now();
   MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
   InterpreterOptions interpreter_options;
@@ -142,7 +147,7 @@ absl::Status Run(const RunOptions& options) {
   if (options.json) {
     nlohmann::json j = {{"backend", backend.backend},
                         {"device", backend.device},
-                        {"precision", "fp32"},
+                        {"precision", precision},
                         {"nodes", interpreter->graph().nodes.size()},
                         {"delegated_nodes", delegated},
                         {"partitions", interpreter->partitions().size()},
@@ -154,7 +159,7 @@ absl::Status Run(const RunOptions& options) {
   }
   fmt::print("model    {}\n", options.model);
   fmt::print("backend  {} ({}; {})\n", backend.backend, backend.device, backend.why);
-  if (options.precision != "fp32") fmt::print("precision fp32 (fp16 comes with the fp16 shader variants)\n");
+  fmt::print("precision {}{}\n", precision, precision != options.precision ? " (the CPU path is fp32)" : "");
   fmt::print("nodes    {} ({} on the GPU in {} partitions, the rest on the CPU)\n", interpreter->graph().nodes.size(),
              delegated, interpreter->partitions().size());
   fmt::print("prepare  {:.1f} ms\nrun      {:.1f} ms\n", prepare_ms, run_ms);

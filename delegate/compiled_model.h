@@ -1,0 +1,52 @@
+// What a partition compiles to, as plain data: no GPU object in it, so that
+// it can be inspected (mgd dump), planned (memory) and cached.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "layout/phwc4.h"
+#include "shaders/dialect.h"
+
+namespace mgd {
+
+enum class BufferRole {
+  kActivation,  // a PHWC4 tensor inside the partition
+  kUserInput,   // a float32 BHWC buffer the invoke uploads
+  kUserOutput,  // a float32 BHWC buffer the invoke downloads
+  kConstant,    // uploaded once at prepare (`constant` indexes constants)
+};
+
+struct CompiledBuffer {
+  BufferRole role = BufferRole::kActivation;
+  int tensor = -1;    // graph tensor (-1 for packed weights)
+  size_t bytes = 0;
+  int constant = -1;  // kConstant: index into CompiledModel::constants
+  // Execution steps (dispatch indices) of the first and last use, for the
+  // memory planner.
+  int first_use = -1, last_use = -1;
+};
+
+struct CompiledBinding {
+  int buffer = -1;  // index into CompiledModel::buffers
+  bool write = false;
+};
+
+struct CompiledDispatch {
+  shaders::ShaderCode code;
+  std::vector<CompiledBinding> bindings;  // binding i of `code`
+  std::vector<uint8_t> params;            // the parameter block
+  std::array<uint32_t, 3> groups{1, 1, 1};
+  std::vector<int> nodes;                 // model nodes it runs (fused ones included); empty: I/O conversion
+};
+
+struct CompiledModel {
+  std::vector<CompiledBuffer> buffers;
+  std::vector<std::vector<uint8_t>> constants;
+  std::vector<CompiledDispatch> dispatches;
+  std::vector<int> inputs, outputs;  // user-side buffers, in the partition's order
+};
+
+}  // namespace mgd

@@ -1,0 +1,217 @@
+#include "delegate/compiler.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+
+#include "delegate/fusion.h"
+#include "layout/phwc4.h"
+#include "shaders/generator.h"
+#include "shaders/layout_conversion.h"
+#include "shaders/ops.h"
+
+namespace mgd {
+namespace {
+
+std::string Message(const absl::Status& s) { return std::string(s.message()); }
+
+class Builder {
+ public:
+  Builder(const Graph& graph, const CompileOptions& options, const FusionPlan& plan)
+      : graph_(graph), options_(options), plan_(plan) {}
+
+  int Resolve(int t) const {
+    auto it = plan_.aliases.find(t);
+    return it == plan_.aliases.end() ? t : it->second;
+  }
+
+  // The PHWC4 buffer of tensor `t` (a constant one is converted now).
+  absl::StatusOr<int> Activation(int tensor) {
+    const int t = Resolve(tensor);
+    if (auto it = activation_.find(t); it != activation_.end()) return it->second;
+    const Tensor& info = graph_.tensors[static_cast<size_t>(t)];
+    auto shape = shaders::ToBhwc(info.shape);
+    if (!shape.ok()) return shape.status();
+    CompiledBuffer b;
+    b.tensor = t;
+    b.bytes = static_cast<size_t>(shape->batch) * shape->slices() * shape->height * shape->width *
+              shaders::Vec4Bytes(options_.fp16);
+    if (info.is_constant) {
+      if (info.type != DataType::kFloat32) return absl::UnimplementedError("non-float constant");
+      std::vector<float> values(static_cast<size_t>(shape->elements()));
+      std::memcpy(values.data(), info.data.data(), values.size() * 4);
+      std::vector<uint8_t> bytes(b.bytes);
+      if (options_.fp16) {
+        layout::BhwcToPhwc4Half(values.data(), *shape, reinterpret_cast<uint16_t*>(bytes.data()));
+      } else {
+        layout::BhwcToPhwc4(values.data(), *shape, reinterpret_cast<float*>(bytes.data()));
+      }
+      b.role = BufferRole::kConstant;
+      b.constant = AddConstant(std::move(bytes));
+    }
+    model_.buffers.push_back(b);
+    activation_[t] = static_cast<int>(model_.buffers.size()) - 1;
+    return activation_[t];
+  }
+
+  int Constant(const std::vector<float>& values) {
+    std::vector<uint8_t> bytes(values.size() * 4);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    CompiledBuffer b;
+    b.role = BufferRole::kConstant;
+    b.bytes = bytes.size();
+    b.constant = AddConstant(std::move(bytes));
+    model_.buffers.push_back(b);
+    return static_cast<int>(model_.buffers.size()) - 1;
+  }
+
+  // A user-side BHWC buffer for partition input/output `t` and its conversion.
+  absl::Status Edge(int t, bool inbound) {
+    auto shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(t)].shape);
+    if (!shape.ok()) return shape.status();
+    auto inside = Activation(t);
+    if (!inside.ok()) return inside.status();
+    CompiledBuffer user;
+    user.role = inbound ? BufferRole::kUserInput : BufferRole::kUserOutput;
+    user.tensor = t;
+    user.bytes = static_cast<size_t>(shape->elements()) * 4;
+    model_.buffers.push_back(user);
+    const int user_index = static_cast<int>(model_.buffers.size()) - 1;
+    (inbound ? model_.inputs : model_.outputs).push_back(user_index);
+    const shaders::ConversionShader conversion = inbound ? shaders::BhwcToPhwc4Shader(*shape, options_.fp16)
+                                                         : shaders::Phwc4ToBhwcShader(*shape, options_.fp16);
+    CompiledDispatch d;
+    d.code = conversion.code;
+    d.groups = conversion.groups;
+    d.bindings = {{inbound ? user_index : *inside, false}, {inbound ? *inside : user_index, true}};
+    Add(std::move(d));
+    return absl::OkStatus();
+  }
+
+  absl::Status Group(const FusedGroup& group) {
+    Node head = graph_.nodes[static_cast<size_t>(group.head)];
+    shaders::NodeContext ctx{&graph_, group.head, &head, options_.fp16, options_.fp32_accumulation, {}};
+    if (group.input_pad >= 0) {
+      head.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_pad)].inputs[0];
+      ctx.pad = group.pad;
+    }
+    auto shader = shaders::GenerateShader(ctx);
+    if (!shader.ok()) return Error(group.head, shader.status());
+    CompiledDispatch d;
+    d.nodes = group.nodes();
+    d.code = shader->code;
+    d.params = shader->params;
+    d.groups = shader->groups;
+    for (int position : shader->activation_inputs) {
+      auto b = Activation(head.inputs[static_cast<size_t>(position)]);
+      if (!b.ok()) return Error(group.head, b.status());
+      d.bindings.push_back({*b, false});
+    }
+    const std::vector<int> outputs = shader->linkable ? std::vector<int>{group.output} : head.outputs;
+    for (int t : outputs) {
+      auto b = Activation(t);
+      if (!b.ok()) return Error(group.head, b.status());
+      d.bindings.push_back({*b, true});
+    }
+    for (const std::vector<float>& constant : shader->constants) d.bindings.push_back({Constant(constant), false});
+    if (shader->linkable) {
+      auto body = LinkedBody(group, *shader, d);
+      if (!body.ok()) return body.status();
+      d.code.body = *body;
+    }
+    if (d.nodes.size() > 1) d.code.name += fmt::format("_fused{}", d.nodes.size());
+    Add(std::move(d));
+    return absl::OkStatus();
+  }
+
+  CompiledModel Finish() { return std::move(model_); }
+
+ private:
+  absl::Status Error(int node, const absl::Status& s) const {
+    return absl::InternalError(fmt::format("{}: {}", NodeLabel(graph_, node), Message(s)));
+  }
+
+  int AddConstant(std::vector<uint8_t> bytes) {
+    model_.constants.push_back(std::move(bytes));
+    return static_cast<int>(model_.constants.size()) - 1;
+  }
+
+  void Add(CompiledDispatch d) {
+    const int step = static_cast<int>(model_.dispatches.size());
+    for (const CompiledBinding& b : d.bindings) {
+      CompiledBuffer& buffer = model_.buffers[static_cast<size_t>(b.buffer)];
+      if (buffer.first_use < 0) buffer.first_use = step;
+      buffer.last_use = step;
+    }
+    model_.dispatches.push_back(std::move(d));
+  }
+
+  // Prologue over the group's final output, the head's body, the tails, the
+  // padding mask and the store.
+  absl::StatusOr<std::string> LinkedBody(const FusedGroup& group, const shaders::GeneratedShader& head,
+                                         CompiledDispatch& d) {
+    auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(group.output)].shape);
+    if (!final_shape.ok()) return final_shape.status();
+    std::string body = shaders::glsl::OutputPrologue(*final_shape);
+    if (group.output_pad >= 0) {
+      // Slices past the unpadded tensor are zeros.
+      body += fmt::format("  if (s >= {}) {{ out0_set(out_index, vec4(0.0)); return; }}\n", head.output.slices());
+    }
+    body += head.code.body;
+    int channels = head.output.channels;
+    for (size_t k = 0; k < group.tails.size(); ++k) {
+      const auto [n, position] = group.tails[k];
+      const Node& node = graph_.nodes[static_cast<size_t>(n)];
+      shaders::NodeContext ctx{&graph_, n, &node, options_.fp16, options_.fp32_accumulation, {}};
+      const std::string prefix = fmt::format("t{}_", k);
+      auto update = shaders::GenerateElementwiseUpdate(ctx, position, prefix);
+      if (!update.ok()) return Error(n, update.status());
+      for (size_t j = 0; j < update->activation_inputs.size(); ++j) {
+        d.code.buffers.push_back({fmt::format("{}in{}", prefix, j), "", shaders::BufferAccess::kRead, true});
+        auto b = Activation(node.inputs[static_cast<size_t>(update->activation_inputs[j])]);
+        if (!b.ok()) return Error(n, b.status());
+        d.bindings.push_back({*b, false});
+      }
+      body += update->code;
+      channels = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(node.outputs[0])].shape)->channels;
+    }
+    body += shaders::glsl::MaskPadding(channels, "value");
+    body += "  out0_set(out_index, value);\n";
+    if (group.output_pad >= 0) d.groups = shaders::GridFor(*final_shape, d.code.workgroup);
+    return body;
+  }
+
+  const Graph& graph_;
+  const CompileOptions& options_;
+  const FusionPlan& plan_;
+  CompiledModel model_;
+  std::map<int, int> activation_;  // tensor -> buffer
+};
+
+}  // namespace
+
+absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partition& partition,
+                                               const CompileOptions& options) {
+  Graph own = graph;  // the transforms change constants and nodes
+  PartitionView view{&own, partition.nodes, {partition.outputs.begin(), partition.outputs.end()}};
+  FusionPlan plan;
+  if (options.fusion) {
+    FoldMulAddIntoConvolutions(own, view);
+    RemoveNoOps(view, plan);
+  }
+  plan = PlanFusion(view, options.fusion, std::move(plan));
+  Builder builder(own, options, plan);
+  for (int t : partition.inputs) {
+    if (absl::Status s = builder.Edge(t, /*inbound=*/true); !s.ok()) return s;
+  }
+  for (const FusedGroup& group : plan.groups) {
+    if (absl::Status s = builder.Group(group); !s.ok()) return s;
+  }
+  for (int t : partition.outputs) {
+    if (absl::Status s = builder.Edge(t, /*inbound=*/false); !s.ok()) return s;
+  }
+  return builder.Finish();
+}
+
+}  // namespace mgd

@@ -1,0 +1,22 @@
+// Compiles one partition into a CompiledModel: runs the graph transforms,
+// the shader generators, assembles fused shaders, converts constants to
+// their GPU layouts and lists the buffers and dispatches.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "delegate/compiled_model.h"
+#include "interpreter/delegate.h"
+#include "model/graph.h"
+
+namespace mgd {
+
+struct CompileOptions {
+  bool fp16 = false;
+  bool fp32_accumulation = false;
+  bool fusion = true;
+};
+
+absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partition& partition,
+                                               const CompileOptions& options);
+
+}  // namespace mgd

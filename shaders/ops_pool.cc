@@ -1,0 +1,189 @@
+// MAX_POOL_2D, AVERAGE_POOL_2D, MEAN and MediaPipe's MaxPoolingWithArgmax2D
+// and MaxUnpooling2D over PHWC4.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "shaders/ops.h"
+
+namespace mgd::shaders {
+namespace {
+
+int PadBefore(Padding padding, int in, int filter, int stride) {
+  const int out = padding == Padding::kSame ? (in + stride - 1) / stride : (in - filter + stride) / stride;
+  return std::max(0, ((out - 1) * stride + filter - in) / 2);
+}
+
+struct PoolParams {
+  Padding padding;
+  int stride_w, stride_h, filter_w, filter_h;
+  Activation activation;
+};
+
+// The window loops of a pool. TFLite's own padding is skipped; the margins of
+// a fused PAD are zeros that take part (as they would in the padded tensor).
+// `inner` sees `v` (the input vec4 or zero) and fy, fx.
+std::string PoolLoops(const NodeContext& ctx, const layout::Bhwc& in, const PoolParams& p, const std::string& inner) {
+  const int padded_h = in.height + ctx.pad.top + ctx.pad.bottom;
+  const int padded_w = in.width + ctx.pad.left + ctx.pad.right;
+  return fmt::format(
+      "  for (int fy = 0; fy < {fh}; ++fy) {{\n"
+      "    int py = y * {sh} - {ph} + fy;\n"
+      "    if (py < 0 || py >= {PH}) continue;\n"
+      "    int iy = py - {top};\n"
+      "    for (int fx = 0; fx < {fw}; ++fx) {{\n"
+      "      int px = x * {sw} - {pw} + fx;\n"
+      "      if (px < 0 || px >= {PW}) continue;\n"
+      "      int ix = px - {left};\n"
+      "      vec4 v = (iy >= 0 && iy < {ih} && ix >= 0 && ix < {iw}) ? vec4({read}) : vec4(0.0);\n"
+      "{inner}"
+      "    }}\n"
+      "  }}\n",
+      fmt::arg("fh", p.filter_h), fmt::arg("fw", p.filter_w), fmt::arg("sh", p.stride_h), fmt::arg("sw", p.stride_w),
+      fmt::arg("ph", PadBefore(p.padding, padded_h, p.filter_h, p.stride_h)),
+      fmt::arg("pw", PadBefore(p.padding, padded_w, p.filter_w, p.stride_w)), fmt::arg("PH", padded_h),
+      fmt::arg("PW", padded_w), fmt::arg("top", ctx.pad.top), fmt::arg("left", ctx.pad.left), fmt::arg("ih", in.height),
+      fmt::arg("iw", in.width), fmt::arg("read", glsl::Read("in0", in, "b", "s", "iy", "ix")), fmt::arg("inner", inner));
+}
+
+absl::StatusOr<GeneratedShader> Pool2d(const NodeContext& ctx) {
+  const auto& a = std::get<Pool2dAttributes>(ctx.node->attributes);
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  const PoolParams p{a.padding, a.stride_w, a.stride_h, a.filter_w, a.filter_h, a.activation};
+  GeneratedShader g = StartShader(ctx, *out, {0});
+  const std::string acc = glsl::AccumulatorPrecision(ctx) + "vec4 acc";
+  if (ctx.node->op == OpKind::kMaxPool2d) {
+    g.code.body += "  " + acc + " = vec4(-3.402823466e+38);\n" + PoolLoops(ctx, *in, p, "      acc = max(acc, v);\n");
+  } else {
+    g.code.body += "  " + acc + " = vec4(0.0);\n  int count = 0;\n" +
+                   PoolLoops(ctx, *in, p, "      acc += v;\n      ++count;\n") +
+                   "  acc = acc / float(max(count, 1));\n";
+  }
+  g.code.body += glsl::Activation(a.activation, "acc") + "  vec4 value = vec4(acc);\n";
+  return g;
+}
+
+absl::StatusOr<GeneratedShader> Mean(const NodeContext& ctx) {
+  auto in = InputBhwc(ctx, 0);
+  if (!in.ok()) return in.status();
+  const int rank = static_cast<int>(ctx.input(0).shape.size());
+  if (!ctx.input(1).is_constant) return absl::UnimplementedError("MEAN axes must be constant for the GPU");
+  bool reduced[4] = {false, false, false, false};
+  for (int64_t axis : ConstantInts(ctx.input(1))) {
+    if (axis < -rank || axis >= rank) return absl::UnimplementedError("axis out of range");
+    reduced[BhwcAxis(static_cast<int>(axis), rank)] = true;
+  }
+  // The output as the input with reduced dimensions 1 (keep_dims); other
+  // ranks' views must agree with it.
+  const layout::Bhwc kept{reduced[0] ? 1 : in->batch, reduced[1] ? 1 : in->height, reduced[2] ? 1 : in->width,
+                          reduced[3] ? 1 : in->channels};
+  auto out = OutputBhwc(ctx, 0);
+  if (!out.ok() || !(*out == kept)) {
+    return absl::UnimplementedError(fmt::format("MEAN to {} is not supported on the GPU", ShapeToString(ctx.output(0).shape)));
+  }
+  const int count = (reduced[0] ? in->batch : 1) * (reduced[1] ? in->height : 1) * (reduced[2] ? in->width : 1) *
+                    (reduced[3] ? in->channels : 1);
+  GeneratedShader g = StartShader(ctx, *out, {0});
+  auto range = [](bool r, int n, const char* v) {
+    return r ? fmt::format("int i{0} = 0; i{0} < {1}; ++i{0}", v, n) : fmt::format("int i{0} = {0}; i{0} <= {0}; ++i{0}", v);
+  };
+  g.code.body += "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = vec4(0.0);\n";
+  g.code.body += fmt::format("  for ({}) for ({}) for ({}) for ({}) {{\n", range(reduced[0], in->batch, "b"),
+                             range(reduced[1], in->height, "y"), range(reduced[2], in->width, "x"),
+                             range(reduced[3], in->slices(), "s"));
+  g.code.body += fmt::format("    vec4 v = {};\n", glsl::Read("in0", *in, "ib", "is", "iy", "ix"));
+  // Padding lanes are zero, so summing all four lanes of a slice is exact.
+  g.code.body += reduced[3] ? "    acc.x += (v.x + v.y) + (v.z + v.w);\n" : "    acc += v;\n";
+  g.code.body += "  }\n";
+  g.code.body += fmt::format("  vec4 value = vec4(acc * (1.0 / {}));\n", glsl::Float(static_cast<float>(count)));
+  return g;
+}
+
+// TfLitePoolParams in a MediaPipe op's custom options.
+absl::StatusOr<PoolParams> ReadPoolParams(const NodeContext& ctx) {
+  const auto& options = std::get<CustomAttributes>(ctx.node->attributes).options;
+  int32_t ints[6];
+  if (options.size() < sizeof(ints)) return absl::UnimplementedError("custom_options too short");
+  std::memcpy(ints, options.data(), sizeof(ints));
+  if (ints[5] < 0 || ints[5] > 4) return absl::UnimplementedError("unsupported activation");
+  return PoolParams{ints[0] == 1 ? Padding::kSame : Padding::kValid, ints[1], ints[2], ints[3], ints[4],
+                    static_cast<Activation>(ints[5])};
+}
+
+// Two outputs: the max and its position in the window + 0.1 (MediaPipe's
+// encoding). The first maximum wins, as on the CPU.
+absl::StatusOr<GeneratedShader> MaxPoolingWithArgmax(const NodeContext& ctx) {
+  auto p = ReadPoolParams(ctx);
+  if (!p.ok()) return p.status();
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  GeneratedShader g = StartShader(ctx, *out, {0});
+  g.code.buffers.push_back({"out1", "", BufferAccess::kWrite, true});
+  g.linkable = false;
+  g.code.body = glsl::OutputPrologue(*out);
+  g.code.body += "  vec4 best = vec4(-3.402823466e+38), position = vec4(0.0);\n";
+  g.code.body += PoolLoops(ctx, *in, *p,
+                           fmt::format("      bvec4 better = greaterThan(v, best);\n"
+                                       "      best = mix(best, v, better);\n"
+                                       "      position = mix(position, vec4(float(fy * {} + fx)), better);\n",
+                                       p->filter_w));
+  g.code.body += glsl::Activation(p->activation, "best") + "  position += vec4(0.1);\n" +
+                 glsl::MaskPadding(out->channels, "best") + glsl::MaskPadding(out->channels, "position") +
+                 "  out0_set(out_index, best);\n  out1_set(out_index, position);\n";
+  return g;
+}
+
+// Each output pixel takes the input that MediaPipe's scatter writes there
+// last: candidates in the CPU's order (input rows, then columns, ascending).
+absl::StatusOr<GeneratedShader> MaxUnpooling(const NodeContext& ctx) {
+  auto p = ReadPoolParams(ctx);
+  if (!p.ok()) return p.status();
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  const int pad_h = std::max(0, ((in->height - 1) * p->stride_h + p->filter_h - out->height) / 2);
+  const int pad_w = std::max(0, ((in->width - 1) * p->stride_w + p->filter_w - out->width) / 2);
+  GeneratedShader g = StartShader(ctx, *out, {0, 1});
+  g.code.body += fmt::format(
+      "  vec4 value = vec4(0.0);\n"
+      "  for (int ky = {fh} - 1; ky >= 0; --ky) {{\n"
+      "    int ty = y + {ph} - ky;\n"
+      "    if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {ih}) continue;\n"
+      "    int iy = ty / {sh};\n"
+      "    for (int kx = {fw} - 1; kx >= 0; --kx) {{\n"
+      "      int tx = x + {pw} - kx;\n"
+      "      if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {iw}) continue;\n"
+      "      int ix = tx / {sw};\n"
+      "      vec4 v = {value};\n"
+      "      vec4 f = {index};\n"
+      "      for (int k = 0; k < 4; ++k) {{\n"
+      "        if (!(f[k] > -1e9 && f[k] < 1e9)) continue;\n"
+      "        int n = int(f[k]);\n"
+      "        int q = n >= 0 ? n / {fw} : -((-n) / {fw});\n"  // C++'s truncating division
+      "        if (q == ky && n - q * {fw} == kx) value[k] = v[k];\n"
+      "      }}\n"
+      "    }}\n"
+      "  }}\n",
+      fmt::arg("fh", p->filter_h), fmt::arg("fw", p->filter_w), fmt::arg("ph", pad_h), fmt::arg("pw", pad_w),
+      fmt::arg("sh", p->stride_h), fmt::arg("sw", p->stride_w), fmt::arg("ih", in->height), fmt::arg("iw", in->width),
+      fmt::arg("value", glsl::Read("in0", *in, "b", "s", "iy", "ix")),
+      fmt::arg("index", glsl::Read("in1", *in, "b", "s", "iy", "ix")));
+  return g;
+}
+
+}  // namespace
+
+absl::StatusOr<GeneratedShader> CustomPoolGenerator(const NodeContext& ctx) {
+  return CustomName(*ctx.node) == "MaxPoolingWithArgmax2D" ? MaxPoolingWithArgmax(ctx) : MaxUnpooling(ctx);
+}
+
+void AddPoolGenerators(std::map<OpKind, Generator>& g) {
+  g[OpKind::kMaxPool2d] = Pool2d;
+  g[OpKind::kAveragePool2d] = Pool2d;
+  g[OpKind::kMean] = Mean;
+}
+
+}  // namespace mgd::shaders

@@ -1,0 +1,299 @@
+// Data movement and resampling over PHWC4: PAD, CONCATENATION, RESHAPE /
+// SQUEEZE / EXPAND_DIMS, SLICE / STRIDED_SLICE, TRANSPOSE, DEPTH_TO_SPACE /
+// SPACE_TO_DEPTH, RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR and SOFTMAX.
+// Ops that keep channels in whole slices move vec4s; the rest gather lane by
+// lane through the flat BHWC index (ToBhwc keeps the row-major order).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "model/slice.h"
+#include "shaders/ops.h"
+
+namespace mgd::shaders {
+namespace {
+
+// A lane-by-lane gather: output element f (flat, row-major over `full`, a
+// shape with the output's element count) reads input element
+// offset + sum(index_d * strides[d]).
+struct StridedGather {
+  std::vector<int64_t> full;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+};
+
+std::string GatherBody(const layout::Bhwc& in, const layout::Bhwc& out, const StridedGather& g) {
+  std::string s = fmt::format(
+      "  vec4 value = vec4(0.0);\n"
+      "  for (int k = 0; k < 4; ++k) {{\n"
+      "    int c = s * 4 + k;\n"
+      "    if (c >= {C}) break;\n"
+      "    int f = ((b * {H} + y) * {W} + x) * {C} + c;\n"
+      "    int src = {offset};\n",
+      fmt::arg("C", out.channels), fmt::arg("H", out.height), fmt::arg("W", out.width), fmt::arg("offset", g.offset));
+  for (int d = static_cast<int>(g.full.size()) - 1; d >= 0; --d) {
+    const int64_t n = g.full[static_cast<size_t>(d)], stride = g.strides[static_cast<size_t>(d)];
+    if (n == 1) continue;
+    s += fmt::format("    src += (f % {}) * ({}); f /= {};\n", n, stride, n);
+  }
+  s += fmt::format(
+      "    int ic = src % {C}; src /= {C};\n"
+      "    int ix = src % {W}; src /= {W};\n"
+      "    int iy = src % {H}; int ib = src / {H};\n"
+      "    value[k] = {read}[ic % 4];\n"
+      "  }}\n",
+      fmt::arg("C", in.channels), fmt::arg("W", in.width), fmt::arg("H", in.height),
+      fmt::arg("read", glsl::Read("in0", in, "ib", "ic / 4", "iy", "ix")));
+  return s;
+}
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) {
+    strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d) + 1] * shape[static_cast<size_t>(d) + 1];
+  }
+  return strides;
+}
+
+absl::StatusOr<GeneratedShader> Gather(const NodeContext& ctx, const StridedGather& gather) {
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  GeneratedShader g = StartShader(ctx, *out, {0});
+  g.code.body += GatherBody(*in, *out, gather);
+  return g;
+}
+
+absl::StatusOr<GeneratedShader> Reshape(const NodeContext& ctx) {
+  const int64_t n = NumElements(ctx.output(0).shape);
+  return Gather(ctx, {{n}, {1}, 0});
+}
+
+absl::StatusOr<GeneratedShader> Transpose(const NodeContext& ctx) {
+  if (!ctx.input(1).is_constant) return absl::UnimplementedError("perm must be constant for the GPU");
+  const std::vector<int64_t> perm = ConstantInts(ctx.input(1));
+  std::vector<int64_t> in_shape(ctx.input(0).shape.begin(), ctx.input(0).shape.end());
+  const std::vector<int64_t> in_strides = RowMajorStrides(in_shape);
+  StridedGather gather;
+  for (int64_t p : perm) {
+    gather.full.push_back(in_shape[static_cast<size_t>(p)]);
+    gather.strides.push_back(in_strides[static_cast<size_t>(p)]);
+  }
+  return Gather(ctx, gather);
+}
+
+absl::StatusOr<GeneratedShader> Slice(const NodeContext& ctx) {
+  const bool strided = ctx.node->op == OpKind::kStridedSlice;
+  for (size_t i = 1; i < (strided ? 4u : 3u); ++i) {
+    if (!ctx.input(i).is_constant) return absl::UnimplementedError("slice bounds must be constant for the GPU");
+  }
+  const std::vector<int64_t> steps = strided ? ConstantInts(ctx.input(3)) : std::vector<int64_t>{};
+  StridedSliceAttributes a;
+  if (strided) a = std::get<StridedSliceAttributes>(ctx.node->attributes);
+  auto view = ResolveSlice(ctx.input(0).shape, ConstantInts(ctx.input(1)), ConstantInts(ctx.input(2)),
+                           strided ? &steps : nullptr, a);
+  if (!view.ok()) return absl::UnimplementedError(view.status().message());
+  return Gather(ctx, {std::vector<int64_t>(view->full_shape.begin(), view->full_shape.end()), view->strides,
+                      view->offset});
+}
+
+// The space-side tensor [N, H, bs, W, bs, C] and the depth-side tensor
+// [N, H, W, bs, bs, C] hold the same elements.
+absl::StatusOr<GeneratedShader> SpaceDepth(const NodeContext& ctx) {
+  const int64_t bs = std::get<BlockSizeAttributes>(ctx.node->attributes).block_size;
+  const bool to_depth = ctx.node->op == OpKind::kSpaceToDepth;
+  const Shape& depth_side = to_depth ? ctx.output(0).shape : ctx.input(0).shape;
+  if (depth_side.size() != 4) return absl::UnimplementedError("unsupported rank");
+  const int64_t n = depth_side[0], h = depth_side[1], w = depth_side[2], c = depth_side[3] / (bs * bs);
+  StridedGather g;
+  if (to_depth) {  // read the space side in depth-side order
+    const std::vector<int64_t> st = RowMajorStrides({n, h, bs, w, bs, c});
+    g.full = {n, h, w, bs, bs, c};
+    g.strides = {st[0], st[1], st[3], st[2], st[4], st[5]};
+  } else {
+    const std::vector<int64_t> st = RowMajorStrides({n, h, w, bs, bs, c});
+    g.full = {n, h, bs, w, bs, c};
+    g.strides = {st[0], st[1], st[3], st[2], st[4], st[5]};
+  }
+  return Gather(ctx, g);
+}
+
+absl::StatusOr<GeneratedShader> Pad(const NodeContext& ctx) {
+  if (!ctx.input(1).is_constant) return absl::UnimplementedError("paddings must be constant for the GPU");
+  if (ctx.node->inputs.size() > 2) return absl::UnimplementedError("PAD with a constant value");
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  const std::vector<int64_t> p = ConstantInts(ctx.input(1));
+  const int rank = static_cast<int>(ctx.input(0).shape.size());
+  int64_t before[4] = {0, 0, 0, 0};
+  for (int d = 0; d < rank; ++d) before[BhwcAxis(d, rank)] = p[2 * static_cast<size_t>(d)];
+  GeneratedShader g = StartShader(ctx, *out, {0});
+  g.code.body += fmt::format(
+      "  int ib = b - {}, iy = y - {}, ix = x - {};\n"
+      "  bool inside = ib >= 0 && ib < {} && iy >= 0 && iy < {} && ix >= 0 && ix < {};\n",
+      before[0], before[1], before[2], in->batch, in->height, in->width);
+  if (before[3] % 4 == 0) {
+    // Whole slices move; lanes past the input's channels are zero already.
+    g.code.body += fmt::format(
+        "  int is = s - {};\n"
+        "  vec4 value = (inside && is >= 0 && is < {}) ? vec4({}) : vec4(0.0);\n",
+        before[3] / 4, in->slices(), glsl::Read("in0", *in, "ib", "is", "iy", "ix"));
+  } else {
+    g.code.body += fmt::format(
+        "  vec4 value = vec4(0.0);\n"
+        "  for (int k = 0; k < 4; ++k) {{\n"
+        "    int ic = s * 4 + k - {};\n"
+        "    if (inside && ic >= 0 && ic < {}) value[k] = {}[ic % 4];\n"
+        "  }}\n",
+        before[3], in->channels, glsl::Read("in0", *in, "ib", "ic / 4", "iy", "ix"));
+  }
+  return g;
+}
+
+absl::StatusOr<GeneratedShader> Concatenation(const NodeContext& ctx) {
+  const auto& a = std::get<ConcatenationAttributes>(ctx.node->attributes);
+  auto out = OutputBhwc(ctx, 0);
+  if (!out.ok()) return out.status();
+  const int rank = static_cast<int>(ctx.output(0).shape.size());
+  const int axis = BhwcAxis(a.axis, rank);
+  std::vector<layout::Bhwc> ins;
+  std::vector<int> inputs;
+  bool whole_slices = true;
+  for (size_t i = 0; i < ctx.node->inputs.size(); ++i) {
+    auto in = InputBhwc(ctx, i);
+    if (!in.ok()) return in.status();
+    ins.push_back(*in);
+    inputs.push_back(static_cast<int>(i));
+    if (axis == 3 && i + 1 < ctx.node->inputs.size() && in->channels % 4 != 0) whole_slices = false;
+  }
+  GeneratedShader g = StartShader(ctx, *out, inputs);
+  const char* coord[4] = {"b", "y", "x", "c"};
+  auto size = [](const layout::Bhwc& t, int d) { return d == 0 ? t.batch : d == 1 ? t.height : d == 2 ? t.width : t.channels; };
+  std::string& body = g.code.body;
+  if (axis == 3 && !whole_slices) {
+    body += "  vec4 value = vec4(0.0);\n  for (int k = 0; k < 4; ++k) {\n    int c = s * 4 + k;\n";
+    body += fmt::format("    if (c >= {}) break;\n", out->channels);
+    int offset = 0;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      body += fmt::format("    {}if (c < {}) {{ int ic = c - {}; value[k] = {}[ic % 4]; }}\n", i ? "else " : "",
+                          offset + ins[i].channels, offset,
+                          glsl::Read(fmt::format("in{}", i), ins[i], "b", "ic / 4", "y", "x"));
+      offset += ins[i].channels;
+    }
+    body += "  }\n";
+  } else {
+    body += "  vec4 value = vec4(0.0);\n";
+    const std::string position = axis == 3 ? "s" : coord[axis];
+    int offset = 0;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const int extent = axis == 3 ? ins[i].slices() : size(ins[i], axis);
+      std::string c[4] = {"b", "s", "y", "x"};  // index order of glsl::Index
+      const int slot = axis == 0 ? 0 : axis == 3 ? 1 : axis == 1 ? 2 : 3;
+      c[slot] = fmt::format("({} - {})", position, offset);
+      body += fmt::format("  {}if ({} < {}) value = {};\n", i ? "else " : "", position, offset + extent,
+                          glsl::Read(fmt::format("in{}", i), ins[i], c[0], c[1], c[2], c[3]));
+      offset += extent;
+    }
+  }
+  body += glsl::Activation(a.activation, "value");
+  return g;
+}
+
+// TFLite's coordinate mapping, as the CPU kernel (and XNNPACK) evaluate it.
+absl::StatusOr<GeneratedShader> Resize(const NodeContext& ctx) {
+  const auto& a = std::get<ResizeAttributes>(ctx.node->attributes);
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  auto scale = [&](int i, int o) {
+    return (a.align_corners && o > 1) ? static_cast<float>(i - 1) / static_cast<float>(o - 1)
+                                      : static_cast<float>(i) / static_cast<float>(o);
+  };
+  const float sy = scale(in->height, out->height), sx = scale(in->width, out->width);
+  GeneratedShader g = StartShader(ctx, *out, {0});
+  std::string& body = g.code.body;
+  if (ctx.node->op == OpKind::kResizeNearestNeighbor) {
+    const float offset = a.half_pixel_centers ? 0.5f : 0.0f;
+    // std::round of a non-negative value is floor(v + 0.5).
+    auto coordinate = [&](const char* o, float s, int size) {
+      return fmt::format("clamp(int(floor((float({}) + {}) * {}{})), 0, {})", o, glsl::Float(offset), glsl::Float(s),
+                         a.align_corners ? " + 0.5" : "", size - 1);
+    };
+    body += fmt::format("  int iy = {}, ix = {};\n  vec4 value = {};\n", coordinate("y", sy, in->height),
+                        coordinate("x", sx, in->width), glsl::Read("in0", *in, "b", "s", "iy", "ix"));
+    return g;
+  }
+  auto coordinate = [&](const char* o, const char* name, float s, int size) {
+    std::string v = a.half_pixel_centers
+                        ? fmt::format("clamp(float({}) * {} + {}, 0.0, {})", o, glsl::Float(s),
+                                      glsl::Float(0.5f * s - 0.5f), glsl::Float(static_cast<float>(size - 1)))
+                        : fmt::format("float({}) * {}", o, glsl::Float(s));
+    return fmt::format(
+        "  highp float {0}v = {1};\n"
+        "  int {0}0 = min(int({0}v), {2});\n"
+        "  int {0}1 = min({0}0 + 1, {2});\n"
+        "  float {0}a = {0}v - float({0}0);\n",
+        name, v, size - 1);
+  };
+  body += coordinate("y", "ry", sy, in->height) + coordinate("x", "rx", sx, in->width);
+  body += fmt::format(
+      "  vec4 tl = {}, tr = {}, bl = {}, br = {};\n"
+      "  vec4 top = tl + (tr - tl) * rxa;\n"
+      "  vec4 bottom = bl + (br - bl) * rxa;\n"
+      "  vec4 value = top + (bottom - top) * rya;\n",
+      glsl::Read("in0", *in, "b", "s", "ry0", "rx0"), glsl::Read("in0", *in, "b", "s", "ry0", "rx1"),
+      glsl::Read("in0", *in, "b", "s", "ry1", "rx0"), glsl::Read("in0", *in, "b", "s", "ry1", "rx1"));
+  return g;
+}
+
+// Softmax over channels: each invocation recomputes the pixel's max and sum
+// over all slices (padding lanes excluded) and writes its own slice.
+absl::StatusOr<GeneratedShader> Softmax(const NodeContext& ctx) {
+  const float beta = std::get<SoftmaxAttributes>(ctx.node->attributes).beta;
+  auto in = InputBhwc(ctx, 0);
+  if (!in.ok()) return in.status();
+  GeneratedShader g = StartShader(ctx, *in, {0});
+  const int live = in->channels % 4 == 0 ? 4 : in->channels % 4;
+  const std::string last_mask = fmt::format("bvec4({}, {}, {}, {})", live > 0 ? "true" : "false",
+                                            live > 1 ? "true" : "false", live > 2 ? "true" : "false",
+                                            live > 3 ? "true" : "false");
+  g.code.body += fmt::format(
+      "  highp float m = -3.402823466e+38;\n"
+      "  for (int is = 0; is < {S}; ++is) {{\n"
+      "    vec4 v = {read};\n"
+      "    bvec4 live = is == {S} - 1 ? {mask} : bvec4(true);\n"
+      "    for (int k = 0; k < 4; ++k) if (live[k]) m = max(m, v[k]);\n"
+      "  }}\n"
+      "  highp float sum = 0.0;\n"
+      "  for (int is = 0; is < {S}; ++is) {{\n"
+      "    vec4 v = {read};\n"
+      "    bvec4 live = is == {S} - 1 ? {mask} : bvec4(true);\n"
+      "    for (int k = 0; k < 4; ++k) if (live[k]) sum += exp((v[k] - m) * {beta});\n"
+      "  }}\n"
+      "  vec4 value = exp(({own} - vec4(m)) * {beta}) / sum;\n",
+      fmt::arg("S", in->slices()), fmt::arg("read", glsl::Read("in0", *in, "b", "is", "y", "x")),
+      fmt::arg("mask", last_mask), fmt::arg("beta", glsl::Float(beta)),
+      fmt::arg("own", glsl::Read("in0", *in, "b", "s", "y", "x")));
+  return g;
+}
+
+}  // namespace
+
+void AddTransformGenerators(std::map<OpKind, Generator>& g) {
+  g[OpKind::kReshape] = Reshape;
+  g[OpKind::kSqueeze] = Reshape;
+  g[OpKind::kExpandDims] = Reshape;
+  g[OpKind::kTranspose] = Transpose;
+  g[OpKind::kSlice] = Slice;
+  g[OpKind::kStridedSlice] = Slice;
+  g[OpKind::kSpaceToDepth] = SpaceDepth;
+  g[OpKind::kDepthToSpace] = SpaceDepth;
+  g[OpKind::kPad] = Pad;
+  g[OpKind::kConcatenation] = Concatenation;
+  g[OpKind::kResizeBilinear] = Resize;
+  g[OpKind::kResizeNearestNeighbor] = Resize;
+  g[OpKind::kSoftmax] = Softmax;
+}
+
+}  // namespace mgd::shaders

@@ -1,0 +1,134 @@
+// A GPU delegate per (API, precision) and the comparison of GPU against CPU
+// results with the bounds of DESIGN.md section 5.
+#pragma once
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "delegate/gpu_delegate.h"
+#include "interpreter/interpreter.h"
+#include "tests/test_util.h"
+
+namespace mgd::testing {
+
+struct Backend {
+  gpu::Api api;
+  bool fp16;
+};
+
+inline std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
+  return std::string(gpu::ApiName(info.param.api)) + (info.param.fp16 ? "_fp16" : "_fp32");
+}
+
+inline std::vector<Backend> AllBackends() {
+  return {{gpu::Api::kVulkan, false}, {gpu::Api::kVulkan, true}, {gpu::Api::kGles, false}, {gpu::Api::kGles, true}};
+}
+
+inline std::vector<float> Uniform(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// The op bound for one element, widened `widen` times (graph depth).
+inline double OpBound(double expected, bool fp16, double widen = 1.0) {
+  return widen * (fp16 ? 5 * std::ldexp(1.0, -10) * (1 + std::abs(expected))
+                       : 1e-5 + 5 * std::ldexp(1.0, -23) * std::abs(expected));
+}
+
+class DelegateTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    auto devices = gpu::ListDevices(GetParam().api);
+    ASSERT_TRUE(devices.ok());
+    if (devices->empty()) {
+      if (GpuBackendsRequired()) FAIL() << "no device";
+      GTEST_SKIP() << "no device";
+    }
+    delegate_ = MakeDelegate(true);
+  }
+  void TearDown() override {
+    for (auto* d : {delegate_.get(), unfused_.get()}) {
+      if (d) {
+        EXPECT_THAT(d->device().validation_messages(), ::testing::IsEmpty());
+      }
+    }
+  }
+
+  std::unique_ptr<GpuDelegate> MakeDelegate(bool fusion) {
+    GpuDelegateOptions options;
+    options.api = GetParam().api;
+    options.fp16 = GetParam().fp16;
+    options.fusion = fusion;
+    options.validation = true;
+    auto delegate = GpuDelegate::Create(options);
+    EXPECT_TRUE(delegate.ok()) << delegate.status();
+    return delegate.ok() ? std::move(*delegate) : nullptr;
+  }
+  GpuDelegate& Unfused() {
+    if (!unfused_) unfused_ = MakeDelegate(false);
+    return *unfused_;
+  }
+
+  // Runs `graph` (every node must be delegated) and returns its outputs.
+  static std::vector<std::vector<float>> Run(const Graph& graph, const std::vector<std::vector<float>>& inputs,
+                                             Delegate* delegate) {
+    InterpreterOptions options;
+    if (delegate) options.delegates.push_back(delegate);
+    std::vector<std::string> log;
+    options.logger = [&](LogLevel, const std::string& m) { log.push_back(m); };
+    auto interpreter = Interpreter::Create(graph, std::move(options));
+    EXPECT_TRUE(interpreter.ok()) << interpreter.status();
+    if (!interpreter.ok()) return {};
+    EXPECT_THAT(log, ::testing::IsEmpty());
+    if (delegate) {
+      for (size_t n = 0; n < graph.nodes.size(); ++n) {
+        const NodePlacement& p = (*interpreter)->placements()[n];
+        EXPECT_EQ(p.where, NodePlacement::Where::kDelegate) << NodeLabel(graph, static_cast<int>(n)) << ": " << p.reason;
+      }
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      std::memcpy((*interpreter)->input(i).data, inputs[i].data(), inputs[i].size() * 4);
+    }
+    const absl::Status invoked = (*interpreter)->Invoke();
+    EXPECT_TRUE(invoked.ok()) << invoked;
+    std::vector<std::vector<float>> outputs;
+    for (size_t k = 0; k < graph.outputs.size(); ++k) {
+      const TensorRef& t = (*interpreter)->output(k);
+      outputs.emplace_back(t.as<float>(), t.as<float>() + t.elements());
+    }
+    return outputs;
+  }
+
+  void ExpectNear(const std::vector<std::vector<float>>& actual, const std::vector<std::vector<float>>& expected,
+                  double widen = 1.0) {
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t k = 0; k < expected.size(); ++k) {
+      ASSERT_EQ(actual[k].size(), expected[k].size());
+      for (size_t i = 0; i < expected[k].size(); ++i) {
+        const double e = expected[k][i], a = actual[k][i];
+        ASSERT_LE(std::abs(a - e), OpBound(e, GetParam().fp16, widen))
+            << "output " << k << " element " << i << ": gpu " << a << " cpu " << e;
+      }
+    }
+  }
+
+  // GPU (with fusion, and without when `also_unfused`) against the CPU
+  // reference kernels, within the op bounds.
+  void ExpectSameAsCpu(const Graph& graph, const std::vector<std::vector<float>>& inputs, double widen = 1.0) {
+    const auto cpu = Run(graph, inputs, nullptr);
+    ExpectNear(Run(graph, inputs, delegate_.get()), cpu, widen);
+  }
+
+  std::unique_ptr<GpuDelegate> delegate_, unfused_;
+};
+
+}  // namespace mgd::testing
