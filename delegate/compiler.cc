@@ -91,7 +91,7 @@ class Builder {
 
   absl::Status Group(const FusedGroup& group) {
     Node head = graph_.nodes[static_cast<size_t>(group.head)];
-    shaders::NodeContext ctx{&graph_, group.head, &head, options_.fp16, options_.fp32_accumulation, {}};
+    shaders::NodeContext ctx{&graph_, group.head, &head, options_.fp16, options_.fp32_accumulation, options_.fp16_arithmetic, {}};
     if (group.input_pad >= 0) {
       head.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_pad)].inputs[0];
       ctx.pad = group.pad;
@@ -163,7 +163,7 @@ class Builder {
     for (size_t k = 0; k < group.tails.size(); ++k) {
       const auto [n, position] = group.tails[k];
       const Node& node = graph_.nodes[static_cast<size_t>(n)];
-      shaders::NodeContext ctx{&graph_, n, &node, options_.fp16, options_.fp32_accumulation, {}};
+      shaders::NodeContext ctx{&graph_, n, &node, options_.fp16, options_.fp32_accumulation, options_.fp16_arithmetic, {}};
       const std::string prefix = fmt::format("t{}_", k);
       auto update = shaders::GenerateElementwiseUpdate(ctx, position, prefix);
       if (!update.ok()) return Error(n, update.status());

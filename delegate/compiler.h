@@ -13,6 +13,7 @@ namespace mgd {
 struct CompileOptions {
   bool fp16 = false;
   bool fp32_accumulation = false;
+  bool fp16_arithmetic = false;  // see shaders::NodeContext
   bool fusion = true;
 };
 

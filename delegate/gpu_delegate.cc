@@ -27,13 +27,14 @@ bool WantsFp32Accumulation(const Graph& graph) {
 // One compiled partition: its buffers, programs and the recording.
 class GpuKernel : public DelegateKernel {
  public:
-  explicit GpuKernel(gpu::Device& device) : device_(device) {}
+  GpuKernel(gpu::Device& device, std::shared_ptr<bool> timed_runs) : device_(device), timed_runs_(std::move(timed_runs)) {}
 
   absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) override {
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (absl::Status s = device_.Upload(*input_buffers[i], inputs[i]->data, inputs[i]->bytes); !s.ok()) return s;
     }
-    if (absl::Status s = device_.Run(*recording); !s.ok()) return s;
+    gpu::Recording& replay = (*timed_runs_ && timed_recording) ? *timed_recording : *recording;
+    if (absl::Status s = device_.Run(replay); !s.ok()) return s;
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (absl::Status s = device_.Download(*output_buffers[i], outputs[i]->data, outputs[i]->bytes); !s.ok()) return s;
     }
@@ -41,10 +42,13 @@ class GpuKernel : public DelegateKernel {
   }
 
   gpu::Device& device_;
+  std::shared_ptr<bool> timed_runs_;
+  std::shared_ptr<bool> alive = std::make_shared<bool>(true);  // lets the delegate see the kernel is gone
   std::vector<std::unique_ptr<gpu::Buffer>> buffers;     // everything the recording binds
   std::vector<gpu::Buffer*> input_buffers, output_buffers;  // BHWC user-side buffers
   std::vector<std::unique_ptr<gpu::Program>> programs;
   std::unique_ptr<gpu::Recording> recording;
+  std::unique_ptr<gpu::Recording> timed_recording;  // options.profile
 };
 
 }  // namespace
@@ -72,7 +76,7 @@ NodeSupport GpuDelegate::IsNodeSupported(const Graph& graph, int node_index) {
     const Tensor& tensor = graph.tensors[static_cast<size_t>(t)];
     if (!tensor.is_constant && tensor.type != DataType::kFloat32) return {false, "non-float activations stay on the CPU"};
   }
-  shaders::NodeContext ctx{&graph, node_index, &node, false, false, {}};
+  shaders::NodeContext ctx{&graph, node_index, &node, false, false, false, {}};
   auto shader = shaders::GenerateShader(ctx);
   if (!shader.ok()) return {false, Message(shader.status())};
   return {true, ""};
@@ -83,14 +87,27 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   compile.fp16 = options_.fp16;
   compile.fp32_accumulation = options_.fp32_accumulation || WantsFp32Accumulation(graph);
   compile.fusion = options_.fusion;
+  compile.fp16_arithmetic = options_.fp16 && !device_->info().is_software();
   auto compiled = CompilePartition(graph, partition, compile);
   if (!compiled.ok()) return compiled.status();
   last_dispatch_count_ = compiled->dispatches.size();
   return Realize(*compiled);
 }
 
+std::vector<std::vector<DispatchProfile>> GpuDelegate::Profiles() const {
+  std::vector<std::vector<DispatchProfile>> all;
+  for (const KernelProfile& k : kernels_) {
+    if (k.alive.expired()) continue;
+    std::vector<DispatchProfile> dispatches = k.dispatches;
+    const std::vector<double> ns = k.timed->dispatch_ns();
+    for (size_t i = 0; i < dispatches.size() && i < ns.size(); ++i) dispatches[i].gpu_ns = ns[i];
+    all.push_back(std::move(dispatches));
+  }
+  return all;
+}
+
 absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const CompiledModel& model) {
-  auto kernel = std::make_unique<GpuKernel>(*device_);
+  auto kernel = std::make_unique<GpuKernel>(*device_, timed_runs_);
   std::vector<gpu::Buffer*> buffers;
   for (const CompiledBuffer& b : model.buffers) {
     auto buffer = device_->CreateBuffer(std::max<size_t>(b.bytes, 4));
@@ -130,6 +147,16 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const Compi
   auto recording = device_->Record(dispatches);
   if (!recording.ok()) return recording.status();
   kernel->recording = std::move(*recording);
+  if (options_.profile) {
+    auto timed = device_->Record(dispatches, gpu::RecordOptions{true});
+    if (!timed.ok()) return timed.status();
+    kernel->timed_recording = std::move(*timed);
+    KernelProfile profile;
+    for (const CompiledDispatch& cd : model.dispatches) profile.dispatches.push_back({cd.code.name, cd.nodes, 0});
+    profile.timed = kernel->timed_recording.get();
+    profile.alive = kernel->alive;
+    kernels_.push_back(std::move(profile));
+  }
   return std::unique_ptr<DelegateKernel>(std::move(kernel));
 }
 

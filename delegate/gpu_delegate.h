@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backends/gpu/gpu.h"
 #include "delegate/compiled_model.h"
@@ -24,6 +25,16 @@ struct GpuDelegateOptions {
   bool fp16 = false;
   bool fp32_accumulation = false;
   bool fusion = true;          // graph transforms that merge nodes (--no-fusion: off)
+  // Also record each partition with GPU timestamps, replayed instead of the
+  // plain recording while SetTimedRuns(true) (mgd bench's per-op profile).
+  bool profile = false;
+};
+
+// One partition's dispatches and, after a timed run, their GPU times.
+struct DispatchProfile {
+  std::string name;        // the shader's name
+  std::vector<int> nodes;  // model nodes it runs (empty: I/O conversion)
+  double gpu_ns = 0;       // last timed run
 };
 
 class GpuDelegate : public Delegate {
@@ -39,6 +50,10 @@ class GpuDelegate : public Delegate {
   const GpuDelegateOptions& options() const { return options_; }
   // Dispatches of the partition prepared last (I/O conversions included).
   size_t last_dispatch_count() const { return last_dispatch_count_; }
+  // With options.profile: replay the timestamped recordings from now on.
+  void SetTimedRuns(bool timed) { *timed_runs_ = timed; }
+  // Every prepared partition's dispatches, times from its last timed run.
+  std::vector<std::vector<DispatchProfile>> Profiles() const;
 
  private:
   GpuDelegate(GpuDelegateOptions options, std::unique_ptr<gpu::Device> device);
@@ -47,6 +62,14 @@ class GpuDelegate : public Delegate {
   GpuDelegateOptions options_;
   std::unique_ptr<gpu::Device> device_;
   size_t last_dispatch_count_ = 0;
+  std::shared_ptr<bool> timed_runs_ = std::make_shared<bool>(false);
+  // Per prepared kernel: its dispatch list and timed recording.
+  struct KernelProfile {
+    std::vector<DispatchProfile> dispatches;
+    gpu::Recording* timed = nullptr;
+    std::weak_ptr<bool> alive;
+  };
+  std::vector<KernelProfile> kernels_;
 };
 
 }  // namespace mgd

@@ -31,8 +31,11 @@ struct NodeContext {
   const Graph* graph = nullptr;
   int node_index = -1;
   const Node* node = nullptr;
-  bool fp16 = false;               // fp16 storage and mediump arithmetic
+  bool fp16 = false;               // fp16 storage
   bool fp32_accumulation = false;  // sums in highp even when fp16
+  // With fp16: mediump arithmetic too. Off on software GPUs, where
+  // RelaxedPrecision turns into emulated half floats, 100x slower.
+  bool fp16_arithmetic = false;
   // A PAD fused into this node's reads; `node` is then a copy whose input 0
   // is the PAD's input.
   FusedPad pad;

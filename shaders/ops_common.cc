@@ -59,7 +59,7 @@ GeneratedShader StartShader(const NodeContext& ctx, const layout::Bhwc& out, std
   }
   g.code.buffers.push_back({"out0", "", BufferAccess::kWrite, true});
   g.code.half_storage = ctx.fp16;
-  g.code.mediump = ctx.fp16;
+  g.code.mediump = ctx.fp16 && ctx.fp16_arithmetic;
   g.activation_inputs = std::move(activation_inputs);
   g.groups = GridFor(out, kWorkgroup);
   g.output = out;

@@ -20,26 +20,6 @@ double MsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-absl::Status FeedInput(TensorRef& tensor, size_t index, const std::string& path) {
-  if (tensor.type != DataType::kFloat32) {
-    return absl::InvalidArgumentError(fmt::format("input {} ('{}') has type {}; only float32 inputs can be given",
-                                                  index, tensor.name, DataTypeName(tensor.type)));
-  }
-  MGD_ASSIGN_OR_RETURN(FloatArray array, ReadFloatArray(path));
-  if (array.has_shape && array.shape != tensor.shape) {
-    return absl::InvalidArgumentError(fmt::format("{}: shape {} does not match input {} ('{}') of shape {}", path,
-                                                  ShapeToString(array.shape), index, tensor.name,
-                                                  ShapeToString(tensor.shape)));
-  }
-  if (static_cast<int64_t>(array.values.size()) != tensor.elements()) {
-    return absl::InvalidArgumentError(fmt::format("{}: holds {} float32 values, but input {} ('{}') of shape {} needs {}",
-                                                  path, array.values.size(), index, tensor.name,
-                                                  ShapeToString(tensor.shape), tensor.elements()));
-  }
-  std::memcpy(tensor.data, array.values.data(), tensor.bytes);
-  return absl::OkStatus();
-}
-
 struct Stats {
   float min = 0, max = 0;
   int64_t argmax = 0;
@@ -66,6 +46,27 @@ Stats Summarize(const float* v, int64_t n) {
 }  // namespace
 
 absl::Status UsageError(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+absl::Status FeedInput(TensorRef& tensor, size_t index, const std::string& path) {
+  if (tensor.type != DataType::kFloat32) {
+    return absl::InvalidArgumentError(fmt::format("input {} ('{}') has type {}; only float32 inputs can be given",
+                                                  index, tensor.name, DataTypeName(tensor.type)));
+  }
+  MGD_ASSIGN_OR_RETURN(FloatArray array, ReadFloatArray(path));
+  if (array.has_shape && array.shape != tensor.shape) {
+    return absl::InvalidArgumentError(fmt::format("{}: shape {} does not match input {} ('{}') of shape {}", path,
+                                                  ShapeToString(array.shape), index, tensor.name,
+                                                  ShapeToString(tensor.shape)));
+  }
+  if (static_cast<int64_t>(array.values.size()) != tensor.elements()) {
+    return absl::InvalidArgumentError(fmt::format("{}: holds {} float32 values, but input {} ('{}') of shape {} needs {}",
+                                                  path, array.values.size(), index, tensor.name,
+                                                  ShapeToString(tensor.shape), tensor.elements()));
+  }
+  std::memcpy(tensor.data, array.values.data(), tensor.bytes);
+  return absl::OkStatus();
+}
+
 
 absl::Status WithModelPath(const std::string& model, const absl::Status& status) {
   return absl::Status(status.code(), fmt::format("{}: {}", model, status.message()));
@@ -142,8 +143,11 @@ absl::Status Run(const RunOptions& options) {
                                 file.empty() ? "" : " -> " + file));
   }
 
-  int delegated = 0;
-  for (const NodePlacement& p : interpreter->placements()) delegated += p.where == NodePlacement::Where::kDelegate;
+  int delegated = 0, folded = 0;
+  for (const NodePlacement& p : interpreter->placements()) {
+    delegated += p.where == NodePlacement::Where::kDelegate;
+    folded += p.where == NodePlacement::Where::kFolded;
+  }
   if (options.json) {
     nlohmann::json j = {{"backend", backend.backend},
                         {"device", backend.device},
@@ -160,8 +164,9 @@ absl::Status Run(const RunOptions& options) {
   fmt::print("model    {}\n", options.model);
   fmt::print("backend  {} ({}; {})\n", backend.backend, backend.device, backend.why);
   fmt::print("precision {}{}\n", precision, precision != options.precision ? " (the CPU path is fp32)" : "");
-  fmt::print("nodes    {} ({} on the GPU in {} partitions, the rest on the CPU)\n", interpreter->graph().nodes.size(),
-             delegated, interpreter->partitions().size());
+  fmt::print("nodes    {} ({} on the GPU in {} partition(s), {} folded at load, {} on the CPU)\n",
+             interpreter->graph().nodes.size(), delegated, interpreter->partitions().size(), folded,
+             interpreter->graph().nodes.size() - static_cast<size_t>(delegated + folded));
   fmt::print("prepare  {:.1f} ms\nrun      {:.1f} ms\n", prepare_ms, run_ms);
   for (const std::string& line : lines) fmt::print("{}\n", line);
   return absl::OkStatus();

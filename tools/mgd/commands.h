@@ -7,6 +7,10 @@
 
 #include "absl/status/status.h"
 
+namespace mgd {
+struct TensorRef;
+}
+
 namespace mgd::cli {
 
 struct RunOptions {
@@ -43,6 +47,19 @@ struct InfoOptions {
   bool clamp_limits = false;
 };
 absl::Status Info(const InfoOptions& options);
+
+struct BenchOptions {
+  RunOptions run;
+  int warmup = 10;
+  int iterations = 100;
+  std::string trace;
+  std::string vs;
+};
+absl::Status Bench(const BenchOptions& options);
+
+// Fills `tensor` (model input `index`) from a .npy or raw .f32 file; a size
+// or shape mismatch is an InvalidArgument naming both.
+absl::Status FeedInput(TensorRef& tensor, size_t index, const std::string& path);
 
 // A usage error (exit code 2) with `message`.
 absl::Status UsageError(const std::string& message);

@@ -21,6 +21,23 @@ int ExitCode(const absl::Status& status) {
 
 }  // namespace
 
+namespace {
+
+// The options `run` and `bench` share.
+void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
+  cmd->add_option("model", run.model, "Model (.tflite)")->required();
+  cmd->add_option("--backend", run.backend, "auto|vulkan|gl|cpu")->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
+  cmd->add_option("--precision", run.precision, "fp32|fp16 (GPU backends)")->check(CLI::IsMember({"fp32", "fp16"}));
+  cmd->add_option("--input", run.inputs, "Input file (.npy float32 or raw .f32), one per model input, in order");
+  cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache directory (GPU backends)");
+  cmd->add_option("--workgroups", run.workgroups, "Workgroup table (GPU backends)");
+  cmd->add_option("--memory-strategy", run.memory_strategy, "Memory planning strategy (GPU backends)");
+  cmd->add_flag("--no-fusion", run.no_fusion, "Disable operator fusion (GPU backends)");
+  cmd->add_flag("--json", run.json, "Print one JSON object on stdout");
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"mgd: a mobile GPU delegate for TFLite models"};
   app.require_subcommand(1);
@@ -28,17 +45,15 @@ int main(int argc, char** argv) {
 
   mgd::cli::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "Run a model once and write its outputs");
-  run_cmd->add_option("model", run.model, "Model (.tflite)")->required();
-  run_cmd->add_option("--backend", run.backend, "auto|vulkan|gl|cpu")
-      ->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
-  run_cmd->add_option("--precision", run.precision, "fp32|fp16")->check(CLI::IsMember({"fp32", "fp16"}));
-  run_cmd->add_option("--input", run.inputs, "Input file (.npy float32 or raw .f32), one per model input, in order");
+  AddRunOptions(run_cmd, run);
   run_cmd->add_option("--output-dir", run.output_dir, "Write output_<k>.npy here");
-  run_cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache directory (GPU backends)");
-  run_cmd->add_option("--workgroups", run.workgroups, "Workgroup table (GPU backends)");
-  run_cmd->add_option("--memory-strategy", run.memory_strategy, "Memory planning strategy (GPU backends)");
-  run_cmd->add_flag("--no-fusion", run.no_fusion, "Disable operator fusion (GPU backends)");
-  run_cmd->add_flag("--json", run.json, "Print one JSON object on stdout");
+
+  mgd::cli::BenchOptions bench;
+  auto* bench_cmd = app.add_subcommand("bench", "Prepare time, run latency percentiles and per-dispatch GPU times");
+  AddRunOptions(bench_cmd, bench.run);
+  bench_cmd->add_option("--warmup", bench.warmup, "Untimed runs first (default 10)");
+  bench_cmd->add_option("--iterations", bench.iterations, "Timed runs (default 100)");
+  bench_cmd->add_option("--vs", bench.vs, "cpu: also time the CPU reference kernels and print the speed-up");
 
   mgd::cli::OpsOptions ops;
   auto* ops_cmd = app.add_subcommand("ops", "List every node: op, where it runs, and why");
@@ -72,6 +87,7 @@ int main(int argc, char** argv) {
 
   absl::Status status;
   if (run_cmd->parsed()) status = mgd::cli::Run(run);
+  else if (bench_cmd->parsed()) status = mgd::cli::Bench(bench);
   else if (ops_cmd->parsed()) status = mgd::cli::Ops(ops);
   else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
   else if (info_cmd->parsed()) status = mgd::cli::Info(info);

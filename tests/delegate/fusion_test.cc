@@ -1,0 +1,194 @@
+// The graph transforms: each pass on its own (what it groups, aliases or
+// folds), then fused against unfused on the GPU: the same results within the
+// bounds, with fewer dispatches.
+#include "delegate/fusion.h"
+#include "tests/delegate/delegate_fixture.h"
+#include "tests/graph_builder.h"
+
+namespace mgd {
+namespace {
+
+using testing::GraphBuilder;
+using testing::Uniform;
+
+PartitionView WholeGraph(const Graph& g) {
+  PartitionView view{&g, {}, {g.outputs.begin(), g.outputs.end()}};
+  for (size_t n = 0; n < g.nodes.size(); ++n) view.nodes.push_back(static_cast<int>(n));
+  return view;
+}
+
+int Conv(GraphBuilder& b, int x, int channels_in, int channels_out, const Shape& out, Activation activation = Activation::kNone) {
+  Conv2dAttributes a;
+  a.padding = Padding::kValid;
+  a.activation = activation;
+  const int y = b.Tensor(out);
+  b.Op(OpKind::kConv2d, a,
+       {x, b.Constant({channels_out, 3, 3, channels_in}, Uniform(static_cast<size_t>(9 * channels_in * channels_out), 3, 0.2f)),
+        b.Constant({channels_out}, Uniform(static_cast<size_t>(channels_out), 4))},
+       {y});
+  return y;
+}
+
+// conv -> RELU -> ADD(other input) -> MUL(constant per channel).
+Graph ElementwiseChain() {
+  GraphBuilder b;
+  const int x = b.Input({1, 8, 9, 5}), other = b.Input({1, 6, 7, 6});
+  const int c = Conv(b, x, 5, 6, {1, 6, 7, 6});
+  const int r = b.Tensor({1, 6, 7, 6}), s = b.Tensor({1, 6, 7, 6}), y = b.Tensor({1, 6, 7, 6});
+  b.Op(OpKind::kRelu, {}, {c}, {r});
+  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {other, r}, {s});
+  b.Op(OpKind::kMul, ElementwiseAttributes{Activation::kRelu6}, {s, b.Constant({6}, Uniform(6, 5))}, {y});
+  b.Output(y);
+  return b.Build();
+}
+
+// PAD (spatial) -> conv, PAD -> MAX_POOL, PAD -> AVERAGE_POOL: zeros of
+// the PAD take part in the max and the average.
+Graph PadsIntoWindows(OpKind op) {
+  GraphBuilder b;
+  const int x = b.Input({1, 6, 7, 5});
+  const int p = b.Tensor({1, 8, 10, 5});
+  b.Op(OpKind::kPad, {}, {x, b.ConstantInt({4, 2}, {0, 0, 1, 1, 2, 1, 0, 0})}, {p});
+  if (op == OpKind::kConv2d) {
+    b.Output(Conv(b, p, 5, 4, {1, 6, 8, 4}));
+  } else {
+    Pool2dAttributes a;
+    a.padding = Padding::kSame;
+    a.filter_h = a.filter_w = 3;
+    a.stride_h = a.stride_w = 2;
+    const int y = b.Tensor({1, 4, 5, 5});
+    b.Op(op, a, {p}, {y});
+    b.Output(y);
+  }
+  return b.Build();
+}
+
+// MAX_POOL -> PAD (channels 5 -> 11) -> ADD, blazeface's residual pattern.
+Graph ChannelPad() {
+  GraphBuilder b;
+  const int x = b.Input({1, 8, 8, 5}), other = b.Input({1, 4, 4, 11});
+  Pool2dAttributes a;
+  a.filter_h = a.filter_w = a.stride_h = a.stride_w = 2;
+  const int m = b.Tensor({1, 4, 4, 5}), p = b.Tensor({1, 4, 4, 11}), y = b.Tensor({1, 4, 4, 11});
+  b.Op(OpKind::kMaxPool2d, a, {x}, {m});
+  b.Op(OpKind::kPad, {}, {m, b.ConstantInt({4, 2}, {0, 0, 0, 0, 0, 0, 0, 6})}, {p});
+  b.Op(OpKind::kAdd, ElementwiseAttributes{Activation::kRelu}, {other, p}, {y});
+  b.Output(y);
+  return b.Build();
+}
+
+// conv -> MUL(constant) -> ADD(constant), then a RESHAPE [1,1,1,4] -> [1,4]
+// (the same PHWC4 layout: a no-op).
+Graph FoldableConstants() {
+  GraphBuilder b;
+  const int x = b.Input({1, 3, 3, 3});
+  const int c = Conv(b, x, 3, 4, {1, 1, 1, 4});
+  const int m = b.Tensor({1, 1, 1, 4}), a = b.Tensor({1, 1, 1, 4}), r = b.Tensor({1, 4});
+  b.Op(OpKind::kMul, ElementwiseAttributes{}, {c, b.Constant({4}, {0.5f, -2.0f, 1.5f, 3.0f})}, {m});
+  b.Op(OpKind::kAdd, ElementwiseAttributes{Activation::kRelu}, {b.Constant({1}, {0.25f}), m}, {a});
+  b.Op(OpKind::kReshape, ReshapeAttributes{}, {a, b.ConstantInt({2}, {1, 4})}, {r});
+  b.Output(r);
+  return b.Build();
+}
+
+TEST(FusionPasses, ElementwiseChainsBecomeTailsOfTheirProducer) {
+  const Graph g = ElementwiseChain();
+  const FusionPlan plan = PlanFusion(WholeGraph(g), true);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].head, 0);
+  EXPECT_EQ(plan.groups[0].tails, (std::vector<std::pair<int, int>>{{1, 0}, {2, 1}, {3, 0}}));
+  EXPECT_EQ(plan.groups[0].output, g.outputs[0]);
+  EXPECT_EQ(PlanFusion(WholeGraph(g), false).groups.size(), 4u);
+}
+
+TEST(FusionPasses, ATensorWithTwoConsumersIsNotFused) {
+  GraphBuilder b;
+  const int x = b.Input({1, 4, 4, 4});
+  const int r = b.Tensor({1, 4, 4, 4}), y1 = b.Tensor({1, 4, 4, 4}), y2 = b.Tensor({1, 4, 4, 4});
+  b.Op(OpKind::kRelu, {}, {x}, {r});
+  b.Op(OpKind::kTanh, {}, {r}, {y1});
+  b.Op(OpKind::kLogistic, {}, {r}, {y2});
+  b.Output(y1);
+  b.Output(y2);
+  const Graph g = b.Build();
+  EXPECT_EQ(PlanFusion(WholeGraph(g), true).groups.size(), 3u);
+}
+
+TEST(FusionPasses, SpatialPadsAreReadThroughAndChannelPadsWritten) {
+  for (OpKind op : {OpKind::kConv2d, OpKind::kMaxPool2d, OpKind::kAveragePool2d}) {
+    const Graph g = PadsIntoWindows(op);
+    const FusionPlan plan = PlanFusion(WholeGraph(g), true);
+    ASSERT_EQ(plan.groups.size(), 1u) << OpName(op);
+    EXPECT_EQ(plan.groups[0].input_pad, 0);
+    EXPECT_EQ(plan.groups[0].head, 1);
+    EXPECT_EQ(plan.groups[0].pad.top, 1);
+    EXPECT_EQ(plan.groups[0].pad.bottom, 1);
+    EXPECT_EQ(plan.groups[0].pad.left, 2);
+    EXPECT_EQ(plan.groups[0].pad.right, 1);
+  }
+  const Graph g = ChannelPad();
+  const FusionPlan plan = PlanFusion(WholeGraph(g), true);
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_EQ(plan.groups[0].output_pad, 1);
+  EXPECT_EQ(plan.groups[1].head, 2);
+}
+
+TEST(FusionPasses, ConstantMulAndAddFoldIntoTheConvolutionAndNoOpsLeave) {
+  Graph g = FoldableConstants();
+  const std::vector<float> weights_before = [&] {
+    const Tensor& w = g.tensors[static_cast<size_t>(g.nodes[0].inputs[1])];
+    std::vector<float> v(static_cast<size_t>(NumElements(w.shape)));
+    std::memcpy(v.data(), w.data.data(), v.size() * 4);
+    return v;
+  }();
+  PartitionView view = WholeGraph(g);
+  FoldMulAddIntoConvolutions(g, view);
+  EXPECT_EQ(view.nodes, (std::vector<int>{0, 3}));
+  const Node& conv = g.nodes[0];
+  EXPECT_EQ(std::get<Conv2dAttributes>(conv.attributes).activation, Activation::kRelu);
+  const Tensor& w = g.tensors[static_cast<size_t>(conv.inputs[1])];
+  float first;
+  std::memcpy(&first, w.data.data(), 4);
+  EXPECT_EQ(first, weights_before[0] * 0.5f);  // output channel 0 scaled by 0.5
+  FusionPlan plan;
+  RemoveNoOps(view, plan);
+  EXPECT_EQ(view.nodes, (std::vector<int>{0}));
+  EXPECT_EQ(plan.aliases.at(g.outputs[0]), conv.outputs[0]);
+}
+
+// Fused and unfused on the GPU.
+using FusionTest = testing::DelegateTest;
+
+TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
+  struct Case {
+    const char* name;
+    Graph graph;
+  };
+  std::vector<Case> cases = {{"elementwise chain", ElementwiseChain()},
+                             {"pad into conv", PadsIntoWindows(OpKind::kConv2d)},
+                             {"pad into max pool", PadsIntoWindows(OpKind::kMaxPool2d)},
+                             {"pad into average pool", PadsIntoWindows(OpKind::kAveragePool2d)},
+                             {"channel pad", ChannelPad()},
+                             {"folded constants", FoldableConstants()}};
+  uint32_t seed = 40;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::vector<float>> inputs;
+    for (int t : c.graph.inputs) {
+      inputs.push_back(Uniform(static_cast<size_t>(NumElements(c.graph.tensors[static_cast<size_t>(t)].shape)), seed++));
+    }
+    const auto cpu = Run(c.graph, inputs, nullptr);
+    const auto fused = Run(c.graph, inputs, delegate_.get());
+    const size_t fused_dispatches = delegate_->last_dispatch_count();
+    const auto unfused = Run(c.graph, inputs, &Unfused());
+    const size_t unfused_dispatches = Unfused().last_dispatch_count();
+    ExpectNear(fused, cpu, 2.0);
+    ExpectNear(unfused, cpu, 2.0);
+    EXPECT_LT(fused_dispatches, unfused_dispatches);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, FusionTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
+
+}  // namespace
+}  // namespace mgd

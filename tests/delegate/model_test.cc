@@ -1,0 +1,92 @@
+// The six test models fully on the GPU (one partition, no CPU node) on both
+// APIs, fp32 and fp16, against LiteRT's outputs with the whole-model bounds
+// of DESIGN.md section 5, plus the user-level fp16 checks: the same
+// face-detection anchors above score 0 and the same selfie mask.
+#include <chrono>
+
+#include "model/reader.h"
+#include "tests/delegate/delegate_fixture.h"
+
+namespace mgd {
+namespace {
+
+using ModelTest = testing::DelegateTest;
+
+std::vector<float> Output(const Interpreter& interpreter, size_t k) {
+  const TensorRef& t = const_cast<Interpreter&>(interpreter).output(k);
+  return {t.as<float>(), t.as<float>() + t.elements()};
+}
+
+// Indices where `scores` > threshold.
+std::vector<size_t> Above(const std::vector<float>& scores, float threshold) {
+  std::vector<size_t> v;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    if (scores[i] > threshold) v.push_back(i);
+  }
+  return v;
+}
+
+double MaskIou(const std::vector<float>& a, const std::vector<float>& b) {
+  size_t both = 0, either = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    both += (a[i] > 0.5f) && (b[i] > 0.5f);
+    either += (a[i] > 0.5f) || (b[i] > 0.5f);
+  }
+  return either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
+}
+
+TEST_P(ModelTest, FullyDelegatedAndWithinTheBounds) {
+  const bool fp16 = GetParam().fp16;
+  for (const char* model : {"face_detection_short_range", "face_landmark", "hand_landmark_lite", "palm_detection_lite",
+                            "pose_landmark_lite", "selfie_segmentation"}) {
+    SCOPED_TRACE(model);
+    const auto start = std::chrono::steady_clock::now();
+    auto graph = ReadModelFile(testing::DataPath(std::string("models/") + model + ".tflite"));
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    InterpreterOptions options;
+    options.delegates.push_back(delegate_.get());
+    auto created = Interpreter::Create(std::move(*graph), std::move(options));
+    ASSERT_TRUE(created.ok()) << created.status();
+    Interpreter& interpreter = **created;
+    EXPECT_EQ(interpreter.partitions().size(), 1u);
+    for (size_t n = 0; n < interpreter.placements().size(); ++n) {
+      EXPECT_NE(interpreter.placements()[n].where, NodePlacement::Where::kCpu)
+          << NodeLabel(interpreter.graph(), static_cast<int>(n)) << ": " << interpreter.placements()[n].reason;
+    }
+    const std::string dir = testing::DataPath(std::string("reference/") + model + "/image/");
+    const auto input = testing::ReadF32(dir + "input_0.f32");
+    std::memcpy(interpreter.input(0).data, input.data(), interpreter.input(0).bytes);
+    const absl::Status invoked = interpreter.Invoke();
+    ASSERT_TRUE(invoked.ok()) << invoked;
+    for (size_t k = 0; k < interpreter.num_outputs(); ++k) {
+      const std::string name = interpreter.output(k).name;
+      const auto actual = Output(interpreter, k);
+      const auto expected = testing::ReadF32(dir + "output_" + std::to_string(k) + ".f32");
+      // pose_landmark's segmentation logits are ill-conditioned (testdata README).
+      const bool ill_conditioned = std::string(model) == "pose_landmark_lite" && name == "Identity_2";
+      const double rms = testing::RelativeRms(actual, expected);
+      if (fp16) {
+        EXPECT_LE(rms, ill_conditioned ? 1e-1 : 1e-2) << name;
+      } else {
+        EXPECT_LE(rms, ill_conditioned ? 1e-2 : 1e-5) << name;
+        if (!ill_conditioned) {
+          EXPECT_EQ(testing::FirstOutOfBounds(actual, expected, 1e-3, 1e-3), -1) << name;
+        }
+      }
+      // What a user sees must not change (also in fp16).
+      if (name == "classificators") {
+        EXPECT_EQ(Above(actual, 0.0f), Above(expected, 0.0f));
+      }
+      if (std::string(model) == "selfie_segmentation") {
+        EXPECT_GE(MaskIou(actual, expected), 0.99);
+      }
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%s: %.1f s (prepare and one run)\n", model, seconds);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ModelTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
+
+}  // namespace
+}  // namespace mgd

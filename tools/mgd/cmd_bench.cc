@@ -1,0 +1,181 @@
+// mgd bench: cold prepare time, end-to-end latency over many invokes (input
+// upload and output download included), and the GPU time of each dispatch
+// from timestamps, mapped back to the model's nodes.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "interpreter/interpreter.h"
+#include "model/reader.h"
+#include "model/status_macros.h"
+#include "tools/mgd/backend_choice.h"
+#include "tools/mgd/commands.h"
+
+namespace mgd::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5));
+  return v[i];
+}
+
+struct Model {
+  std::unique_ptr<Interpreter> interpreter;
+  double prepare_ms = 0;
+};
+
+absl::StatusOr<Model> Load(const BenchOptions& options, Delegate* delegate) {
+  const auto start = Clock::now();
+  MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.run.model));
+  InterpreterOptions interpreter_options;
+  if (delegate != nullptr) interpreter_options.delegates.push_back(delegate);
+  auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
+  if (!created.ok()) return WithModelPath(options.run.model, created.status());
+  Model m{std::move(*created), Ms(Clock::now() - start)};
+  // Inputs from files, or uniform in [-1, 1] with a fixed seed.
+  if (!options.run.inputs.empty() && options.run.inputs.size() != m.interpreter->num_inputs()) {
+    return UsageError(fmt::format("{}: the model has {} input(s), but {} --input file(s) were given",
+                                  options.run.model, m.interpreter->num_inputs(), options.run.inputs.size()));
+  }
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (size_t i = 0; i < m.interpreter->num_inputs(); ++i) {
+    TensorRef& t = m.interpreter->input(i);
+    if (!options.run.inputs.empty()) {
+      MGD_RETURN_IF_ERROR(FeedInput(t, i, options.run.inputs[i]));
+    } else if (t.type == DataType::kFloat32) {
+      for (int64_t k = 0; k < t.elements(); ++k) t.as<float>()[k] = uniform(rng);
+    }
+  }
+  return m;
+}
+
+// Wall time of each of `iterations` invokes after `warmup` ones.
+absl::StatusOr<std::vector<double>> Time(Interpreter& interpreter, int warmup, int iterations) {
+  for (int i = 0; i < warmup; ++i) {
+    if (absl::Status s = interpreter.Invoke(); !s.ok()) return absl::InternalError(s.message());
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < iterations; ++i) {
+    const auto start = Clock::now();
+    if (absl::Status s = interpreter.Invoke(); !s.ok()) return absl::InternalError(s.message());
+    ms.push_back(Ms(Clock::now() - start));
+  }
+  return ms;
+}
+
+std::string NodeNames(const Graph& graph, const std::vector<int>& nodes) {
+  std::vector<std::string> names;
+  for (int n : nodes) names.push_back(fmt::format("{}:{}", n, OpName(graph.nodes[static_cast<size_t>(n)].op)));
+  return names.empty() ? "(input/output conversion)" : fmt::format("{}", fmt::join(names, " "));
+}
+
+}  // namespace
+
+absl::Status Bench(const BenchOptions& options) {
+  if (options.iterations < 1 || options.warmup < 0) return UsageError("--iterations must be >= 1 and --warmup >= 0");
+  if (!options.vs.empty() && options.vs != "cpu") return UsageError(fmt::format("--vs {}: only 'cpu' is known", options.vs));
+  GpuDelegateOptions gpu_options;
+  gpu_options.fp16 = options.run.precision == "fp16";
+  gpu_options.fusion = !options.run.no_fusion;
+  gpu_options.profile = true;
+  MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.run.backend, gpu_options));
+  MGD_ASSIGN_OR_RETURN(Model model, Load(options, backend.delegate.get()));
+  Interpreter& interpreter = *model.interpreter;
+  MGD_ASSIGN_OR_RETURN(std::vector<double> run_ms, Time(interpreter, options.warmup, options.iterations));
+
+  // GPU times: the timestamped recordings, replayed separately so that the
+  // latency above carries no query overhead.
+  std::vector<double> gpu_total_ms;
+  std::map<size_t, std::vector<double>> per_dispatch_ms;  // flat dispatch index -> samples
+  std::vector<DispatchProfile> dispatches;
+  if (backend.delegate) {
+    backend.delegate->SetTimedRuns(true);
+    const int samples = std::min(options.iterations, 50);
+    for (int i = 0; i < samples + 2; ++i) {
+      if (absl::Status s = interpreter.Invoke(); !s.ok()) return absl::InternalError(s.message());
+      if (i < 2) continue;  // the first timed replays warm up
+      double total = 0;
+      size_t flat = 0;
+      dispatches.clear();
+      for (const auto& partition : backend.delegate->Profiles()) {
+        for (const DispatchProfile& d : partition) {
+          per_dispatch_ms[flat++].push_back(d.gpu_ns * 1e-6);
+          total += d.gpu_ns * 1e-6;
+          dispatches.push_back(d);
+        }
+      }
+      gpu_total_ms.push_back(total);
+    }
+    backend.delegate->SetTimedRuns(false);
+  }
+  std::vector<double> cpu_ms;
+  if (options.vs == "cpu") {
+    MGD_ASSIGN_OR_RETURN(Model cpu, Load(options, nullptr));
+    MGD_ASSIGN_OR_RETURN(cpu_ms, Time(*cpu.interpreter, std::min(options.warmup, 3), std::min(options.iterations, 10)));
+  }
+
+  nlohmann::json per_op = nlohmann::json::array();
+  for (size_t i = 0; i < dispatches.size(); ++i) {
+    std::vector<std::string> ops;
+    for (int n : dispatches[i].nodes) ops.push_back(OpName(interpreter.graph().nodes[static_cast<size_t>(n)].op));
+    per_op.push_back({{"name", dispatches[i].name}, {"ops", ops}, {"nodes", dispatches[i].nodes},
+                      {"gpu_ms", Percentile(per_dispatch_ms[i], 0.5)}});
+  }
+  const double p50 = Percentile(run_ms, 0.5);
+  if (options.run.json) {
+    nlohmann::json j = {
+        {"backend", backend.backend},
+        {"device", backend.device},
+        {"precision", backend.delegate ? options.run.precision : "fp32"},
+        {"fusion", !options.run.no_fusion},
+        {"prepare_ms", model.prepare_ms},
+        {"run_ms",
+         {{"min", Percentile(run_ms, 0)}, {"p50", p50}, {"p90", Percentile(run_ms, 0.9)}, {"max", Percentile(run_ms, 1)}}},
+        {"gpu_ms", {{"p50", backend.delegate ? nlohmann::json(Percentile(gpu_total_ms, 0.5)) : nlohmann::json(nullptr)}}},
+        {"dispatches", dispatches.size()},
+        {"partitions", interpreter.partitions().size()},
+        {"per_op", per_op}};
+    if (!cpu_ms.empty()) j["vs_cpu"] = {{"cpu_p50_ms", Percentile(cpu_ms, 0.5)}, {"speedup", Percentile(cpu_ms, 0.5) / p50}};
+    fmt::print("{}\n", j.dump());
+    return absl::OkStatus();
+  }
+  fmt::print("model      {}\nbackend    {} ({}; {})\nprecision  {}{}\n", options.run.model, backend.backend,
+             backend.device, backend.why, backend.delegate ? options.run.precision : "fp32",
+             options.run.no_fusion ? " (fusion off)" : "");
+  fmt::print("prepare    {:.1f} ms (cold)\n", model.prepare_ms);
+  fmt::print("run        min {:.3f}  p50 {:.3f}  p90 {:.3f}  max {:.3f} ms over {} runs (upload and download included)\n",
+             Percentile(run_ms, 0), p50, Percentile(run_ms, 0.9), Percentile(run_ms, 1), run_ms.size());
+  if (backend.delegate) {
+    fmt::print("gpu        p50 {:.3f} ms in {} dispatches ({} partition(s))\n", Percentile(gpu_total_ms, 0.5),
+               dispatches.size(), interpreter.partitions().size());
+    std::vector<size_t> order(dispatches.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return Percentile(per_dispatch_ms[a], 0.5) > Percentile(per_dispatch_ms[b], 0.5);
+    });
+    fmt::print("slowest dispatches:\n");
+    for (size_t k = 0; k < std::min<size_t>(10, order.size()); ++k) {
+      const size_t i = order[k];
+      fmt::print("  {:8.4f} ms  {}  [{}]\n", Percentile(per_dispatch_ms[i], 0.5), dispatches[i].name,
+                 NodeNames(interpreter.graph(), dispatches[i].nodes));
+    }
+  }
+  if (!cpu_ms.empty()) {
+    fmt::print("cpu        p50 {:.3f} ms (reference kernels); GPU speed-up {:.2f}x\n", Percentile(cpu_ms, 0.5),
+               Percentile(cpu_ms, 0.5) / p50);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mgd::cli
