@@ -96,6 +96,7 @@ class Builder {
       head.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_pad)].inputs[0];
       ctx.pad = group.pad;
     }
+    ctx.workgroup_reduction = group.output_pad < 0;
     auto shader = shaders::GenerateShader(ctx);
     if (!shader.ok()) return Error(group.head, shader.status());
     CompiledDispatch d;
@@ -138,6 +139,7 @@ class Builder {
   }
 
   void Add(CompiledDispatch d) {
+    d.code.dont_unroll = options_.dont_unroll;
     const int step = static_cast<int>(model_.dispatches.size());
     for (const CompiledBinding& b : d.bindings) {
       CompiledBuffer& buffer = model_.buffers[static_cast<size_t>(b.buffer)];
@@ -153,7 +155,8 @@ class Builder {
                                          CompiledDispatch& d) {
     auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(group.output)].shape);
     if (!final_shape.ok()) return final_shape.status();
-    std::string body = shaders::glsl::OutputPrologue(*final_shape);
+    const auto linear = options_.linear_grid && head.prologue.empty() ? shaders::LinearGridFor(*final_shape) : std::nullopt;
+    std::string body = head.prologue.empty() ? shaders::glsl::OutputPrologue(*final_shape, linear.has_value()) : head.prologue;
     if (group.output_pad >= 0) {
       // Slices past the unpadded tensor are zeros.
       body += fmt::format("  if (s >= {}) {{ out0_set(out_index, vec4(0.0)); return; }}\n", head.output.slices());
@@ -178,7 +181,12 @@ class Builder {
     }
     body += shaders::glsl::MaskPadding(channels, "value");
     body += "  out0_set(out_index, value);\n";
-    if (group.output_pad >= 0) d.groups = shaders::GridFor(*final_shape, d.code.workgroup);
+    if (linear) {
+      d.code.workgroup = shaders::kLinearWorkgroup;
+      d.groups = *linear;
+    } else if (group.output_pad >= 0) {
+      d.groups = shaders::GridFor(*final_shape, d.code.workgroup);
+    }
     return body;
   }
 

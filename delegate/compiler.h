@@ -14,6 +14,8 @@ struct CompileOptions {
   bool fp16 = false;
   bool fp32_accumulation = false;
   bool fp16_arithmetic = false;  // see shaders::NodeContext
+  bool linear_grid = false;      // shaders::LinearGridFor where it fits
+  bool dont_unroll = false;      // shaders::ShaderCode::dont_unroll (software GPUs)
   bool fusion = true;
 };
 

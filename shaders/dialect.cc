@@ -20,6 +20,7 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
   std::string s = dialect == Dialect::kVulkan ? "#version 450\n" : "#version 310 es\n";
   // Both dialects accept precision statements; GLSL 4.50 for Vulkan turns
   // mediump into RelaxedPrecision.
+  if (dialect == Dialect::kVulkan && code.dont_unroll) s += "#extension GL_EXT_control_flow_attributes : require\n";
   s += code.mediump ? "precision mediump float;\n" : "precision highp float;\n";
   s += "precision highp int;\n";
   s += fmt::format("// {}\nlayout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;\n", code.name,
@@ -46,7 +47,14 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
     for (const std::string& member : code.params) s += "  " + member + ";\n";
     s += "} params;\n";
   }
-  s += "void main() {\n" + code.body + "}\n";
+  s += code.shared;
+  std::string body = code.body;
+  if (dialect == Dialect::kVulkan && code.dont_unroll) {
+    for (size_t at = body.find("for ("); at != std::string::npos; at = body.find("for (", at + 20)) {
+      body.insert(at, "[[dont_unroll]] ");
+    }
+  }
+  s += "void main() {\n" + body + "}\n";
   return s;
 }
 

@@ -36,12 +36,16 @@ struct ShaderCode {
   // them out the same way), e.g. {"int width", "float scale"}; read in the
   // body as params.width.
   std::vector<std::string> params;
+  std::string shared;                      // declarations before main(): shared arrays, helpers
   std::string body;                        // the statements of main()
   bool half_storage = false;               // activations stored as fp16
   // Default float precision mediump (fp16 arithmetic where the GPU has it;
   // RelaxedPrecision in SPIR-V). Accumulators that must stay fp32 are
   // declared `highp` by the generator.
   bool mediump = false;
+  // Keep loops rolled (Vulkan: [[dont_unroll]]). For software GPUs, whose
+  // JIT spends a third less time on rolled loops; hardware drivers decide.
+  bool dont_unroll = false;
 };
 
 std::string Emit(Dialect dialect, const ShaderCode& code);

@@ -24,6 +24,13 @@ std::array<uint32_t, 3> GridFor(const layout::Bhwc& s, const std::array<uint32_t
   return {up(s.width, wg[0]), up(s.height, wg[1]), up(s.batch * s.slices(), wg[2])};
 }
 
+std::optional<std::array<uint32_t, 3>> LinearGridFor(const layout::Bhwc& s) {
+  const uint64_t total = static_cast<uint64_t>(s.width) * s.height * s.batch * s.slices();
+  const uint64_t groups = std::max<uint64_t>(1, (total + kLinearWorkgroup[0] - 1) / kLinearWorkgroup[0]);
+  if (groups > 65535) return std::nullopt;
+  return std::array<uint32_t, 3>{static_cast<uint32_t>(groups), 1, 1};
+}
+
 absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
   static const std::map<OpKind, Generator> generators = OpGenerators();
   auto it = generators.find(ctx.node->op);

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct NodeContext {
   // A PAD fused into this node's reads; `node` is then a copy whose input 0
   // is the PAD's input.
   FusedPad pad;
+  // Shaders whose workgroups cooperate through shared memory (and so must
+  // not return before a barrier) are allowed; off when a fused channel PAD
+  // needs its own early exit.
+  bool workgroup_reduction = true;
 
   const Tensor& input(size_t i) const { return graph->tensors[static_cast<size_t>(node->inputs[i])]; }
   const Tensor& output(size_t i) const { return graph->tensors[static_cast<size_t>(node->outputs[i])]; }
@@ -64,6 +69,10 @@ struct GeneratedShader {
   // included, and stores its outputs itself.
   bool linkable = true;
   layout::Bhwc output;  // output 0 as PHWC4
+  // A linkable shader's own prologue (declaring x, y, z, b, s, out_index)
+  // instead of glsl::OutputPrologue; it has returned for the invocations
+  // that store nothing by the end of the body.
+  std::string prologue;
 };
 
 // A node as an update of `value` (vec4) in a producer's shader: the operand
@@ -87,5 +96,12 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx);
 // `workgroup`.
 std::array<uint32_t, 3> GridFor(const layout::Bhwc& shape, const std::array<uint32_t, 3>& workgroup);
 
+
+// A one-dimensional grid of 64-wide workgroups over every output vec4 of
+// `shape`, x fastest: no idle lanes at the edges of small or odd-sized
+// tensors, and a warp reads consecutive vec4s. Empty when the grid would
+// exceed the 65535 workgroups every device allows in x.
+std::optional<std::array<uint32_t, 3>> LinearGridFor(const layout::Bhwc& shape);
+constexpr std::array<uint32_t, 3> kLinearWorkgroup{64, 1, 1};
 
 }  // namespace mgd::shaders

@@ -36,8 +36,9 @@ std::string CustomName(const Node& node);
 namespace glsl {
 
 // Declares x, y, z (= batch * slices + slice), b, s for one output vec4 of
-// `out` and returns early outside it; `out_index` is its PHWC4 index.
-std::string OutputPrologue(const layout::Bhwc& out);
+// `out` and returns early outside it; `out_index` is its PHWC4 index. With
+// `linear`, the grid is one-dimensional (see LinearGridFor).
+std::string OutputPrologue(const layout::Bhwc& out, bool linear = false);
 // The PHWC4 index of (b, slice, yy, xx) in a tensor of `shape`, as GLSL.
 std::string Index(const layout::Bhwc& shape, const std::string& b, const std::string& slice, const std::string& yy,
                   const std::string& xx);

@@ -68,7 +68,17 @@ GeneratedShader StartShader(const NodeContext& ctx, const layout::Bhwc& out, std
 
 namespace glsl {
 
-std::string OutputPrologue(const layout::Bhwc& o) {
+std::string OutputPrologue(const layout::Bhwc& o, bool linear) {
+  if (linear) {
+    return fmt::format(
+        "  int i = int(gl_GlobalInvocationID.x);\n"
+        "  if (i >= {N}) return;\n"
+        "  int x = i % {W}, y = (i / {W}) % {H}, z = i / ({W} * {H});\n"
+        "  int b = z / {S}, s = z - (z / {S}) * {S};\n"
+        "  int out_index = i;\n",
+        fmt::arg("N", o.width * o.height * o.batch * o.slices()), fmt::arg("W", o.width), fmt::arg("H", o.height),
+        fmt::arg("S", o.slices()));
+  }
   return fmt::format(
       "  int x = int(gl_GlobalInvocationID.x), y = int(gl_GlobalInvocationID.y), z = int(gl_GlobalInvocationID.z);\n"
       "  if (x >= {W} || y >= {H} || z >= {Z}) return;\n"

@@ -49,11 +49,29 @@ GeneratedShader Start(const NodeContext& ctx, const layout::Bhwc& out, int input
   return g;
 }
 
-std::string BiasInit(const NodeContext& ctx, int bias_input, int channels) {
-  const std::string acc = glsl::AccumulatorPrecision(ctx) + "vec4 acc";
-  if (bias_input < 0 || !ctx.has_input(static_cast<size_t>(bias_input))) return "  " + acc + " = vec4(0.0);\n";
+// The bias of output slice s: a const array when small; a large one rides at
+// the end of the weights buffer instead (software GPUs spend seconds
+// compiling big constant arrays, and hardware ones gain nothing from them).
+constexpr int kMaxInlineSlices = 16;
+
+std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels, std::string* declarations) {
+  if (bias_input < 0 || !ctx.has_input(static_cast<size_t>(bias_input))) return "vec4(0.0)";
   const std::vector<float> bias = ConstantFloats(ctx.input(static_cast<size_t>(bias_input)));
-  return glsl::ConstVec4Array("bias", layout::PadToSlices(bias.data(), channels)) + "  " + acc + " = bias[s];\n";
+  const std::vector<float> padded = layout::PadToSlices(bias.data(), channels);
+  if (padded.size() / 4 <= kMaxInlineSlices) {
+    *declarations += glsl::ConstVec4Array("bias", padded);
+    return "bias[s]";
+  }
+  std::vector<float>& weights = g.constants.at(0);
+  const size_t offset = weights.size() / 4;
+  weights.insert(weights.end(), padded.begin(), padded.end());
+  return fmt::format("weights[{} + s]", offset);
+}
+
+std::string BiasInit(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
+  std::string declarations;
+  const std::string bias = BiasOf(ctx, g, bias_input, channels, &declarations);
+  return declarations + "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = " + bias + ";\n";
 }
 
 // The loops over the filter window, skipping taps outside the input (zero
@@ -95,8 +113,63 @@ std::vector<float> PackedConvWeights(const Tensor& w, int out_channels, int kh, 
   return layout::ToConvWeightsO4I4(ohwi.data(), out_channels, kh, kw, in_channels).values;
 }
 
+// Few output vec4s, each a long sum (the 7x7 and 14x14 layers of a
+// classifier): a thread per output leaves the GPU mostly idle and waiting on
+// one long chain of loads. Here kSplit threads share each output's input
+// slices and add their partial sums (in thread order) through shared memory.
+constexpr int kSplit = 8, kOutputsPerGroup = 8;
+
+bool SplitPays(const NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out) {
+  const int64_t outputs = static_cast<int64_t>(out.batch) * out.height * out.width * out.slices();
+  return ctx.workgroup_reduction && outputs <= 8192 && in.slices() >= 2 * kSplit;
+}
+
+absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
+                                          const layout::Bhwc& in, const layout::Bhwc& out) {
+  GeneratedShader g = Start(ctx, out, 0);
+  g.constants = {PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels)};
+  const int n = out.batch * out.height * out.width * out.slices();
+  g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
+  g.groups = {static_cast<uint32_t>((n + kOutputsPerGroup - 1) / kOutputsPerGroup), 1, 1};
+  g.code.shared = fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
+  // Inactive invocations read a valid output's inputs and take part in the
+  // barrier; they return before the store.
+  g.prologue = fmt::format(
+      "  int t = int(gl_LocalInvocationID.x), l = int(gl_LocalInvocationID.y);\n"
+      "  int o = int(gl_WorkGroupID.x) * {per} + l;\n"
+      "  bool in_range = o < {n};\n"
+      "  int out_index = min(o, {n} - 1);\n"
+      "  int x = out_index % {W}, y = (out_index / {W}) % {H}, z = out_index / ({W} * {H});\n"
+      "  int b = z / {S}, s = z - b * {S};\n",
+      fmt::arg("per", kOutputsPerGroup), fmt::arg("n", n), fmt::arg("W", out.width), fmt::arg("H", out.height),
+      fmt::arg("S", out.slices()));
+  const std::string inner = fmt::format(
+      "      for (int is = t; is < {is}; is += {split}) {{\n"
+      "        vec4 v = {read};\n"
+      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
+      "{mac}"
+      "      }}\n",
+      fmt::arg("is", in.slices()), fmt::arg("split", kSplit), fmt::arg("read", glsl::Read("in0", in, "b", "is", "iy", "ix")),
+      fmt::arg("kh", geometry.kh), fmt::arg("kw", geometry.kw), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  g.code.body += "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = vec4(0.0);\n" + WindowLoops(in, geometry, inner);
+  g.code.body += fmt::format(
+      "  partial[l][t] = acc;\n"
+      "  memoryBarrierShared();\n"
+      "  barrier();\n"
+      "  if (t != 0 || !in_range) return;\n"
+      "  acc = vec4(0.0);\n"
+      "  for (int k = 0; k < {split}; ++k) acc += partial[l][k];\n",
+      fmt::arg("split", kSplit));
+  std::string declarations;
+  const std::string bias = BiasOf(ctx, g, 2, out.channels, &declarations);
+  g.code.body += declarations + "  acc += " + bias + ";\n";
+  g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
+  return g;
+}
+
 absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                      const layout::Bhwc& in, const layout::Bhwc& out) {
+  if (SplitPays(ctx, in, out)) return SplitConv(ctx, geometry, activation, in, out);
   GeneratedShader g = Start(ctx, out, 0);
   g.constants = {PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels)};
   const std::string inner = fmt::format(
@@ -107,7 +180,7 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
       "      }}\n",
       fmt::arg("is", in.slices()), fmt::arg("read", glsl::Read("in0", in, "b", "is", "iy", "ix")),
       fmt::arg("kh", geometry.kh), fmt::arg("kw", geometry.kw), fmt::arg("mac", MultiplyAccumulate("w", "v")));
-  g.code.body += Finish(BiasInit(ctx, 2, out.channels) + WindowLoops(in, geometry, inner), activation);
+  g.code.body += Finish(BiasInit(ctx, g, 2, out.channels) + WindowLoops(in, geometry, inner), activation);
   return g;
 }
 
@@ -157,7 +230,7 @@ absl::StatusOr<GeneratedShader> DepthwiseConv2d(const NodeContext& ctx) {
   }
   inner += fmt::format("      acc += {} * weights[(s * {} + ky) * {} + kx];\n", read == "v" ? "v" : "vec4(" + read + ")",
                        ws[1], ws[2]);
-  g.code.body += Finish(BiasInit(ctx, 2, out->channels) + WindowLoops(*in, geometry, inner), a.activation);
+  g.code.body += Finish(BiasInit(ctx, g, 2, out->channels) + WindowLoops(*in, geometry, inner), a.activation);
   return g;
 }
 
@@ -180,7 +253,7 @@ absl::StatusOr<GeneratedShader> FullyConnected(const NodeContext& ctx) {
   // As a 1x1 convolution over `depth` input channels: [os][is][i][o].
   g.constants = {layout::ToConvWeightsO4I4(weights.data(), units, 1, 1, depth).values};
   const int depth_slices = (depth + 3) / 4;
-  g.code.body += BiasInit(ctx, 2, out->channels);
+  g.code.body += BiasInit(ctx, g, 2, out->channels);
   g.code.body += fmt::format(
       "  int row = (b * {oh} + y) * {ow} + x;\n"
       "  for (int is = 0; is < {ds}; ++is) {{\n"
@@ -218,7 +291,7 @@ absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int
   const int kh = w[1], kw = w[2];
   GeneratedShader g = Start(ctx, *out, input);
   g.constants = {PackedConvWeights(ctx.input(static_cast<size_t>(weights_input)), out->channels, kh, kw, in->channels)};
-  g.code.body += BiasInit(ctx, bias_input, out->channels);
+  g.code.body += BiasInit(ctx, g, bias_input, out->channels);
   g.code.body += fmt::format(
       "  for (int ky = {kh} - 1; ky >= 0; --ky) {{\n"
       "    int ty = y + {ph} - ky;\n"

@@ -53,7 +53,9 @@ absl::StatusOr<GeneratedShader> Pool2d(const NodeContext& ctx) {
   if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
   const PoolParams p{a.padding, a.stride_w, a.stride_h, a.filter_w, a.filter_h, a.activation};
   GeneratedShader g = StartShader(ctx, *out, {0});
-  const std::string acc = glsl::AccumulatorPrecision(ctx) + "vec4 acc";
+  // Sums of whole windows stay fp32 even in fp16: a half float holds 11
+  // bits, and a window of hundreds of values would lose most of them.
+  const std::string acc = std::string(ctx.node->op == OpKind::kMaxPool2d ? "" : "highp ") + "vec4 acc";
   if (ctx.node->op == OpKind::kMaxPool2d) {
     g.code.body += "  " + acc + " = vec4(-3.402823466e+38);\n" + PoolLoops(ctx, *in, p, "      acc = max(acc, v);\n");
   } else {
@@ -89,7 +91,7 @@ absl::StatusOr<GeneratedShader> Mean(const NodeContext& ctx) {
   auto range = [](bool r, int n, const char* v) {
     return r ? fmt::format("int i{0} = 0; i{0} < {1}; ++i{0}", v, n) : fmt::format("int i{0} = {0}; i{0} <= {0}; ++i{0}", v);
   };
-  g.code.body += "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = vec4(0.0);\n";
+  g.code.body += "  highp vec4 acc = vec4(0.0);\n";  // fp32 sums: see Pool2d
   g.code.body += fmt::format("  for ({}) for ({}) for ({}) for ({}) {{\n", range(reduced[0], in->batch, "b"),
                              range(reduced[1], in->height, "y"), range(reduced[2], in->width, "x"),
                              range(reduced[3], in->slices(), "s"));
@@ -157,8 +159,8 @@ absl::StatusOr<GeneratedShader> MaxUnpooling(const NodeContext& ctx) {
       "      int tx = x + {pw} - kx;\n"
       "      if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {iw}) continue;\n"
       "      int ix = tx / {sw};\n"
-      "      vec4 v = {value};\n"
-      "      vec4 f = {index};\n"
+      "      highp vec4 v = {value};\n"
+      "      highp vec4 f = {index};\n"
       "      for (int k = 0; k < 4; ++k) {{\n"
       "        if (!(f[k] > -1e9 && f[k] < 1e9)) continue;\n"
       "        int n = int(f[k]);\n"

@@ -242,7 +242,9 @@ class GlDevice final : public Device {
 
   const GpuInfo& info() const override { return core_->info; }
 
-  absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes) override {
+  using Device::CreateBuffer;
+  // GL places buffers itself; Upload and Download need no submit of their own.
+  absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes, Use) override {
     return core_->worker.Call([&] { return CreateBufferOnThread(bytes); });
   }
 

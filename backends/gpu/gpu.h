@@ -134,7 +134,13 @@ class Device {
   virtual ~Device() = default;
   virtual const GpuInfo& info() const = 0;
 
-  virtual absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes) = 0;
+  // kUpload / kDownload: buffers the host writes before / reads after every
+  // run (a delegate's inputs and outputs). Where the GPU has its own memory,
+  // they live in host-visible memory so that Upload and Download are plain
+  // copies, with no transfer submitted and waited for on their own.
+  enum class Use { kDevice, kUpload, kDownload };
+  virtual absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes, Use use) = 0;
+  absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes) { return CreateBuffer(bytes, Use::kDevice); }
   virtual absl::Status Upload(Buffer& buffer, const void* data, size_t bytes, size_t offset = 0) = 0;
   virtual absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset = 0) = 0;
 

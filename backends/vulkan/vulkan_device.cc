@@ -409,15 +409,22 @@ class VulkanDevice : public Device {
   const GpuInfo& info() const override { return info_; }
   std::vector<std::string> validation_messages() const override { return instance_->messages(); }
 
-  absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes) override {
+  using Device::CreateBuffer;
+  absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes, Use use) override {
     if (bytes == 0) return absl::InvalidArgumentError("cannot create a buffer of 0 bytes");
     if (bytes > info_.limits.max_storage_buffer_bytes) {
       return absl::InvalidArgumentError(fmt::format("a buffer of {} bytes exceeds the device's storage buffer limit of {}",
                                                     bytes, info_.limits.max_storage_buffer_bytes));
     }
-    return MakeBuffer(bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                 VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+    const VkBufferUsageFlags usage =
+        VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    switch (use) {
+      case Use::kDevice: return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+      // The host reads downloads: cached memory if there is any.
+      case Use::kDownload: return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+      case Use::kUpload: return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    }
+    return absl::InvalidArgumentError("unknown buffer use");
   }
 
   absl::Status Upload(Buffer& buffer, const void* data, size_t bytes, size_t offset) override {

@@ -35,6 +35,9 @@ TEST_P(GpuDelegateTest, Conv2dMatchesTheCpu) {
       {5, 6, 17, 9, 1, 1, 1, Padding::kValid, Activation::kNone, true},
       {6, 6, 8, 4, 2, 2, 1, Padding::kSame, Activation::kTanh, true},
       {10, 3, 1, 1, 5, 3, 1, Padding::kSame, Activation::kReluN1To1, true},
+      // Deep inputs, few outputs: the split-reduction shader.
+      {4, 5, 70, 9, 3, 1, 1, Padding::kSame, Activation::kRelu, true},
+      {7, 7, 128, 40, 1, 1, 1, Padding::kValid, Activation::kNone, false},
   };
   uint32_t seed = 1;
   for (const ConvCase& c : cases) {
@@ -419,7 +422,8 @@ TEST_P(GpuDelegateTest, ResizeBilinearAndNearest) {
 }
 
 TEST_P(GpuDelegateTest, SoftmaxOverChannels) {
-  for (auto [shape, beta] : {std::pair{Shape{1, 10}, 1.0f}, std::pair{Shape{1, 3, 4, 7}, 0.5f}, std::pair{Shape{1, 1, 1, 37}, 2.0f}}) {
+  for (auto [shape, beta] : {std::pair{Shape{1, 10}, 1.0f}, std::pair{Shape{1, 3, 4, 7}, 0.5f}, std::pair{Shape{1, 1, 1, 37}, 2.0f},
+                                     std::pair{Shape{1, 1001}, 1.0f}, std::pair{Shape{2, 1, 2, 70}, 0.7f}}) {
     OneOp g;
     const int x = g.Input(shape, 3.0f);
     g.Out(g.Op(OpKind::kSoftmax, SoftmaxAttributes{beta}, {x}, {shape}));

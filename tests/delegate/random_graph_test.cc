@@ -6,8 +6,8 @@
 //   MGD_RANDOM_GRAPHS=N       N graphs per backend (default 200)
 //   MGD_RANDOM_GRAPH_SEED=S   only the graph of seed S (to reproduce a failure)
 //
-// Each graph runs twice per backend: fp32, and with GpuDelegateOptions.fp16;
-// fusion is on for one of the two and off for the other, alternating by seed.
+// Each graph runs once per backend, in one of four variants taken in turn by
+// seed: fp32 or GpuDelegateOptions.fp16, fusion on or off.
 // A failing graph is written to $TEST_UNDECLARED_OUTPUTS_DIR (else
 // ./random_graph_failures)/<backend>/seed_<S>/: model.tflite, input_<k>.npy,
 // expected_<k>.npy (CPU), actual_<precision>_<k>.npy (GPU), failure.txt.
@@ -1086,9 +1086,10 @@ void RandomGraphTest::RunSeed(uint32_t seed, Stats& stats) {
       }
     }
   }
-  // Fusion on for one precision and off for the other, alternating by seed.
-  const bool fused_fp32 = seed % 2 == 0;
-  for (const Variant variant : {Variant{false, fused_fp32}, Variant{true, !fused_fp32}}) {
+  // One variant per graph, in turn by seed: fp32 and fp16, fusion on and off.
+  // (Every graph in every variant would double the compile time on software
+  // GPUs for little more coverage.)
+  for (const Variant variant : {Variant{(seed / 2) % 2 == 1, seed % 2 == 0}}) {
     const std::string precision = variant.fp16 ? "fp16" : "fp32";
     const std::string name = precision + (variant.fusion ? ", fusion on" : ", fusion off");
     InterpreterOptions options;
