@@ -165,8 +165,13 @@ class Builder {
     int channels = head.output.channels;
     for (size_t k = 0; k < group.tails.size(); ++k) {
       const auto [n, position] = group.tails[k];
-      const Node& node = graph_.nodes[static_cast<size_t>(n)];
+      Node node = graph_.nodes[static_cast<size_t>(n)];
       shaders::NodeContext ctx{&graph_, n, &node, options_.fp16, options_.fp32_accumulation, options_.fp16_arithmetic, {}};
+      if (auto it = group.operand_pads.find(n); it != group.operand_pads.end()) {
+        const auto [operand, pad] = it->second;
+        node.inputs[static_cast<size_t>(operand)] = graph_.nodes[static_cast<size_t>(pad)].inputs[0];
+        ctx.channel_padded_operand = operand;
+      }
       const std::string prefix = fmt::format("t{}_", k);
       auto update = shaders::GenerateElementwiseUpdate(ctx, position, prefix);
       if (!update.ok()) return Error(n, update.status());
@@ -214,6 +219,7 @@ absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partiti
     if (absl::Status s = builder.Edge(t, /*inbound=*/true); !s.ok()) return s;
   }
   for (const FusedGroup& group : plan.groups) {
+    if (group.head < 0) continue;  // absorbed
     if (absl::Status s = builder.Group(group); !s.ok()) return s;
   }
   for (int t : partition.outputs) {

@@ -89,7 +89,10 @@ std::vector<int> FusedGroup::nodes() const {
   std::vector<int> all;
   if (input_pad >= 0) all.push_back(input_pad);
   all.push_back(head);
-  for (const auto& [node, position] : tails) all.push_back(node);
+  for (const auto& [node, position] : tails) {
+    if (auto it = operand_pads.find(node); it != operand_pads.end()) all.push_back(it->second.second);
+    all.push_back(node);
+  }
   if (output_pad >= 0) all.push_back(output_pad);
   return all;
 }
@@ -217,16 +220,38 @@ FusionPlan PlanFusion(const PartitionView& view, bool fusion, FusionPlan plan) {
           if (group.output != t || group.output_pad >= 0 || !single_use(t)) continue;
           if (g.nodes[static_cast<size_t>(group.head)].outputs.size() != 1) continue;
           if (!SameLayout(TensorOf(g, node.outputs[0]).shape, TensorOf(g, t).shape)) continue;
-          // The other operands must exist before the group runs.
+          // The other operands must exist before the group runs; one made by
+          // a lone channel PAD of something that does is read through it.
           bool ready = true;
+          int absorbed = -1;
+          std::pair<int, int> operand_pad;
           for (size_t j = 0; j < node.inputs.size(); ++j) {
             if (j == i) continue;
             const int other = resolve(node.inputs[j]);
             if (other == t) ready = false;
             auto producer = group_of.find(other);
-            if (producer != group_of.end() && producer->second >= it->second) ready = false;
+            if (producer == group_of.end() || producer->second < it->second) continue;
+            const FusedGroup& p = plan.groups[static_cast<size_t>(producer->second)];
+            std::vector<int64_t> m;
+            const Node& pad = g.nodes[static_cast<size_t>(p.head)];
+            const bool lone_pad = p.tails.empty() && p.input_pad < 0 && p.output_pad < 0 && single_use(other) &&
+                                  PadMargins(g, pad, &m) && m.size() >= 2 && m[m.size() - 2] == 0 &&
+                                  std::all_of(m.begin(), m.end() - 2, [](int64_t v) { return v == 0; });
+            auto source = lone_pad ? group_of.find(pad.inputs[0]) : group_of.end();
+            if (lone_pad && absorbed < 0 && !plan.aliases.count(pad.inputs[0]) &&
+                (source == group_of.end() || source->second < it->second)) {
+              absorbed = producer->second;
+              operand_pad = {static_cast<int>(j), p.head};
+              continue;
+            }
+            ready = false;
           }
           if (!ready) continue;
+          if (absorbed >= 0) {
+            group_of.erase(g.nodes[static_cast<size_t>(operand_pad.second)].outputs[0]);
+            plan.groups[static_cast<size_t>(absorbed)].head = -1;
+            group.operand_pads[n] = operand_pad;
+          }
           group.tails.push_back({n, static_cast<int>(i)});
           group.output = node.outputs[0];
           group_of[node.outputs[0]] = it->second;

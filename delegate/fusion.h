@@ -22,12 +22,16 @@ struct FusedGroup {
   shaders::FusedPad pad;
   std::vector<std::pair<int, int>> tails;    // (node, input position that is the running value)
   int output_pad = -1;                       // channel PAD fused into the write
+  // A tail's other operand that came out of a channel PAD (blazeface's
+  // residual branch): tail node -> (operand position, PAD node). The tail
+  // reads the PAD's input and sees zeros past its channels.
+  std::map<int, std::pair<int, int>> operand_pads;
   int output = -1;                           // the tensor the group finally writes
   std::vector<int> nodes() const;            // every model node in it, in order
 };
 
 struct FusionPlan {
-  std::vector<FusedGroup> groups;            // in execution order
+  std::vector<FusedGroup> groups;            // in execution order; head -1: absorbed into another group
   std::map<int, int> aliases;                // tensor -> tensor whose buffer it shares (removed no-ops)
 };
 

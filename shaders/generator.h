@@ -44,6 +44,9 @@ struct NodeContext {
   // not return before a barrier) are allowed; off when a fused channel PAD
   // needs its own early exit.
   bool workgroup_reduction = true;
+  // An elementwise operand (input position) that is the input of a fused
+  // channel PAD: it has fewer channels, and reads as zeros past them.
+  int channel_padded_operand = -1;
 
   const Tensor& input(size_t i) const { return graph->tensors[static_cast<size_t>(node->inputs[i])]; }
   const Tensor& output(size_t i) const { return graph->tensors[static_cast<size_t>(node->outputs[i])]; }

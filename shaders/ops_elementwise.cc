@@ -77,6 +77,15 @@ absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const 
                      const_name + "[s]", false};
     }
   }
+  if (static_cast<int>(input) == ctx.channel_padded_operand && !t.is_constant) {
+    auto own = ToBhwc(t.shape);
+    if (!own.ok() || own->batch != out.batch || own->height != out.height || own->width != out.width ||
+        own->channels > out.channels) {
+      return absl::UnimplementedError("a channel-padded operand must match the output but for channels");
+    }
+    return Operand{"", fmt::format("(s < {} ? {} : vec4(0.0))", own->slices(), glsl::Read(buffer, *own, "b", "s", "y", "x")),
+                   true};
+  }
   // The buffer holds the operand in the PHWC4 layout of its own shape.
   if (auto own = ToBhwc(t.shape); !own.ok() || !(*own == *shape)) {
     return absl::UnimplementedError(fmt::format("broadcast of {} to {} is not supported on the GPU",

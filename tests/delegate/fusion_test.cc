@@ -77,6 +77,20 @@ Graph ChannelPad() {
   return b.Build();
 }
 
+// Blazeface's residual block: ADD(conv(x), PAD(x) to more channels) -> RELU.
+Graph ResidualWithChannelPad() {
+  GraphBuilder b;
+  const int x = b.Input({1, 5, 5, 5});
+  const int c = b.Tensor({1, 5, 5, 11}), p = b.Tensor({1, 5, 5, 11}), a = b.Tensor({1, 5, 5, 11}), y = b.Tensor({1, 5, 5, 11});
+  Conv2dAttributes conv;
+  b.Op(OpKind::kConv2d, conv, {x, b.Constant({11, 1, 1, 5}, Uniform(55, 8, 0.4f))}, {c});
+  b.Op(OpKind::kPad, {}, {x, b.ConstantInt({4, 2}, {0, 0, 0, 0, 0, 0, 0, 6})}, {p});
+  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {c, p}, {a});
+  b.Op(OpKind::kRelu, {}, {a}, {y});
+  b.Output(y);
+  return b.Build();
+}
+
 // conv -> MUL(constant) -> ADD(constant), then a RESHAPE [1,1,1,4] -> [1,4]
 // (the same PHWC4 layout: a no-op).
 Graph FoldableConstants() {
@@ -133,6 +147,17 @@ TEST(FusionPasses, SpatialPadsAreReadThroughAndChannelPadsWritten) {
   EXPECT_EQ(plan.groups[1].head, 2);
 }
 
+TEST(FusionPasses, AChannelPadOperandIsReadThrough) {
+  const Graph g = ResidualWithChannelPad();
+  const FusionPlan plan = PlanFusion(WholeGraph(g), true);
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_EQ(plan.groups[0].head, 0);
+  EXPECT_EQ(plan.groups[0].tails, (std::vector<std::pair<int, int>>{{2, 0}, {3, 0}}));
+  EXPECT_EQ(plan.groups[0].operand_pads.at(2), std::make_pair(1, 1));
+  EXPECT_EQ(plan.groups[1].head, -1);  // the PAD's own dispatch is gone
+  EXPECT_EQ(plan.groups[0].nodes(), (std::vector<int>{0, 1, 2, 3}));
+}
+
 TEST(FusionPasses, ConstantMulAndAddFoldIntoTheConvolutionAndNoOpsLeave) {
   Graph g = FoldableConstants();
   const std::vector<float> weights_before = [&] {
@@ -169,6 +194,7 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
                              {"pad into max pool", PadsIntoWindows(OpKind::kMaxPool2d)},
                              {"pad into average pool", PadsIntoWindows(OpKind::kAveragePool2d)},
                              {"channel pad", ChannelPad()},
+                             {"residual channel pad", ResidualWithChannelPad()},
                              {"folded constants", FoldableConstants()}};
   uint32_t seed = 40;
   for (const Case& c : cases) {
