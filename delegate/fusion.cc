@@ -211,7 +211,19 @@ FusionPlan PlanFusion(const PartitionView& view, bool fusion, FusionPlan plan) {
       // An elementwise node on a group's output: a tail of that group.
       if (shaders::IsElementwise(node.op)) {
         bool fused = false;
-        for (size_t i = 0; i < node.inputs.size() && !fused; ++i) {
+        // Into the producer of which input: a lone PAD's group last, so that
+        // the PAD can rather be read through from another producer's group.
+        std::vector<size_t> order;
+        for (size_t i = 0; i < node.inputs.size(); ++i) order.push_back(i);
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+          auto is_pad = [&](size_t i) {
+            auto it = group_of.find(node.inputs[i]);
+            return it != group_of.end() && g.nodes[static_cast<size_t>(plan.groups[static_cast<size_t>(it->second)].head)].op == OpKind::kPad;
+          };
+          return !is_pad(a) && is_pad(b);
+        });
+        for (size_t i : order) {
+          if (fused) break;
           const int t = node.inputs[i];
           if (t == kNoTensor || TensorOf(g, t).is_constant || plan.aliases.count(t)) continue;
           auto it = group_of.find(t);
