@@ -60,8 +60,28 @@ expect_ok "npy input" run "$face" --backend cpu --input "$work/input.npy" --outp
 expect_ok "modelgen" modelgen mobilenet_v1 --out "$work/m.tflite" --seed 3
 expect_ok "modelgen runs" run "$work/m.tflite" --input "$data/modelgen/mobilenet_v2_seed1/input_0.f32" --json
 
+# bench on the CPU: latency percentiles, no GPU time.
+if expect_ok "bench --backend cpu" bench "$face" --backend cpu --iterations 2 --warmup 1 --json; then
+  for field in '"run_ms":\{"max":' '"p50":' '"gpu_ms":\{"p50":null\}' '"prepare_ms":'; do
+    grep -qE "$field" "$work/out" || fail "bench --json lacks $field: $(head -c 300 "$work/out")"
+  done
+fi
+expect_error "cache-dir not built yet" 2 "--cache-dir: the compilation cache is not implemented yet" \
+  -- run "$face" --input "$face_input" --cache-dir "$work/cache"
+
 # The GPU path: supported nodes on the GPU, outputs written as on the CPU.
 if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
+  for api in vulkan gl; do
+    if expect_ok "run --backend $api --precision fp16 --no-fusion" run "$face" --backend "$api" --precision fp16 \
+        --no-fusion --input "$face_input" --json; then
+      grep -q '"precision":"fp16"' "$work/out" || fail "run --precision fp16: $(head -c 300 "$work/out")"
+      grep -q '"partitions":1' "$work/out" || fail "run --backend $api: not one partition: $(head -c 300 "$work/out")"
+    fi
+    if expect_ok "bench --backend $api" bench "$face" --backend "$api" --iterations 3 --warmup 1 --json; then
+      grep -qE '"gpu_ms":\{"p50":[0-9]' "$work/out" || fail "bench --backend $api has no GPU time: $(head -c 300 "$work/out")"
+      grep -qE '"per_op":\[\{' "$work/out" || fail "bench --backend $api has no per-op times"
+    fi
+  done
   for api in vulkan gl; do
     if expect_ok "run --backend $api" run "$face" --backend "$api" --input "$face_input" --output-dir "$work/$api" --json; then
       grep -qE '"backend":"'"$api"'"' "$work/out" || fail "run --backend $api: $(cat "$work/out")"

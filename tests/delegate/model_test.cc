@@ -3,6 +3,7 @@
 // of DESIGN.md section 5, plus the user-level fp16 checks: the same
 // face-detection anchors above score 0 and the same selfie mask.
 #include <chrono>
+#include <cstdio>
 
 #include "model/reader.h"
 #include "tests/delegate/delegate_fixture.h"
@@ -65,6 +66,7 @@ TEST_P(ModelTest, FullyDelegatedAndWithinTheBounds) {
       // pose_landmark's segmentation logits are ill-conditioned (testdata README).
       const bool ill_conditioned = std::string(model) == "pose_landmark_lite" && name == "Identity_2";
       const double rms = testing::RelativeRms(actual, expected);
+      std::printf("  %s: relative RMS %.2e\n", name.c_str(), rms);
       if (fp16) {
         EXPECT_LE(rms, ill_conditioned ? 1e-1 : 1e-2) << name;
       } else {
