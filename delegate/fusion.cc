@@ -83,6 +83,20 @@ bool IsNoOp(const Graph& g, const Node& node) {
 
 bool IsConvolution(OpKind op) { return op == OpKind::kConv2d || op == OpKind::kDepthwiseConv2d; }
 
+// Storage buffers a group's shader binds, at most: the head's non-constant
+// inputs, its outputs, one weights buffer, and the tails' other operands.
+int BindingsOf(const Graph& g, const FusedGroup& group) {
+  auto activations = [&](const Node& node) {
+    int n = 0;
+    for (int t : node.inputs) n += t != kNoTensor && !TensorOf(g, t).is_constant;
+    return n;
+  };
+  const Node& head = g.nodes[static_cast<size_t>(group.head)];
+  int bindings = activations(head) + static_cast<int>(head.outputs.size()) + 1;
+  for (const auto& [node, position] : group.tails) bindings += activations(g.nodes[static_cast<size_t>(node)]) - 1;
+  return bindings;
+}
+
 }  // namespace
 
 std::vector<int> FusedGroup::nodes() const {
@@ -230,6 +244,9 @@ FusionPlan PlanFusion(const PartitionView& view, bool fusion, FusionPlan plan) {
           if (it == group_of.end()) continue;
           FusedGroup& group = plan.groups[static_cast<size_t>(it->second)];
           if (group.output != t || group.output_pad >= 0 || !single_use(t)) continue;
+          // Within the 8 storage buffers per shader every device offers
+          // (GLES 3.1 as phones report it; DESIGN.md).
+          if (BindingsOf(g, group) + static_cast<int>(node.inputs.size()) - 1 > kMaxFusedBindings) continue;
           if (g.nodes[static_cast<size_t>(group.head)].outputs.size() != 1) continue;
           if (!SameLayout(TensorOf(g, node.outputs[0]).shape, TensorOf(g, t).shape)) continue;
           // The other operands must exist before the group runs; one made by

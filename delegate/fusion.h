@@ -41,6 +41,8 @@ struct PartitionView {
   std::set<int> escaping;                    // tensors read outside the partition (or graph outputs)
 };
 
+constexpr int kMaxFusedBindings = 8;
+
 // Passes (each also used alone by the tests):
 // A RESHAPE/SQUEEZE/EXPAND_DIMS whose PHWC4 layout is unchanged, a PAD of
 // zeros, a one-input CONCATENATION, a full SLICE and a same-size RESIZE become

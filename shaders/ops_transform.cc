@@ -157,6 +157,10 @@ absl::StatusOr<GeneratedShader> Concatenation(const NodeContext& ctx) {
   if (!out.ok()) return out.status();
   const int rank = static_cast<int>(ctx.output(0).shape.size());
   const int axis = BhwcAxis(a.axis, rank);
+  // One buffer per input plus the output, within the 8 every device offers.
+  if (ctx.node->inputs.size() > 7) {
+    return absl::UnimplementedError(fmt::format("CONCATENATION of {} inputs (the GPU takes at most 7)", ctx.node->inputs.size()));
+  }
   std::vector<layout::Bhwc> ins;
   std::vector<int> inputs;
   bool whole_slices = true;

@@ -88,6 +88,31 @@ TEST_P(ModelTest, FullyDelegatedAndWithinTheBounds) {
   }
 }
 
+// Every shader of every model within the GLES 3.1 minimum limits (the
+// backends' clamped-limits mode): prepared in full, one partition.
+TEST_P(ModelTest, AllShadersFitTheClampedLimits) {
+  if (GetParam().fp16) GTEST_SKIP() << "the fp32 variant covers the shapes; fp16 only changes storage";
+  GpuDelegateOptions options;
+  options.api = GetParam().api;
+  options.clamp_limits = true;
+  auto clamped = GpuDelegate::Create(options);
+  ASSERT_TRUE(clamped.ok()) << clamped.status();
+  for (const char* model : {"face_detection_short_range", "face_landmark", "hand_landmark_lite", "palm_detection_lite",
+                            "pose_landmark_lite", "selfie_segmentation"}) {
+    SCOPED_TRACE(model);
+    auto graph = ReadModelFile(testing::DataPath(std::string("models/") + model + ".tflite"));
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    InterpreterOptions interpreter_options;
+    interpreter_options.delegates.push_back(clamped->get());
+    std::vector<std::string> log;
+    interpreter_options.logger = [&](LogLevel, const std::string& m) { log.push_back(m); };
+    auto created = Interpreter::Create(std::move(*graph), std::move(interpreter_options));
+    ASSERT_TRUE(created.ok()) << created.status();
+    EXPECT_THAT(log, ::testing::IsEmpty());
+    EXPECT_EQ((*created)->partitions().size(), 1u);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ModelTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
 
 }  // namespace
