@@ -133,12 +133,15 @@ OffsetsPlan NaiveOffsets(const std::vector<TensorUsage>& usages) {
   return plan;
 }
 
-OffsetsPlan GreedyBySizeOffsets(const std::vector<TensorUsage>& usages) {
+namespace {
+
+// Places tensors in `order`, each at the best-fitting gap between the
+// already placed tensors whose lifetimes overlap it, else after them.
+OffsetsPlan PlaceInOrder(const std::vector<TensorUsage>& usages, const std::vector<size_t>& order) {
   OffsetsPlan plan;
   plan.offsets.assign(usages.size(), 0);
   std::vector<size_t> placed;
-  for (size_t i : BySize(usages)) {
-    // Intervals taken by placed tensors that are alive at the same time.
+  for (size_t i : order) {
     std::vector<std::pair<uint64_t, uint64_t>> taken;
     for (size_t j : placed) {
       if (Overlap(usages[i], usages[j])) taken.push_back({plan.offsets[j], plan.offsets[j] + usages[j].bytes});
@@ -157,6 +160,40 @@ OffsetsPlan GreedyBySizeOffsets(const std::vector<TensorUsage>& usages) {
     placed.push_back(i);
   }
   return plan;
+}
+
+// TFLite's "greedy by breadth" order: the steps with the most live bytes
+// first, and within a step its tensors largest first.
+std::vector<size_t> ByBreadth(const std::vector<TensorUsage>& u) {
+  std::map<int, uint64_t> breadth;
+  for (const TensorUsage& t : u) {
+    for (int s = t.first; s <= t.last; ++s) breadth[s] += t.bytes;
+  }
+  std::vector<std::pair<uint64_t, int>> steps;
+  for (const auto& [step, bytes] : breadth) steps.push_back({bytes, step});
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<size_t> order;
+  std::vector<bool> taken(u.size(), false);
+  const std::vector<size_t> by_size = BySize(u);
+  for (const auto& [bytes, step] : steps) {
+    for (size_t i : by_size) {
+      if (!taken[i] && u[i].first <= step && step <= u[i].last) {
+        taken[i] = true;
+        order.push_back(i);
+      }
+    }
+  }
+  for (size_t i = 0; i < u.size(); ++i) {
+    if (!taken[i]) order.push_back(i);
+  }
+  return order;
+}
+
+}  // namespace
+
+OffsetsPlan GreedyBySizeOffsets(const std::vector<TensorUsage>& usages) { return PlaceInOrder(usages, BySize(usages)); }
+OffsetsPlan GreedyByBreadthOffsets(const std::vector<TensorUsage>& usages) {
+  return PlaceInOrder(usages, ByBreadth(usages));
 }
 
 std::string CheckPlan(const std::vector<TensorUsage>& u, const SharedObjectsPlan& plan) {

@@ -45,6 +45,9 @@ OffsetsPlan NaiveOffsets(const std::vector<TensorUsage>& usages);
 // Largest first, each at the lowest offset that fits between the tensors
 // already placed whose lifetimes overlap it (TFLite's greedy by size).
 OffsetsPlan GreedyBySizeOffsets(const std::vector<TensorUsage>& usages);
+// TFLite's greedy by breadth: tensors of the steps with the most live bytes
+// first, placed the same way.
+OffsetsPlan GreedyByBreadthOffsets(const std::vector<TensorUsage>& usages);
 
 // Empty when the plan is valid; else what is wrong (tensor indices named).
 std::string CheckPlan(const std::vector<TensorUsage>& usages, const SharedObjectsPlan& plan);

@@ -25,9 +25,10 @@ TEST(MemoryPlanner, HandMadeChain) {
   EXPECT_EQ(EqualitySharedObjects(kChain).total(), 150u);
   EXPECT_EQ(GreedyInOrderSharedObjects(kChain).total(), 150u);
   EXPECT_EQ(GreedyBySizeSharedObjects(kChain).total(), 150u);
-  const OffsetsPlan offsets = GreedyBySizeOffsets(kChain);
-  EXPECT_EQ(offsets.arena_bytes, 150u);
-  EXPECT_EQ(offsets.offsets[0], offsets.offsets[2]);  // A and C share bytes
+  for (const OffsetsPlan& offsets : {GreedyBySizeOffsets(kChain), GreedyByBreadthOffsets(kChain)}) {
+    EXPECT_EQ(offsets.arena_bytes, 150u);
+    EXPECT_EQ(offsets.offsets[0], offsets.offsets[2]);  // A and C share bytes
+  }
 }
 
 TEST(MemoryPlanner, EqualityReusesOnlyEqualSizes) {
@@ -70,7 +71,7 @@ TEST(MemoryPlanner, RandomUsagesGiveValidPlansAboveTheBound) {
       EXPECT_GE(plan.total(), bound);
       EXPECT_LE(plan.total(), naive);
     }
-    for (const OffsetsPlan& plan : {NaiveOffsets(u), GreedyBySizeOffsets(u)}) {
+    for (const OffsetsPlan& plan : {NaiveOffsets(u), GreedyBySizeOffsets(u), GreedyByBreadthOffsets(u)}) {
       ASSERT_EQ(CheckPlan(u, plan), "");
       EXPECT_GE(plan.arena_bytes, bound);
       EXPECT_LE(plan.arena_bytes, naive);
