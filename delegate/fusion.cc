@@ -4,26 +4,10 @@
 #include <cstring>
 
 #include "model/slice.h"
+#include "shaders/ops.h"
 
 namespace mgd {
 namespace {
-
-std::vector<int64_t> Ints(const Tensor& t) {
-  const size_t n = static_cast<size_t>(NumElements(t.shape));
-  std::vector<int64_t> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (t.type == DataType::kInt64 && t.data.size() >= 8 * n) {
-      int64_t x;
-      std::memcpy(&x, t.data.data() + 8 * i, 8);
-      v[i] = x;
-    } else if (t.type == DataType::kInt32 && t.data.size() >= 4 * n) {
-      int32_t x;
-      std::memcpy(&x, t.data.data() + 4 * i, 4);
-      v[i] = x;
-    }
-  }
-  return v;
-}
 
 const Tensor& TensorOf(const Graph& g, int t) { return g.tensors[static_cast<size_t>(t)]; }
 
@@ -46,7 +30,7 @@ bool SameLayout(const Shape& a, const Shape& b) {
 // A PAD with constant paddings and zero value: its [before, after] per dimension.
 bool PadMargins(const Graph& g, const Node& node, std::vector<int64_t>* margins) {
   if (node.op != OpKind::kPad || node.inputs.size() != 2 || !TensorOf(g, node.inputs[1]).is_constant) return false;
-  *margins = Ints(TensorOf(g, node.inputs[1]));
+  *margins = shaders::ConstantInts(TensorOf(g, node.inputs[1]));
   return margins->size() == 2 * TensorOf(g, node.inputs[0]).shape.size();
 }
 
@@ -67,10 +51,10 @@ bool IsNoOp(const Graph& g, const Node& node) {
         if (!TensorOf(g, node.inputs[i]).is_constant) return false;
       }
       const bool strided = node.op == OpKind::kStridedSlice;
-      const std::vector<int64_t> steps = strided ? Ints(TensorOf(g, node.inputs[3])) : std::vector<int64_t>{};
+      const std::vector<int64_t> steps = strided ? shaders::ConstantInts(TensorOf(g, node.inputs[3])) : std::vector<int64_t>{};
       StridedSliceAttributes a;
       if (strided) a = std::get<StridedSliceAttributes>(node.attributes);
-      auto view = ResolveSlice(in.shape, Ints(TensorOf(g, node.inputs[1])), Ints(TensorOf(g, node.inputs[2])),
+      auto view = ResolveSlice(in.shape, shaders::ConstantInts(TensorOf(g, node.inputs[1])), shaders::ConstantInts(TensorOf(g, node.inputs[2])),
                                strided ? &steps : nullptr, a);
       return view.ok() && view->offset == 0 && view->full_shape == in.shape &&
              std::all_of(steps.begin(), steps.end(), [](int64_t s) { return s == 1; });
