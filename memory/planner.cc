@@ -20,6 +20,44 @@ std::vector<size_t> BySize(const std::vector<TensorUsage>& u) {
   return order;
 }
 
+// TFLite's "greedy by breadth" order: the steps with the most live bytes
+// first, and within a step its tensors largest first.
+std::vector<size_t> ByBreadth(const std::vector<TensorUsage>& u) {
+  std::map<int, uint64_t> breadth;
+  for (const TensorUsage& t : u) {
+    for (int s = t.first; s <= t.last; ++s) breadth[s] += t.bytes;
+  }
+  std::vector<std::pair<uint64_t, int>> steps;
+  for (const auto& [step, bytes] : breadth) steps.push_back({bytes, step});
+  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<size_t> order;
+  std::vector<bool> taken(u.size(), false);
+  const std::vector<size_t> by_size = BySize(u);
+  for (const auto& [bytes, step] : steps) {
+    for (size_t i : by_size) {
+      if (!taken[i] && u[i].first <= step && step <= u[i].last) {
+        taken[i] = true;
+        order.push_back(i);
+      }
+    }
+  }
+  for (size_t i = 0; i < u.size(); ++i) {
+    if (!taken[i]) order.push_back(i);
+  }
+  return order;
+}
+
+// Among free buffers: the smallest that fits; else the largest, to be grown.
+int BestFit(uint64_t bytes, const std::vector<int>& free, const std::vector<uint64_t>& sizes) {
+  int best = -1, largest = -1;
+  for (int b : free) {
+    const uint64_t s = sizes[static_cast<size_t>(b)];
+    if (s >= bytes && (best < 0 || s < sizes[static_cast<size_t>(best)])) best = b;
+    if (largest < 0 || s > sizes[static_cast<size_t>(largest)]) largest = b;
+  }
+  return best >= 0 ? best : largest;
+}
+
 std::vector<size_t> ByFirstUse(const std::vector<TensorUsage>& u) {
   std::vector<size_t> order(u.size());
   std::iota(order.begin(), order.end(), 0);
@@ -89,18 +127,7 @@ SharedObjectsPlan EqualitySharedObjects(const std::vector<TensorUsage>& usages) 
   });
 }
 
-SharedObjectsPlan GreedyInOrderSharedObjects(const std::vector<TensorUsage>& usages) {
-  return InOrder(usages, [](uint64_t bytes, const std::vector<int>& free, const std::vector<uint64_t>& sizes) {
-    // The smallest free buffer that fits; else the largest free one, grown.
-    int best = -1, largest = -1;
-    for (int b : free) {
-      const uint64_t s = sizes[static_cast<size_t>(b)];
-      if (s >= bytes && (best < 0 || s < sizes[static_cast<size_t>(best)])) best = b;
-      if (largest < 0 || s > sizes[static_cast<size_t>(largest)]) largest = b;
-    }
-    return best >= 0 ? best : largest;
-  });
-}
+SharedObjectsPlan GreedyInOrderSharedObjects(const std::vector<TensorUsage>& usages) { return InOrder(usages, BestFit); }
 
 SharedObjectsPlan GreedyBySizeSharedObjects(const std::vector<TensorUsage>& usages) {
   SharedObjectsPlan plan;
@@ -120,6 +147,30 @@ SharedObjectsPlan GreedyBySizeSharedObjects(const std::vector<TensorUsage>& usag
     }
     members[static_cast<size_t>(chosen)].push_back(i);
     plan.object_of[i] = chosen;
+  }
+  return plan;
+}
+
+SharedObjectsPlan GreedyByBreadthSharedObjects(const std::vector<TensorUsage>& usages) {
+  SharedObjectsPlan plan;
+  plan.object_of.assign(usages.size(), -1);
+  std::vector<std::vector<size_t>> members;
+  for (size_t i : ByBreadth(usages)) {
+    std::vector<int> free;
+    for (size_t b = 0; b < members.size(); ++b) {
+      const bool clash = std::any_of(members[b].begin(), members[b].end(),
+                                     [&](size_t j) { return Overlap(usages[i], usages[j]); });
+      if (!clash) free.push_back(static_cast<int>(b));
+    }
+    int b = BestFit(usages[i].bytes, free, plan.object_bytes);
+    if (b < 0) {
+      members.emplace_back();
+      plan.object_bytes.push_back(0);
+      b = static_cast<int>(members.size()) - 1;
+    }
+    members[static_cast<size_t>(b)].push_back(i);
+    plan.object_bytes[static_cast<size_t>(b)] = std::max(plan.object_bytes[static_cast<size_t>(b)], usages[i].bytes);
+    plan.object_of[i] = b;
   }
   return plan;
 }
@@ -162,35 +213,9 @@ OffsetsPlan PlaceInOrder(const std::vector<TensorUsage>& usages, const std::vect
   return plan;
 }
 
-// TFLite's "greedy by breadth" order: the steps with the most live bytes
-// first, and within a step its tensors largest first.
-std::vector<size_t> ByBreadth(const std::vector<TensorUsage>& u) {
-  std::map<int, uint64_t> breadth;
-  for (const TensorUsage& t : u) {
-    for (int s = t.first; s <= t.last; ++s) breadth[s] += t.bytes;
-  }
-  std::vector<std::pair<uint64_t, int>> steps;
-  for (const auto& [step, bytes] : breadth) steps.push_back({bytes, step});
-  std::stable_sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::vector<size_t> order;
-  std::vector<bool> taken(u.size(), false);
-  const std::vector<size_t> by_size = BySize(u);
-  for (const auto& [bytes, step] : steps) {
-    for (size_t i : by_size) {
-      if (!taken[i] && u[i].first <= step && step <= u[i].last) {
-        taken[i] = true;
-        order.push_back(i);
-      }
-    }
-  }
-  for (size_t i = 0; i < u.size(); ++i) {
-    if (!taken[i]) order.push_back(i);
-  }
-  return order;
-}
-
 }  // namespace
 
+OffsetsPlan GreedyInOrderOffsets(const std::vector<TensorUsage>& usages) { return PlaceInOrder(usages, ByFirstUse(usages)); }
 OffsetsPlan GreedyBySizeOffsets(const std::vector<TensorUsage>& usages) { return PlaceInOrder(usages, BySize(usages)); }
 OffsetsPlan GreedyByBreadthOffsets(const std::vector<TensorUsage>& usages) {
   return PlaceInOrder(usages, ByBreadth(usages));

@@ -40,8 +40,18 @@ SharedObjectsPlan EqualitySharedObjects(const std::vector<TensorUsage>& usages);
 SharedObjectsPlan GreedyInOrderSharedObjects(const std::vector<TensorUsage>& usages);
 // Largest tensors first, each into a buffer none of whose tensors overlap it.
 SharedObjectsPlan GreedyBySizeSharedObjects(const std::vector<TensorUsage>& usages);
+// Tensors of the steps with the most live bytes first (the breadth order
+// below), each into the buffer that fits it best among those free for its
+// whole lifetime: the smallest that is large enough, else the largest, grown.
+SharedObjectsPlan GreedyByBreadthSharedObjects(const std::vector<TensorUsage>& usages);
+// Minimum-cost flow over "tensor j takes tensor i's buffer" edges
+// (min_cost_flow.cc, solved with Boost.Graph).
+SharedObjectsPlan MinCostFlowSharedObjects(const std::vector<TensorUsage>& usages);
 
 OffsetsPlan NaiveOffsets(const std::vector<TensorUsage>& usages);
+// In execution order, each tensor at the best-fitting gap between the tensors
+// still alive when it starts, else above them.
+OffsetsPlan GreedyInOrderOffsets(const std::vector<TensorUsage>& usages);
 // Largest first, each at the lowest offset that fits between the tensors
 // already placed whose lifetimes overlap it (TFLite's greedy by size).
 OffsetsPlan GreedyBySizeOffsets(const std::vector<TensorUsage>& usages);
