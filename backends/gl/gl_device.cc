@@ -131,11 +131,6 @@ absl::StatusOr<std::vector<const GlProgram*>> CheckDispatches(const DeviceCore* 
       const std::string where = fmt::format("dispatch {} ('{}') binding {}", i, name, b);
       absl::StatusOr<const GlBuffer*> buffer = OwnBuffer(core, *d.bindings[b].buffer, where);
       if (!buffer.ok()) return buffer.status();
-      if ((*buffer)->size() > core->info.limits.max_storage_buffer_bytes) {
-        return absl::InvalidArgumentError(fmt::format("{}: a buffer of {} bytes exceeds the storage block limit of {}",
-                                                      where, (*buffer)->size(),
-                                                      core->info.limits.max_storage_buffer_bytes));
-      }
     }
     programs.push_back(program);
   }
@@ -180,10 +175,11 @@ absl::Status DispatchStep(const GlRecording::Step& step, size_t index, const GlE
   glUseProgram(step.program);
   if (absl::Status s = checked("glUseProgram"); !s.ok()) return s;
   for (size_t b = 0; b < step.buffers.size(); ++b) {
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(b), step.buffers[b]);
+    const GlRecording::Range& r = step.buffers[b];
+    glBindBufferRange(GL_SHADER_STORAGE_BUFFER, static_cast<GLuint>(b), r.buffer, r.offset, r.bytes);
   }
   if (step.params != 0) glBindBufferRange(GL_UNIFORM_BUFFER, 0, step.params, 0, step.params_bytes);
-  if (absl::Status s = checked("glBindBufferBase"); !s.ok()) return s;
+  if (absl::Status s = checked("glBindBufferRange"); !s.ok()) return s;
   // Counter pairs rather than GL_TIME_ELAPSED, which llvmpipe reads as 0
   // around compute.
   if (queries != nullptr) ext.query_counter(queries[0], GL_TIMESTAMP_EXT);
@@ -361,7 +357,8 @@ class GlDevice final : public Device {
       step.program = programs[i]->id();
       step.program_name = programs[i]->name();
       for (const Binding& binding : dispatches[i].bindings) {
-        step.buffers.push_back(static_cast<const GlBuffer*>(binding.buffer)->id());
+        step.buffers.push_back({static_cast<const GlBuffer*>(binding.buffer)->id(), static_cast<GLintptr>(binding.offset),
+                                static_cast<GLsizeiptr>(BindingEnd(binding) - binding.offset)});
       }
       step.groups = dispatches[i].groups;
       step.barrier_before = barriers[i];

@@ -62,6 +62,7 @@ GpuLimits QueryLimits() {
   GLint64 block = 0;  // may exceed 2 GiB: 64-bit query
   glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &block);
   l.max_storage_buffer_bytes = static_cast<uint64_t>(std::max<GLint64>(block, 0));
+  l.storage_buffer_offset_alignment = GetUint(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT);
   // The push constants live in a uniform block; mgd never needs more than 128 bytes.
   l.max_push_constant_bytes = std::min(GetUint(GL_MAX_UNIFORM_BLOCK_SIZE), 128u);
   return l;

@@ -115,11 +115,17 @@ absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCo
 
 class GlRecording final : public Recording {
  public:
+  // The part of a buffer one SSBO binding covers.
+  struct Range {
+    GLuint buffer = 0;
+    GLintptr offset = 0;
+    GLsizeiptr bytes = 0;
+  };
   // One dispatch as Run replays it: GL names captured at Record time.
   struct Step {
     GLuint program = 0;
     std::string program_name;  // for errors
-    std::vector<GLuint> buffers;  // SSBO binding i
+    std::vector<Range> buffers;  // SSBO binding i
     GLuint params = 0;           // the push-constant UBO, 0 when none
     GLsizeiptr params_bytes = 0;
     std::array<uint32_t, 3> groups{1, 1, 1};

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 namespace mgd::gpu {
@@ -35,6 +36,7 @@ GpuLimits Gles31MinimumLimits() {
   l.max_shared_memory_bytes = 16384;
   l.max_storage_buffers_per_shader = 8;
   l.max_storage_buffer_bytes = uint64_t{1} << 27;
+  l.storage_buffer_offset_alignment = 256;  // a maximum: drivers may need any alignment up to it
   l.max_push_constant_bytes = 128;
   return l;
 }
@@ -50,6 +52,7 @@ GpuLimits ClampToGles31(const GpuLimits& real) {
   l.max_shared_memory_bytes = std::min(real.max_shared_memory_bytes, min.max_shared_memory_bytes);
   l.max_storage_buffers_per_shader = std::min(real.max_storage_buffers_per_shader, min.max_storage_buffers_per_shader);
   l.max_storage_buffer_bytes = std::min(real.max_storage_buffer_bytes, min.max_storage_buffer_bytes);
+  l.storage_buffer_offset_alignment = std::max(real.storage_buffer_offset_alignment, min.storage_buffer_offset_alignment);
   l.max_push_constant_bytes = std::min(real.max_push_constant_bytes, min.max_push_constant_bytes);
   return l;
 }
@@ -135,8 +138,23 @@ absl::Status CheckDispatch(const GpuInfo& info, const Dispatch& d, const std::st
                                                   name, d.bindings.size(), num_bindings));
   }
   for (size_t b = 0; b < d.bindings.size(); ++b) {
-    if (d.bindings[b].buffer == nullptr) {
-      return absl::InvalidArgumentError(fmt::format("dispatch {} ('{}'): binding {} has no buffer", index, name, b));
+    const Binding& binding = d.bindings[b];
+    const std::string where = fmt::format("dispatch {} ('{}') binding {}", index, name, b);
+    if (binding.buffer == nullptr) return absl::InvalidArgumentError(where + ": no buffer");
+    const size_t size = binding.buffer->size();
+    const uint32_t alignment = std::max(info.limits.storage_buffer_offset_alignment, 1u);
+    if (binding.offset >= size || binding.bytes > size - binding.offset) {
+      return absl::InvalidArgumentError(fmt::format("{}: {} bytes at offset {} do not fit the {}-byte buffer", where,
+                                                    binding.bytes, binding.offset, size));
+    }
+    if (binding.offset % alignment != 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("{}: offset {} is not a multiple of the device's {}-byte alignment", where, binding.offset, alignment));
+    }
+    if (BindingEnd(binding) - binding.offset > info.limits.max_storage_buffer_bytes) {
+      return absl::InvalidArgumentError(fmt::format("{}: {} bytes exceed the storage block limit of {}", where,
+                                                    BindingEnd(binding) - binding.offset,
+                                                    info.limits.max_storage_buffer_bytes));
     }
   }
   if (d.push_constants.size() != push_constant_bytes) {
@@ -153,24 +171,48 @@ absl::Status CheckDispatch(const GpuInfo& info, const Dispatch& d, const std::st
   return absl::OkStatus();
 }
 
+size_t BindingEnd(const Binding& binding) {
+  return binding.bytes != 0 ? binding.offset + binding.bytes : binding.buffer->size();
+}
+
+namespace {
+
+// Byte ranges of buffers touched since the last barrier.
+class Touched {
+ public:
+  void Add(const Binding& b) { ranges_[b.buffer].push_back({b.offset, BindingEnd(b)}); }
+  bool Overlaps(const Binding& b) const {
+    auto it = ranges_.find(b.buffer);
+    if (it == ranges_.end()) return false;
+    const size_t start = b.offset, end = BindingEnd(b);
+    return std::any_of(it->second.begin(), it->second.end(), [&](const auto& r) { return r.first < end && start < r.second; });
+  }
+  void Clear() { ranges_.clear(); }
+
+ private:
+  std::map<const Buffer*, std::vector<std::pair<size_t, size_t>>> ranges_;
+};
+
+}  // namespace
+
 std::vector<bool> PlanBarriers(const std::vector<Dispatch>& dispatches) {
   std::vector<bool> barrier(dispatches.size(), false);
-  std::set<const Buffer*> written, read;  // since the last barrier
+  Touched written, read;  // since the last barrier
   for (size_t i = 0; i < dispatches.size(); ++i) {
     bool needed = false;
     for (const Binding& b : dispatches[i].bindings) {
       const bool writes = b.access != Access::kRead;
-      // Any access after a write, or a write after a read.
-      needed = needed || written.count(b.buffer) > 0 || (writes && read.count(b.buffer) > 0);
+      // Any access after a write, or a write after a read, of the same bytes.
+      needed = needed || written.Overlaps(b) || (writes && read.Overlaps(b));
     }
     if (needed) {
       barrier[i] = true;
-      written.clear();
-      read.clear();
+      written.Clear();
+      read.Clear();
     }
     for (const Binding& b : dispatches[i].bindings) {
-      if (b.access != Access::kWrite) read.insert(b.buffer);
-      if (b.access != Access::kRead) written.insert(b.buffer);
+      if (b.access != Access::kWrite) read.Add(b);
+      if (b.access != Access::kRead) written.Add(b);
     }
   }
   return barrier;

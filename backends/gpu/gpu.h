@@ -27,7 +27,8 @@ struct GpuLimits {
   std::array<uint32_t, 3> max_workgroup_count{};
   uint32_t max_shared_memory_bytes = 0;
   uint32_t max_storage_buffers_per_shader = 0;
-  uint64_t max_storage_buffer_bytes = 0;
+  uint64_t max_storage_buffer_bytes = 0;  // the most one binding may cover
+  uint32_t storage_buffer_offset_alignment = 0;  // a binding's offset is a multiple of this
   uint32_t max_push_constant_bytes = 0;  // GL: the uniform block mgd uses instead
 };
 
@@ -99,10 +100,17 @@ class Program {
 
 enum class Access { kRead, kWrite, kReadWrite };
 
+// A buffer, or the part of it from `offset` on (`bytes` of it; 0: to the
+// end), as storage binding i sees it: the shader's element 0 is at `offset`,
+// which must be a multiple of the storage_buffer_offset_alignment limit.
 struct Binding {
   Buffer* buffer = nullptr;
   Access access = Access::kReadWrite;
+  size_t offset = 0;
+  size_t bytes = 0;
 };
+// The end of the bytes a binding covers (offset + bytes, or the buffer's end).
+size_t BindingEnd(const Binding& binding);
 
 struct Dispatch {
   Program* program = nullptr;
@@ -112,8 +120,8 @@ struct Dispatch {
 };
 
 // A sequence of dispatches recorded once and replayed by Device::Run. A
-// barrier goes before a dispatch only when it reads or writes a buffer an
-// earlier dispatch wrote (or writes one an earlier dispatch read) since the
+// barrier goes before a dispatch only when it reads or writes bytes an
+// earlier dispatch wrote (or writes bytes an earlier dispatch read) since the
 // last barrier.
 class Recording {
  public:
@@ -173,13 +181,14 @@ void PinLoadedModules(bool (*matches)(const std::string& file_name));
 // and push constants against the device's (possibly clamped) limits.
 absl::Status CheckProgramLimits(const GpuInfo& info, const ProgramSource& source,
                                 const std::array<uint32_t, 3>& workgroup_size);
-// A dispatch against its program: binding count, push constant size, grid.
+// A dispatch against its program: binding count, binding ranges (inside the
+// buffer, aligned, within the storage block limit), push constant size, grid.
 absl::Status CheckDispatch(const GpuInfo& info, const Dispatch& dispatch, const std::string& program_name,
                            uint32_t num_bindings, uint32_t push_constant_bytes, size_t index);
 
 // Where barriers go: barrier_before[i] is true when dispatch i depends on an
 // earlier one since the last barrier (read-after-write, write-after-read,
-// write-after-write on any buffer).
+// write-after-write on overlapping bytes of a buffer).
 std::vector<bool> PlanBarriers(const std::vector<Dispatch>& dispatches);
 
 }  // namespace mgd::gpu

@@ -272,6 +272,7 @@ GpuInfo QueryInfo(VkPhysicalDevice device, uint32_t instance_version) {
   info.limits.max_shared_memory_bytes = l.maxComputeSharedMemorySize;
   info.limits.max_storage_buffers_per_shader = l.maxPerStageDescriptorStorageBuffers;
   info.limits.max_storage_buffer_bytes = l.maxStorageBufferRange;
+  info.limits.storage_buffer_offset_alignment = static_cast<uint32_t>(l.minStorageBufferOffsetAlignment);
   info.limits.max_push_constant_bytes = l.maxPushConstantsSize;
   info.subgroups = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
   info.subgroup_size = subgroup.subgroupSize;
@@ -540,7 +541,9 @@ class VulkanDevice : public Device {
       std::vector<VkDescriptorBufferInfo> infos(p->num_bindings);
       std::vector<VkWriteDescriptorSet> writes(p->num_bindings);
       for (uint32_t b = 0; b < p->num_bindings; ++b) {
-        infos[b] = {static_cast<VulkanBuffer*>(dispatches[i].bindings[b].buffer)->handle(), 0, VK_WHOLE_SIZE};
+        const Binding& binding = dispatches[i].bindings[b];
+        infos[b] = {static_cast<VulkanBuffer*>(binding.buffer)->handle(), binding.offset,
+                    binding.bytes != 0 ? binding.bytes : VK_WHOLE_SIZE};
         writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         writes[b].dstSet = sets[i];
         writes[b].dstBinding = b;

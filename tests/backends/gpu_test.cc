@@ -378,11 +378,71 @@ TEST(GpuSelectTest, SelectorsPickByIndexOrName) {
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("'NVIDIA H200'"));
 }
 
+// Two tensors in one buffer at aligned offsets, as the memory planner's
+// arena places them: x -> arena[first] -> arena[second], nothing else touched.
+TEST_P(GpuTest, DispatchesBindPartsOfABuffer) {
+  const uint32_t n = 100;
+  const size_t align = std::max<size_t>(device_->info().limits.storage_buffer_offset_alignment, 4);
+  ASSERT_EQ(align & (align - 1), 0u) << "alignment " << align << " is not a power of two";
+  const size_t first = align, second = first + ((n * 4 + align - 1) / align) * align;
+  const size_t floats = (second + n * 4 + align) / 4;  // a sentinel tail after the second part
+  auto program = MakeProgram(*device_, "affine", kAffine, 2, 8);
+  ASSERT_NE(program, nullptr);
+  std::vector<float> x(n);
+  for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i) * 0.5f;
+  auto bx = MakeBuffer(*device_, x);
+  auto arena = MakeBuffer(*device_, std::vector<float>(floats, -7.0f));
+  const Dispatch to_first{program.get(), {{bx.get(), Access::kRead}, {arena.get(), Access::kWrite, first, n * 4}},
+                          Params(n, 2.0f), {(n + 63) / 64, 1, 1}};
+  const Dispatch to_second{program.get(),
+                           {{arena.get(), Access::kRead, first, n * 4}, {arena.get(), Access::kWrite, second, n * 4}},
+                           Params(n, 3.0f), {(n + 63) / 64, 1, 1}};
+  auto recording = device_->Record({to_first, to_second});
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  EXPECT_EQ((*recording)->num_barriers(), 1u);
+  ASSERT_TRUE(device_->Run(**recording).ok());
+  const std::vector<float> out = Read(*device_, *arena);
+  for (size_t i = 0; i < floats; ++i) {
+    float expected = -7.0f;
+    if (i >= first / 4 && i < first / 4 + n) {
+      const size_t k = i - first / 4;
+      expected = x[k] * 2.0f + static_cast<float>(k);
+    } else if (i >= second / 4 && i < second / 4 + n) {
+      const size_t k = i - second / 4;
+      expected = (x[k] * 2.0f + static_cast<float>(k)) * 3.0f + static_cast<float>(k);
+    }
+    ASSERT_EQ(out[i], expected) << "float " << i;
+  }
+}
+
+TEST_P(GpuTest, BindingRangesAreChecked) {
+  auto program = MakeProgram(*device_, "increment", kIncrement, 1, 4);
+  ASSERT_NE(program, nullptr);
+  auto buffer = MakeBuffer(*device_, std::vector<float>(256, 0.0f));
+  const size_t align = device_->info().limits.storage_buffer_offset_alignment;
+  auto error = [&](size_t offset, size_t bytes) {
+    auto r = device_->Record({Dispatch{program.get(), {{buffer.get(), Access::kReadWrite, offset, bytes}}, Params(1u), {1, 1, 1}}});
+    return r.ok() ? std::string("accepted") : std::string(r.status().message());
+  };
+  EXPECT_THAT(error(0, 2048), HasSubstr("2048 bytes at offset 0 do not fit the 1024-byte buffer"));
+  EXPECT_THAT(error(1024, 0), HasSubstr("do not fit"));
+  if (align > 1) {
+    EXPECT_THAT(error(align / 2, 16), HasSubstr("is not a multiple of the device's"));
+  }
+  EXPECT_EQ(error(0, 16), "accepted");
+}
+
+// A stand-in buffer: PlanBarriers only looks at identities and sizes.
+class FakeBuffer : public Buffer {
+ public:
+  size_t size() const override { return 1024; }
+};
+
 TEST(GpuBarrierTest, BarriersOnlyWhereADispatchDependsOnAnEarlierOne) {
-  int dummy[4];
-  auto* a = reinterpret_cast<Buffer*>(&dummy[0]);
-  auto* b = reinterpret_cast<Buffer*>(&dummy[1]);
-  auto* c = reinterpret_cast<Buffer*>(&dummy[2]);
+  FakeBuffer buffers[3];
+  Buffer* a = &buffers[0];
+  Buffer* b = &buffers[1];
+  Buffer* c = &buffers[2];
   auto at = [](Buffer* buf, Access acc) { return Binding{buf, acc}; };
   std::vector<Dispatch> d(5);
   d[0].bindings = {at(a, Access::kRead), at(b, Access::kWrite)};   // b = f(a)
@@ -394,6 +454,21 @@ TEST(GpuBarrierTest, BarriersOnlyWhereADispatchDependsOnAnEarlierOne) {
   std::vector<Dispatch> war(2);
   war[0].bindings = {at(a, Access::kRead)};
   war[1].bindings = {at(a, Access::kWrite)};  // write after read
+  EXPECT_EQ(PlanBarriers(war), (std::vector<bool>{false, true}));
+}
+
+TEST(GpuBarrierTest, PartsOfOneBufferAreApartUnlessTheirBytesOverlap) {
+  FakeBuffer arena;
+  auto part = [&](Access acc, size_t offset, size_t bytes) { return Binding{&arena, acc, offset, bytes}; };
+  std::vector<Dispatch> d(4);
+  d[0].bindings = {part(Access::kRead, 0, 256), part(Access::kWrite, 256, 256)};
+  d[1].bindings = {part(Access::kRead, 0, 256), part(Access::kWrite, 512, 256)};  // apart from 0's output
+  d[2].bindings = {part(Access::kRead, 256, 16)};                                  // inside 0's output: barrier
+  d[3].bindings = {part(Access::kWrite, 768, 0)};                                  // 768 to the end: apart
+  EXPECT_EQ(PlanBarriers(d), (std::vector<bool>{false, false, true, false}));
+  std::vector<Dispatch> war(2);
+  war[0].bindings = {part(Access::kRead, 0, 512)};
+  war[1].bindings = {part(Access::kWrite, 496, 32)};  // overwrites the last bytes just read
   EXPECT_EQ(PlanBarriers(war), (std::vector<bool>{false, true}));
 }
 

@@ -26,6 +26,7 @@ nlohmann::json ToJson(const gpu::GpuInfo& i) {
             {"max_shared_memory_bytes", l.max_shared_memory_bytes},
             {"max_storage_buffers_per_shader", l.max_storage_buffers_per_shader},
             {"max_storage_buffer_bytes", l.max_storage_buffer_bytes},
+            {"storage_buffer_offset_alignment", l.storage_buffer_offset_alignment},
             {"max_push_constant_bytes", l.max_push_constant_bytes}}},
           {"fp16_arithmetic", i.fp16_arithmetic},
           {"storage_16bit", i.storage_16bit},
