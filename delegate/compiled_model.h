@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "layout/phwc4.h"
+#include "memory/strategy.h"
 #include "shaders/dialect.h"
 
 namespace mgd {
@@ -27,6 +28,10 @@ struct CompiledBuffer {
   // Execution steps (dispatch indices) of the first and last use, for the
   // memory planner.
   int first_use = -1, last_use = -1;
+  // kActivation, once planned: the bytes at `offset` of memory object
+  // `object` (CompiledModel::memory_objects).
+  int object = -1;
+  uint64_t offset = 0;
 };
 
 struct CompiledBinding {
@@ -47,6 +52,11 @@ struct CompiledModel {
   std::vector<std::vector<uint8_t>> constants;
   std::vector<CompiledDispatch> dispatches;
   std::vector<int> inputs, outputs;  // user-side buffers, in the partition's order
+  // The device buffers the activations live in (delegate/memory_plan.h), and
+  // the plan that placed them.
+  std::vector<uint64_t> memory_objects;
+  memory::Strategy memory_strategy = memory::Strategy::kNaive;
+  memory::Problem memory_problem = memory::Problem::kSharedObjects;
 };
 
 }  // namespace mgd

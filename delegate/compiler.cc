@@ -225,7 +225,9 @@ absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partiti
   for (int t : partition.outputs) {
     if (absl::Status s = builder.Edge(t, /*inbound=*/false); !s.ok()) return s;
   }
-  return builder.Finish();
+  CompiledModel model = builder.Finish();
+  if (absl::Status s = PlanMemory(model, options.memory); !s.ok()) return s;
+  return model;
 }
 
 }  // namespace mgd

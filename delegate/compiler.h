@@ -1,10 +1,12 @@
 // Compiles one partition into a CompiledModel: runs the graph transforms,
 // the shader generators, assembles fused shaders, converts constants to
-// their GPU layouts and lists the buffers and dispatches.
+// their GPU layouts, lists the buffers and dispatches and plans the memory
+// of the activations.
 #pragma once
 
 #include "absl/status/statusor.h"
 #include "delegate/compiled_model.h"
+#include "delegate/memory_plan.h"
 #include "interpreter/delegate.h"
 #include "model/graph.h"
 
@@ -17,6 +19,7 @@ struct CompileOptions {
   bool linear_grid = false;      // shaders::LinearGridFor where it fits
   bool dont_unroll = false;      // shaders::ShaderCode::dont_unroll (software GPUs)
   bool fusion = true;
+  MemoryOptions memory;
 };
 
 absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partition& partition,

@@ -69,7 +69,9 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
 
 std::string GpuDelegate::name() const { return fmt::format("gpu-{}", gpu::ApiName(options_.api)); }
 
-NodeSupport GpuDelegate::IsNodeSupported(const Graph& graph, int node_index) {
+NodeSupport GpuDelegate::IsNodeSupported(const Graph& graph, int node_index) { return GpuNodeSupport(graph, node_index); }
+
+NodeSupport GpuNodeSupport(const Graph& graph, int node_index) {
   const Node& node = graph.nodes[static_cast<size_t>(node_index)];
   for (int t : node.inputs) {
     if (t == kNoTensor) continue;
@@ -93,9 +95,16 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   // (relative RMS 4.2e-2 > 1e-2; docs/numerics.md).
   compile.fp16_arithmetic = options_.fp16 && !device_->info().is_software() && options_.api == gpu::Api::kVulkan;
   compile.dont_unroll = device_->info().is_software();
+  compile.memory.strategy = options_.memory_strategy;
+  compile.memory.problem = options_.memory_problem;
+  compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;
+  compile.memory.max_object_bytes = device_->info().limits.max_storage_buffer_bytes;
   auto compiled = CompilePartition(graph, partition, compile);
   if (!compiled.ok()) return compiled.status();
   last_dispatch_count_ = compiled->dispatches.size();
+  MemoryUse use{compiled->memory_strategy, compiled->memory_problem, 0, compiled->memory_objects.size()};
+  for (uint64_t bytes : compiled->memory_objects) use.bytes += bytes;
+  memory_uses_.push_back(use);
   return Realize(*compiled);
 }
 
@@ -113,8 +122,20 @@ std::vector<std::vector<DispatchProfile>> GpuDelegate::Profiles() const {
 
 absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const CompiledModel& model) {
   auto kernel = std::make_unique<GpuKernel>(*device_, timed_runs_);
-  std::vector<gpu::Buffer*> buffers;
+  std::vector<gpu::Buffer*> objects;  // the memory plan's buffers
+  for (uint64_t bytes : model.memory_objects) {
+    auto buffer = device_->CreateBuffer(static_cast<size_t>(bytes), gpu::Device::Use::kDevice);
+    if (!buffer.ok()) return buffer.status();
+    objects.push_back(buffer->get());
+    kernel->buffers.push_back(std::move(*buffer));
+  }
+  // Where each CompiledBuffer is: its own buffer, or part of a memory object.
+  std::vector<gpu::Binding> places;
   for (const CompiledBuffer& b : model.buffers) {
+    if (b.object >= 0) {
+      places.push_back({objects[static_cast<size_t>(b.object)], gpu::Access::kRead, b.offset, std::max<size_t>(b.bytes, 4)});
+      continue;
+    }
     const gpu::Device::Use use = b.role == BufferRole::kUserInput    ? gpu::Device::Use::kUpload
                                  : b.role == BufferRole::kUserOutput ? gpu::Device::Use::kDownload
                                                                      : gpu::Device::Use::kDevice;
@@ -124,11 +145,11 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const Compi
       const std::vector<uint8_t>& bytes = model.constants[static_cast<size_t>(b.constant)];
       if (absl::Status s = device_->Upload(**buffer, bytes.data(), bytes.size()); !s.ok()) return s;
     }
-    buffers.push_back(buffer->get());
+    places.push_back({buffer->get(), gpu::Access::kRead, 0, 0});
     kernel->buffers.push_back(std::move(*buffer));
   }
-  for (int i : model.inputs) kernel->input_buffers.push_back(buffers[static_cast<size_t>(i)]);
-  for (int i : model.outputs) kernel->output_buffers.push_back(buffers[static_cast<size_t>(i)]);
+  for (int i : model.inputs) kernel->input_buffers.push_back(places[static_cast<size_t>(i)].buffer);
+  for (int i : model.outputs) kernel->output_buffers.push_back(places[static_cast<size_t>(i)].buffer);
   // Programs are shared between dispatches with the same source (repeated
   // blocks of a model), which saves most of the driver's compile time.
   std::map<std::string, gpu::Program*> programs;
@@ -146,7 +167,9 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const Compi
     gpu::Dispatch d;
     d.program = program;
     for (const CompiledBinding& b : cd.bindings) {
-      d.bindings.push_back({buffers[static_cast<size_t>(b.buffer)], b.write ? gpu::Access::kWrite : gpu::Access::kRead});
+      gpu::Binding binding = places[static_cast<size_t>(b.buffer)];
+      binding.access = b.write ? gpu::Access::kWrite : gpu::Access::kRead;
+      d.bindings.push_back(binding);
     }
     d.push_constants = cd.params;
     d.groups = cd.groups;

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backends/gpu/gpu.h"
 #include "delegate/compiled_model.h"
+#include "memory/strategy.h"
 #include "interpreter/delegate.h"
 
 namespace mgd {
@@ -28,7 +30,15 @@ struct GpuDelegateOptions {
   // Also record each partition with GPU timestamps, replayed instead of the
   // plain recording while SetTimedRuns(true) (mgd bench's per-op profile).
   bool profile = false;
+  // How activations share memory (--memory-strategy): the smallest plan by
+  // default; `memory_problem` forces an arena (offsets) or shared buffers.
+  memory::Strategy memory_strategy = memory::Strategy::kBest;
+  std::optional<memory::Problem> memory_problem;
 };
+
+// Whether the GPU delegate claims a node (the same on every device: the
+// shader generators decide), and why not.
+NodeSupport GpuNodeSupport(const Graph& graph, int node_index);
 
 // One partition's dispatches and, after a timed run, their GPU times.
 struct DispatchProfile {
@@ -50,6 +60,14 @@ class GpuDelegate : public Delegate {
   const GpuDelegateOptions& options() const { return options_; }
   // Dispatches of the partition prepared last (I/O conversions included).
   size_t last_dispatch_count() const { return last_dispatch_count_; }
+  // The memory plan of each partition prepared so far.
+  struct MemoryUse {
+    memory::Strategy strategy = memory::Strategy::kNaive;
+    memory::Problem problem = memory::Problem::kSharedObjects;
+    uint64_t bytes = 0;  // allocated for activations
+    size_t objects = 0;  // device buffers they live in
+  };
+  const std::vector<MemoryUse>& memory_uses() const { return memory_uses_; }
   // With options.profile: replay the timestamped recordings from now on.
   void SetTimedRuns(bool timed) { *timed_runs_ = timed; }
   // Every prepared partition's dispatches, times from its last timed run.
@@ -62,6 +80,7 @@ class GpuDelegate : public Delegate {
   GpuDelegateOptions options_;
   std::unique_ptr<gpu::Device> device_;
   size_t last_dispatch_count_ = 0;
+  std::vector<MemoryUse> memory_uses_;
   std::shared_ptr<bool> timed_runs_ = std::make_shared<bool>(false);
   // Per prepared kernel: its dispatch list and timed recording.
   struct KernelProfile {

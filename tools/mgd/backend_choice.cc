@@ -43,4 +43,34 @@ absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested, GpuDel
   return BackendChoice{"cpu", "CPU reference kernels", "auto: no GPU found", nullptr};
 }
 
+absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
+  GpuDelegateOptions options;
+  options.fp16 = run.precision == "fp16";
+  options.fusion = !run.no_fusion;
+  if (run.memory_strategy.empty()) return options;
+  const std::string& flag = run.memory_strategy;
+  const size_t colon = flag.find(':');
+  const std::string name = flag.substr(0, colon);
+  const auto strategy = memory::ParseStrategy(name);
+  if (!strategy) {
+    return UsageError(fmt::format("--memory-strategy {}: unknown strategy '{}' (expected one of {}, optionally followed "
+                                  "by :offsets or :shared_objects)",
+                                  flag, name, memory::StrategyNames()));
+  }
+  options.memory_strategy = *strategy;
+  if (colon != std::string::npos) {
+    const std::string problem = flag.substr(colon + 1);
+    options.memory_problem = memory::ParseProblem(problem);
+    if (!options.memory_problem) {
+      return UsageError(fmt::format("--memory-strategy {}: '{}' is neither offsets nor shared_objects", flag, problem));
+    }
+    // Equality and min-cost flow only place tensors in shared buffers.
+    if (*strategy != memory::Strategy::kBest && *options.memory_problem == memory::Problem::kOffsets &&
+        !memory::PlanOffsets(*strategy, {})) {
+      return UsageError(fmt::format("--memory-strategy {}: {} has no offsets plan (it only solves shared_objects)", flag, name));
+    }
+  }
+  return options;
+}
+
 }  // namespace mgd::cli

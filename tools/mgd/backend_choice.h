@@ -21,4 +21,10 @@ struct BackendChoice {
 // `options` (precision, fusion) apply to the GPU delegate; its api is set here.
 absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested, GpuDelegateOptions options = {});
 
+struct RunOptions;
+// The GPU delegate options run's flags ask for (--precision, --no-fusion,
+// --memory-strategy NAME[:offsets|:shared_objects]); a usage error names a
+// bad flag.
+absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run);
+
 }  // namespace mgd::cli

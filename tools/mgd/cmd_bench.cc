@@ -85,9 +85,7 @@ std::string NodeNames(const Graph& graph, const std::vector<int>& nodes) {
 absl::Status Bench(const BenchOptions& options) {
   if (options.iterations < 1 || options.warmup < 0) return UsageError("--iterations must be >= 1 and --warmup >= 0");
   if (!options.vs.empty() && options.vs != "cpu") return UsageError(fmt::format("--vs {}: only 'cpu' is known", options.vs));
-  GpuDelegateOptions gpu_options;
-  gpu_options.fp16 = options.run.precision == "fp16";
-  gpu_options.fusion = !options.run.no_fusion;
+  MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(options.run));
   gpu_options.profile = true;
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.run.backend, gpu_options));
   MGD_ASSIGN_OR_RETURN(Model model, Load(options, backend.delegate.get()));

@@ -73,9 +73,7 @@ absl::Status WithModelPath(const std::string& model, const absl::Status& status)
 }
 
 absl::Status Run(const RunOptions& options) {
-  GpuDelegateOptions gpu_options;
-  gpu_options.fp16 = options.precision == "fp16";
-  gpu_options.fusion = !options.no_fusion;
+  MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(options));
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend, gpu_options));
   // The CPU reference kernels are fp32 whatever was asked.
   const std::string precision = backend.delegate ? options.precision : "fp32";
@@ -148,6 +146,15 @@ absl::Status Run(const RunOptions& options) {
     delegated += p.where == NodePlacement::Where::kDelegate;
     folded += p.where == NodePlacement::Where::kFolded;
   }
+  // Where the GPU partitions' activations live.
+  uint64_t activation_bytes = 0;
+  std::vector<std::string> plans;
+  if (backend.delegate != nullptr) {
+    for (const GpuDelegate::MemoryUse& use : backend.delegate->memory_uses()) {
+      activation_bytes += use.bytes;
+      plans.push_back(fmt::format("{}:{}", memory::StrategyName(use.strategy), memory::ProblemName(use.problem)));
+    }
+  }
   if (options.json) {
     nlohmann::json j = {{"backend", backend.backend},
                         {"device", backend.device},
@@ -157,6 +164,8 @@ absl::Status Run(const RunOptions& options) {
                         {"partitions", interpreter->partitions().size()},
                         {"prepare_ms", prepare_ms},
                         {"run_ms", run_ms},
+                        {"activation_bytes", activation_bytes},
+                        {"memory_plans", plans},
                         {"outputs", outputs}};
     fmt::print("{}\n", j.dump());
     return absl::OkStatus();
@@ -167,6 +176,9 @@ absl::Status Run(const RunOptions& options) {
   fmt::print("nodes    {} ({} on the GPU in {} partition(s), {} folded at load, {} on the CPU)\n",
              interpreter->graph().nodes.size(), delegated, interpreter->partitions().size(), folded,
              interpreter->graph().nodes.size() - static_cast<size_t>(delegated + folded));
+  if (!plans.empty()) {
+    fmt::print("memory   {:.1f} KiB of activations ({})\n", static_cast<double>(activation_bytes) / 1024, fmt::join(plans, ", "));
+  }
   fmt::print("prepare  {:.1f} ms\nrun      {:.1f} ms\n", prepare_ms, run_ms);
   for (const std::string& line : lines) fmt::print("{}\n", line);
   return absl::OkStatus();

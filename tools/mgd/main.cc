@@ -31,7 +31,9 @@ void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
   cmd->add_option("--input", run.inputs, "Input file (.npy float32 or raw .f32), one per model input, in order");
   cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache directory (GPU backends)");
   cmd->add_option("--workgroups", run.workgroups, "Workgroup table (GPU backends)");
-  cmd->add_option("--memory-strategy", run.memory_strategy, "Memory planning strategy (GPU backends)");
+  cmd->add_option("--memory-strategy", run.memory_strategy,
+                  "How activations share GPU memory: naive|equality|greedy_in_order|greedy_by_breadth|greedy_by_size|"
+                  "min_cost_flow|best (default), optionally :offsets or :shared_objects");
   cmd->add_flag("--no-fusion", run.no_fusion, "Disable operator fusion (GPU backends)");
   cmd->add_flag("--json", run.json, "Print one JSON object on stdout");
 }
@@ -91,9 +93,6 @@ int main(int argc, char** argv) {
   for (const auto* options : {&run, &bench.run}) {
     if (!options->cache_dir.empty()) status = mgd::cli::UsageError("--cache-dir: the compilation cache is not implemented yet");
     if (!options->workgroups.empty()) status = mgd::cli::UsageError("--workgroups: workgroup tables are not implemented yet");
-    if (!options->memory_strategy.empty()) {
-      status = mgd::cli::UsageError("--memory-strategy: memory planning strategies are not implemented yet");
-    }
   }
   if (status.ok()) {
     if (run_cmd->parsed()) status = mgd::cli::Run(run);
