@@ -8,8 +8,17 @@
 //   right(j) -> sink    capacity 1, cost 0: every tensor gets exactly one
 // A maximum flow of minimum cost gives each tensor its predecessor in a chain
 // of tensors sharing one buffer; the buffer's size is the largest of its
-// chain. The costs count a chain's growth step by step, which can overstate a
-// chain whose sizes go down and up again; best-of covers that case.
+// chain.
+//
+// With the tensors' own sizes as costs, a chain whose sizes go down and up
+// again (big, small, big) is charged for growing twice, so the flow avoids
+// such chains although they cost nothing. The fix: solve again with each
+// tensor's size replaced by the size of the buffer the last plan gave it
+// (c_i >= bytes_i). For that plan's own chains the charged cost is exactly
+// its total, and for any chain the true cost (its largest tensor) is at most
+// the charged one, so each solve is never worse than the plan whose sizes it
+// used: repeat while it improves. Seeding the same loop with greedy in
+// order's buffers makes the result never worse than greedy in order either.
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/successive_shortest_path_nonnegative_weights.hpp>
 
@@ -54,9 +63,9 @@ class Network {
   FlowGraph graph_;
 };
 
-}  // namespace
-
-SharedObjectsPlan MinCostFlowSharedObjects(const std::vector<TensorUsage>& usages) {
+// One min-cost flow with `cost_bytes[i]` (>= usages[i].bytes) standing for
+// tensor i's size in the costs.
+SharedObjectsPlan SolveOnce(const std::vector<TensorUsage>& usages, const std::vector<uint64_t>& cost_bytes) {
   const size_t n = usages.size();
   const size_t source = 2 * n, sink = 2 * n + 1;
   auto left = [](size_t i) { return i; };
@@ -69,11 +78,11 @@ SharedObjectsPlan MinCostFlowSharedObjects(const std::vector<TensorUsage>& usage
   std::vector<Handover> handovers;
   for (size_t i = 0; i < n; ++i) {
     network.Add(source, left(i), 0);
-    network.Add(source, right(i), static_cast<int64_t>(usages[i].bytes));
+    network.Add(source, right(i), static_cast<int64_t>(cost_bytes[i]));
     network.Add(right(i), sink, 0);
     for (size_t j = 0; j < n; ++j) {
       if (usages[i].last < usages[j].first) {
-        const int64_t growth = std::max<int64_t>(0, static_cast<int64_t>(usages[j].bytes) - static_cast<int64_t>(usages[i].bytes));
+        const int64_t growth = std::max<int64_t>(0, static_cast<int64_t>(cost_bytes[j]) - static_cast<int64_t>(cost_bytes[i]));
         handovers.push_back({i, j, network.Add(left(i), right(j), growth)});
       }
     }
@@ -101,6 +110,33 @@ SharedObjectsPlan MinCostFlowSharedObjects(const std::vector<TensorUsage>& usage
     }
   }
   return plan;
+}
+
+// Each tensor's buffer size in `plan`.
+std::vector<uint64_t> BufferBytes(const SharedObjectsPlan& plan) {
+  std::vector<uint64_t> bytes;
+  for (int object : plan.object_of) bytes.push_back(plan.object_bytes[static_cast<size_t>(object)]);
+  return bytes;
+}
+
+// Solves again with the sizes of `plan`'s buffers while that improves.
+SharedObjectsPlan Refine(const std::vector<TensorUsage>& usages, SharedObjectsPlan plan) {
+  for (int round = 0; round < 16; ++round) {
+    SharedObjectsPlan next = SolveOnce(usages, BufferBytes(plan));
+    if (next.total() >= plan.total()) break;
+    plan = std::move(next);
+  }
+  return plan;
+}
+
+}  // namespace
+
+SharedObjectsPlan MinCostFlowSharedObjects(const std::vector<TensorUsage>& usages) {
+  std::vector<uint64_t> own;
+  for (const TensorUsage& t : usages) own.push_back(t.bytes);
+  SharedObjectsPlan from_own = Refine(usages, SolveOnce(usages, own));
+  SharedObjectsPlan from_greedy = Refine(usages, SolveOnce(usages, BufferBytes(GreedyInOrderSharedObjects(usages))));
+  return from_greedy.total() < from_own.total() ? from_greedy : from_own;
 }
 
 }  // namespace mgd::memory

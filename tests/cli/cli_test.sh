@@ -89,6 +89,24 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
       [ -s "$work/$api/output_1.npy" ] || fail "run --backend $api wrote no outputs"
     fi
   done
+  # Memory strategies: other plans, the same outputs.
+  for strategy in naive:shared_objects min_cost_flow greedy_by_size:offsets; do
+    if expect_ok "run --memory-strategy $strategy" run "$face" --backend vulkan --input "$face_input" \
+        --memory-strategy "$strategy" --output-dir "$work/m_$strategy" --json; then
+      grep -qE '"memory_plans":\["'"$strategy"'' "$work/out" || fail "run --memory-strategy $strategy: $(cat "$work/out")"
+      cmp -s "$work/vulkan/output_0.npy" "$work/m_$strategy/output_0.npy" && \
+        cmp -s "$work/vulkan/output_1.npy" "$work/m_$strategy/output_1.npy" || fail "--memory-strategy $strategy changed the outputs"
+    fi
+  done
+  if expect_ok "plan --json" plan "$face" --json --svg "$work/plan.svg"; then
+    for field in '"lower_bound_bytes":[0-9]+' '"chosen":"[a-z_]+"' '"equality":\{"offsets_bytes":null,"shared_objects_bytes":[0-9]+\}' \
+                 '"min_cost_flow":\{"offsets_bytes":null' '"greedy_by_breadth":\{"offsets_bytes":[0-9]+,"shared_objects_bytes":[0-9]+\}'; do
+      grep -qE "$field" "$work/out" || fail "plan --json lacks $field: $(cat "$work/out")"
+    done
+    grep -q '<svg' "$work/plan.svg" && grep -q 'lower bound' "$work/plan.svg" || fail "plan --svg drew no picture"
+  fi
+  expect_ok "plan table" plan "$face" --precision fp16 && grep -qE "^chosen .*x the lower bound" "$work/out" \
+    || fail "plan prints no choice: $(cat "$work/out")"
   MGD_DEVICE=no-such-gpu "$mgd" run "$face" --backend vulkan --input "$face_input" >"$work/out" 2>"$work/err"
   if [ $? -ne 2 ] || ! grep -q "no device matches 'no-such-gpu'" "$work/err"; then
     fail "MGD_DEVICE=no-such-gpu: $(cat "$work/err")"
@@ -133,6 +151,12 @@ expect_error "missing input" 2 "/no/input.f32: cannot open" -- run "$face" --inp
 expect_error "unwritable output dir" 2 "--output-dir /proc/mgd-test/x: cannot create" \
   -- run "$face" --input "$face_input" --output-dir /proc/mgd-test/x
 expect_error "unknown backend" 2 "backend" -- run "$face" --backend metal --input "$face_input"
+expect_error "unknown memory strategy" 2 "--memory-strategy greedy: unknown strategy 'greedy' \(expected one of naive, " \
+  -- run "$face" --input "$face_input" --memory-strategy greedy
+expect_error "strategy without offsets" 2 "equality has no offsets plan" \
+  -- run "$face" --input "$face_input" --memory-strategy equality:offsets
+expect_error "plan on the cpu" 2 "--backend cpu: the CPU path has no GPU memory to plan" -- plan "$face" --backend cpu
+expect_error "plan of a missing model" 2 "/no/such.tflite: cannot open" -- plan /no/such.tflite
 expect_error "unknown subcommand" 2 "" -- frobnicate
 expect_error "modelgen unknown" 2 "unknown model 'resnet'" -- modelgen resnet --out "$work/r.tflite"
 expect_error "modelgen unwritable" 2 "/proc/mgd-test/m.tflite: cannot open for writing" \

@@ -34,6 +34,16 @@ struct OpsOptions {
 };
 absl::Status Ops(const OpsOptions& options);
 
+struct PlanOptions {
+  std::string model;
+  std::string backend = "auto";
+  std::string precision = "fp32";
+  bool no_fusion = false;
+  bool json = false;
+  std::string svg;
+};
+absl::Status Plan(const PlanOptions& options);
+
 struct ModelgenOptions {
   std::string name;
   std::string out;

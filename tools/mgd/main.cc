@@ -64,6 +64,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
   ops_cmd->add_flag("--json", ops.json, "Print one JSON object on stdout");
 
+  mgd::cli::PlanOptions plan;
+  auto* plan_cmd = app.add_subcommand("plan", "Every memory strategy's bytes for the GPU partitions vs the lower bound");
+  plan_cmd->add_option("model", plan.model, "Model (.tflite)")->required();
+  plan_cmd->add_option("--backend", plan.backend, "auto|vulkan|gl: whose alignment and limits to plan for")
+      ->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
+  plan_cmd->add_option("--precision", plan.precision, "fp32|fp16")->check(CLI::IsMember({"fp32", "fp16"}));
+  plan_cmd->add_flag("--no-fusion", plan.no_fusion, "Plan the unfused graph");
+  plan_cmd->add_flag("--json", plan.json, "Print one JSON object on stdout");
+  plan_cmd->add_option("--svg", plan.svg, "Draw the chosen plan into this SVG file");
+
   mgd::cli::ModelgenOptions gen;
   auto* gen_cmd = app.add_subcommand("modelgen", "Write a standard architecture with deterministic weights");
   gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2")->required();
@@ -98,6 +108,7 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) status = mgd::cli::Run(run);
     else if (bench_cmd->parsed()) status = mgd::cli::Bench(bench);
     else if (ops_cmd->parsed()) status = mgd::cli::Ops(ops);
+    else if (plan_cmd->parsed()) status = mgd::cli::Plan(plan);
     else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
     else if (info_cmd->parsed()) status = mgd::cli::Info(info);
   }
