@@ -9,6 +9,7 @@
 
 #include "layout/phwc4.h"
 #include "memory/strategy.h"
+#include "tuning/workgroups.h"
 #include "shaders/dialect.h"
 
 namespace mgd {
@@ -45,6 +46,12 @@ struct CompiledDispatch {
   std::vector<uint8_t> params;            // the parameter block
   std::array<uint32_t, 3> groups{1, 1, 1};
   std::vector<int> nodes;                 // model nodes it runs (fused ones included); empty: I/O conversion
+  // Invocations per axis when any workgroup will do (the shader returns past
+  // them): groups = ceil(grid / workgroup). All 0: the generator's workgroup
+  // is part of its algorithm (shared memory) and stays.
+  std::array<uint32_t, 3> grid{0, 0, 0};
+  tuning::DispatchKey key;               // what the workgroup tables know it by
+  std::string workgroup_source = "generator";  // tuning::SourceName of the choice, or "generator"
 };
 
 struct CompiledModel {

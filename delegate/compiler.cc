@@ -84,6 +84,8 @@ class Builder {
     CompiledDispatch d;
     d.code = conversion.code;
     d.groups = conversion.groups;
+    d.grid = Grid(*shape);
+    d.key = {inbound ? "BHWC_TO_PHWC4" : "PHWC4_TO_BHWC", Extent(*shape), Extent(*shape), {}, options_.fp16};
     d.bindings = {{inbound ? user_index : *inside, false}, {inbound ? *inside : user_index, true}};
     Add(std::move(d));
     return absl::OkStatus();
@@ -122,6 +124,12 @@ class Builder {
       d.code.body = *body;
     }
     if (d.nodes.size() > 1) d.code.name += fmt::format("_fused{}", d.nodes.size());
+    auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(shader->linkable ? group.output : head.outputs[0])].shape);
+    if (!final_shape.ok()) return Error(group.head, final_shape.status());
+    // Any workgroup covers the standard 3-D grid over the output; shaders
+    // that share memory within a workgroup keep theirs.
+    if (d.code.shared.empty() && d.groups == shaders::GridFor(*final_shape, d.code.workgroup)) d.grid = Grid(*final_shape);
+    d.key = Key(head, *final_shape);
     Add(std::move(d));
     return absl::OkStatus();
   }
@@ -129,6 +137,34 @@ class Builder {
   CompiledModel Finish() { return std::move(model_); }
 
  private:
+  static std::array<int, 3> Extent(const layout::Bhwc& s) { return {s.width, s.height, s.batch * s.slices()}; }
+  static std::array<uint32_t, 3> Grid(const layout::Bhwc& s) {
+    const std::array<int, 3> e = Extent(s);
+    return {static_cast<uint32_t>(e[0]), static_cast<uint32_t>(e[1]), static_cast<uint32_t>(e[2])};
+  }
+
+  // The head's op, its first activation input, the group's output and the
+  // head's first constant input (the weights of a convolution).
+  tuning::DispatchKey Key(const Node& head, const layout::Bhwc& out) const {
+    tuning::DispatchKey key;
+    const std::string custom = shaders::CustomName(head);
+    key.op = custom.empty() ? OpName(head.op) : custom;
+    key.out = Extent(out);
+    key.fp16 = options_.fp16;
+    bool have_input = false;
+    for (int t : head.inputs) {
+      if (t == kNoTensor) continue;
+      const Tensor& tensor = graph_.tensors[static_cast<size_t>(t)];
+      if (tensor.is_constant) {
+        if (key.weights.empty()) key.weights.assign(tensor.shape.begin(), tensor.shape.end());
+      } else if (!have_input) {
+        if (auto in = shaders::ToBhwc(tensor.shape); in.ok()) key.in = Extent(*in);
+        have_input = true;
+      }
+    }
+    return key;
+  }
+
   absl::Status Error(int node, const absl::Status& s) const {
     return absl::InternalError(fmt::format("{}: {}", NodeLabel(graph_, node), Message(s)));
   }

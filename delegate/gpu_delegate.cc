@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "delegate/compiler.h"
+#include "delegate/workgroups.h"
 #include "shaders/dialect.h"
 #include "shaders/generator.h"
 
@@ -64,7 +66,22 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
   device_options.clamp_limits = options.clamp_limits;
   auto device = gpu::CreateDevice(options.api, device_options);
   if (!device.ok()) return device.status();
-  return std::unique_ptr<GpuDelegate>(new GpuDelegate(options, std::move(*device)));
+  if (options.workgroups && !tuning::Matches(options.workgroups->gpu, (*device)->info())) {
+    const tuning::GpuMatch& m = options.workgroups->gpu;
+    std::vector<std::string> rules;
+    for (const auto& [what, value] : {std::pair{"api", m.api}, std::pair{"vendor", m.vendor}, std::pair{"device", m.device},
+                                      std::pair{"driver >=", m.driver_min}}) {
+      if (!value.empty()) rules.push_back(fmt::format("{} '{}'", what, value));
+    }
+    const gpu::GpuInfo& info = (*device)->info();
+    return absl::InvalidArgumentError(fmt::format("{}: the table is for {}; this device is {} '{}' ({}, driver {})",
+                                                  options.workgroups->name, fmt::join(rules, ", "), gpu::ApiName(info.api),
+                                                  info.device_name, info.vendor, info.driver_version));
+  }
+  auto delegate = std::unique_ptr<GpuDelegate>(new GpuDelegate(options, std::move(*device)));
+  if (delegate->options_.workgroups) delegate->tables_.push_back(&*delegate->options_.workgroups);
+  if (const tuning::Table* builtin = tuning::BuiltinTableFor(delegate->device_->info())) delegate->tables_.push_back(builtin);
+  return delegate;
 }
 
 std::string GpuDelegate::name() const { return fmt::format("gpu-{}", gpu::ApiName(options_.api)); }
@@ -101,11 +118,21 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   compile.memory.max_object_bytes = device_->info().limits.max_storage_buffer_bytes;
   auto compiled = CompilePartition(graph, partition, compile);
   if (!compiled.ok()) return compiled.status();
+  ChooseWorkgroups(*compiled, tables_, device_->info());
+  auto kernel = Realize(*compiled);
+  if (!kernel.ok()) return kernel.status();
+  // Recorded only for partitions that run, so that index k of each list is
+  // the k-th prepared partition.
+  std::vector<DispatchInfo> infos;
+  for (const CompiledDispatch& d : compiled->dispatches) {
+    infos.push_back({d.code.name, d.nodes, d.code.workgroup, d.workgroup_source, d.key, d.grid});
+  }
+  dispatch_infos_.push_back(std::move(infos));
   last_dispatch_count_ = compiled->dispatches.size();
   MemoryUse use{compiled->memory_strategy, compiled->memory_problem, 0, compiled->memory_objects.size()};
   for (uint64_t bytes : compiled->memory_objects) use.bytes += bytes;
   memory_uses_.push_back(use);
-  return Realize(*compiled);
+  return kernel;
 }
 
 std::vector<std::vector<DispatchProfile>> GpuDelegate::Profiles() const {
@@ -177,6 +204,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const Compi
   }
   auto recording = device_->Record(dispatches);
   if (!recording.ok()) return recording.status();
+  if (options_.tuning) tuning_records_.push_back({model.dispatches, dispatches, kernel->alive});
   kernel->recording = std::move(*recording);
   if (options_.profile) {
     auto timed = device_->Record(dispatches, gpu::RecordOptions{true});
@@ -189,6 +217,36 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const Compi
     kernels_.push_back(std::move(profile));
   }
   return std::unique_ptr<DelegateKernel>(std::move(kernel));
+}
+
+absl::StatusOr<double> GpuDelegate::TimeWorkgroup(size_t partition, size_t dispatch, const tuning::Workgroup& workgroup,
+                                                  int repeats) {
+  if (partition >= tuning_records_.size() || tuning_records_[partition].alive.expired()) {
+    return absl::FailedPreconditionError(fmt::format("partition {} is not prepared for tuning", partition));
+  }
+  const TuningRecord& record = tuning_records_[partition];
+  if (dispatch >= record.compiled.size() || record.compiled[dispatch].grid == std::array<uint32_t, 3>{0, 0, 0}) {
+    return absl::InvalidArgumentError(fmt::format("dispatch {} of partition {} has a fixed workgroup", dispatch, partition));
+  }
+  CompiledDispatch cd = record.compiled[dispatch];
+  cd.code.workgroup = workgroup;
+  auto program = device_->CreateProgram({cd.code.name, shaders::Emit(DialectOf(options_.api), cd.code),
+                                         static_cast<uint32_t>(cd.bindings.size()), shaders::ParamsBytes(cd.code), 0});
+  if (!program.ok()) return program.status();
+  gpu::Dispatch d = record.realized[dispatch];
+  d.program = program->get();
+  d.groups = GroupsFor(cd.grid, workgroup);
+  auto recording = device_->Record({d}, gpu::RecordOptions{true});
+  if (!recording.ok()) return recording.status();
+  std::vector<double> us;
+  for (int i = 0; i < repeats + 2; ++i) {
+    if (absl::Status s = device_->Run(**recording); !s.ok()) return s;
+    const std::vector<double> ns = (*recording)->dispatch_ns();
+    if (ns.empty()) return absl::FailedPreconditionError("the device has no timestamps: nothing to tune with");
+    if (i >= 2) us.push_back(ns[0] / 1000);
+  }
+  std::nth_element(us.begin(), us.begin() + static_cast<long>(us.size() / 2), us.end());
+  return us[us.size() / 2];
 }
 
 }  // namespace mgd

@@ -12,6 +12,7 @@
 #include "backends/gpu/gpu.h"
 #include "delegate/compiled_model.h"
 #include "memory/strategy.h"
+#include "tuning/workgroups.h"
 #include "interpreter/delegate.h"
 
 namespace mgd {
@@ -34,6 +35,11 @@ struct GpuDelegateOptions {
   // default; `memory_problem` forces an arena (offsets) or shared buffers.
   memory::Strategy memory_strategy = memory::Strategy::kBest;
   std::optional<memory::Problem> memory_problem;
+  // A workgroup table (--workgroups) ahead of the built-in one for the GPU;
+  // Create fails when it is for another GPU.
+  std::optional<tuning::Table> workgroups;
+  // Keep each partition's dispatches so that `mgd tune` can time variants.
+  bool tuning = false;
 };
 
 // Whether the GPU delegate claims a node (the same on every device: the
@@ -68,6 +74,23 @@ class GpuDelegate : public Delegate {
     size_t objects = 0;  // device buffers they live in
   };
   const std::vector<MemoryUse>& memory_uses() const { return memory_uses_; }
+  // Each prepared partition's dispatches: workgroup and where it came from.
+  struct DispatchInfo {
+    std::string name;
+    std::vector<int> nodes;
+    tuning::Workgroup workgroup{};
+    std::string source;  // "table", "bucket", "op_rule", "default" or "generator"
+    tuning::DispatchKey key;
+    std::array<uint32_t, 3> grid{};  // all 0: the workgroup is fixed
+  };
+  const std::vector<std::vector<DispatchInfo>>& dispatch_infos() const { return dispatch_infos_; }
+  // The tables consulted, in precedence (the user's, the built-in one).
+  const std::vector<const tuning::Table*>& workgroup_tables() const { return tables_; }
+
+  // With options.tuning: the median GPU time in microseconds of `repeats`
+  // runs of dispatch `dispatch` of prepared partition `partition` alone,
+  // built with `workgroup` (after two untimed runs).
+  absl::StatusOr<double> TimeWorkgroup(size_t partition, size_t dispatch, const tuning::Workgroup& workgroup, int repeats);
   // With options.profile: replay the timestamped recordings from now on.
   void SetTimedRuns(bool timed) { *timed_runs_ = timed; }
   // Every prepared partition's dispatches, times from its last timed run.
@@ -81,6 +104,16 @@ class GpuDelegate : public Delegate {
   std::unique_ptr<gpu::Device> device_;
   size_t last_dispatch_count_ = 0;
   std::vector<MemoryUse> memory_uses_;
+  std::vector<std::vector<DispatchInfo>> dispatch_infos_;
+  std::vector<const tuning::Table*> tables_;
+  // options.tuning: per prepared partition, its compiled dispatches and the
+  // realized ones (buffers owned by the kernel, alive while `alive` is).
+  struct TuningRecord {
+    std::vector<CompiledDispatch> compiled;
+    std::vector<gpu::Dispatch> realized;
+    std::weak_ptr<bool> alive;
+  };
+  std::vector<TuningRecord> tuning_records_;
   std::shared_ptr<bool> timed_runs_ = std::make_shared<bool>(false);
   // Per prepared kernel: its dispatch list and timed recording.
   struct KernelProfile {

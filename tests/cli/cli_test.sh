@@ -107,6 +107,17 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
   fi
   expect_ok "plan table" plan "$face" --precision fp16 && grep -qE "^chosen .*x the lower bound" "$work/out" \
     || fail "plan prints no choice: $(cat "$work/out")"
+  # The tuner: a table that run then uses, with the same outputs.
+  if expect_ok "tune" tune "$face" --backend vulkan --max-candidates 2 --out "$work/wg.json"; then
+    grep -qE "dispatches .* in [0-9.]+ s; GPU time" "$work/out" || fail "tune printed no summary: $(cat "$work/out")"
+    if expect_ok "run --workgroups" run "$face" --backend vulkan --input "$face_input" --workgroups "$work/wg.json" \
+        --output-dir "$work/tuned" --json; then
+      grep -q '"source":"table"' "$work/out" || fail "run --workgroups used no table entry: $(head -c 400 "$work/out")"
+      cmp -s "$work/vulkan/output_1.npy" "$work/tuned/output_1.npy" || fail "run --workgroups changed the outputs"
+    fi
+    expect_error "a table for another API" 2 "wg.json: the table is for api 'vulkan'" \
+      -- run "$face" --backend gl --input "$face_input" --workgroups "$work/wg.json"
+  fi
   MGD_DEVICE=no-such-gpu "$mgd" run "$face" --backend vulkan --input "$face_input" >"$work/out" 2>"$work/err"
   if [ $? -ne 2 ] || ! grep -q "no device matches 'no-such-gpu'" "$work/err"; then
     fail "MGD_DEVICE=no-such-gpu: $(cat "$work/err")"
@@ -155,6 +166,14 @@ expect_error "unknown memory strategy" 2 "--memory-strategy greedy: unknown stra
   -- run "$face" --input "$face_input" --memory-strategy greedy
 expect_error "strategy without offsets" 2 "equality has no offsets plan" \
   -- run "$face" --input "$face_input" --memory-strategy equality:offsets
+printf '{"format": "mgd-workgroups", "version": 7}' >"$work/v7.json"
+expect_error "table of another version" 2 "--workgroups $work/v7.json: version: 7 is not supported" \
+  -- run "$face" --input "$face_input" --workgroups "$work/v7.json"
+printf '{"format": "mgd-workgroups", "version": 1, "entries": [{"op": "ADD", "precision": "fp32", "shape": "any", "workgroup": [2048, 1, 1]}]}' >"$work/big.json"
+expect_error "impossible workgroup" 2 "entries\[0\].workgroup: \[2048,1,1\] is impossible" \
+  -- run "$face" --input "$face_input" --workgroups "$work/big.json"
+expect_error "missing table" 2 "--workgroups /no/table.json: cannot open" -- run "$face" --input "$face_input" --workgroups /no/table.json
+expect_error "tune on the cpu" 2 "--backend cpu: there are no workgroups to tune" -- tune "$face" --backend cpu --out "$work/x.json"
 expect_error "plan on the cpu" 2 "--backend cpu: the CPU path has no GPU memory to plan" -- plan "$face" --backend cpu
 expect_error "plan of a missing model" 2 "/no/such.tflite: cannot open" -- plan /no/such.tflite
 expect_error "unknown subcommand" 2 "" -- frobnicate

@@ -11,6 +11,8 @@ namespace {
 absl::StatusOr<BackendChoice> OnGpu(gpu::Api api, const std::string& why, GpuDelegateOptions options) {
   options.api = api;
   auto delegate = GpuDelegate::Create(options);
+  // A workgroup table for another GPU is the user's mistake, not the device's.
+  if (!delegate.ok() && delegate.status().code() == absl::StatusCode::kInvalidArgument) return delegate.status();
   if (!delegate.ok()) {
     return absl::FailedPreconditionError(
         fmt::format("--backend {}: no usable device ({})", gpu::ApiName(api), delegate.status().message()));
@@ -47,6 +49,11 @@ absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
   GpuDelegateOptions options;
   options.fp16 = run.precision == "fp16";
   options.fusion = !run.no_fusion;
+  if (!run.workgroups.empty()) {
+    auto table = tuning::ReadTableFile(run.workgroups);
+    if (!table.ok()) return UsageError(fmt::format("--workgroups {}", table.status().message()));
+    options.workgroups = std::move(*table);
+  }
   if (run.memory_strategy.empty()) return options;
   const std::string& flag = run.memory_strategy;
   const size_t colon = flag.find(':');

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "interpreter/interpreter.h"
@@ -146,6 +147,17 @@ absl::Status Run(const RunOptions& options) {
     delegated += p.where == NodePlacement::Where::kDelegate;
     folded += p.where == NodePlacement::Where::kFolded;
   }
+  // Each GPU dispatch's workgroup and where it came from.
+  nlohmann::json dispatches = nlohmann::json::array();
+  std::map<std::string, int> sources;
+  if (backend.delegate != nullptr) {
+    for (const auto& partition : backend.delegate->dispatch_infos()) {
+      for (const GpuDelegate::DispatchInfo& d : partition) {
+        dispatches.push_back({{"name", d.name}, {"workgroup", d.workgroup}, {"source", d.source}});
+        ++sources[d.source];
+      }
+    }
+  }
   // Where the GPU partitions' activations live.
   uint64_t activation_bytes = 0;
   std::vector<std::string> plans;
@@ -166,6 +178,7 @@ absl::Status Run(const RunOptions& options) {
                         {"run_ms", run_ms},
                         {"activation_bytes", activation_bytes},
                         {"memory_plans", plans},
+                        {"dispatches", dispatches},
                         {"outputs", outputs}};
     fmt::print("{}\n", j.dump());
     return absl::OkStatus();
@@ -176,6 +189,11 @@ absl::Status Run(const RunOptions& options) {
   fmt::print("nodes    {} ({} on the GPU in {} partition(s), {} folded at load, {} on the CPU)\n",
              interpreter->graph().nodes.size(), delegated, interpreter->partitions().size(), folded,
              interpreter->graph().nodes.size() - static_cast<size_t>(delegated + folded));
+  if (!sources.empty()) {
+    std::vector<std::string> counts;
+    for (const auto& [source, n] : sources) counts.push_back(fmt::format("{} {}", n, source));
+    fmt::print("workgroups {} dispatch(es): {}\n", dispatches.size(), fmt::join(counts, ", "));
+  }
   if (!plans.empty()) {
     fmt::print("memory   {:.1f} KiB of activations ({})\n", static_cast<double>(activation_bytes) / 1024, fmt::join(plans, ", "));
   }

@@ -44,6 +44,16 @@ struct PlanOptions {
 };
 absl::Status Plan(const PlanOptions& options);
 
+struct TuneOptions {
+  std::vector<std::string> models;
+  std::string out;
+  std::string backend = "auto";
+  std::string precision = "fp32";
+  int max_candidates = 24;
+  bool json = false;
+};
+absl::Status Tune(const TuneOptions& options);
+
 struct ModelgenOptions {
   std::string name;
   std::string out;

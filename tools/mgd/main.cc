@@ -30,7 +30,7 @@ void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
   cmd->add_option("--precision", run.precision, "fp32|fp16 (GPU backends)")->check(CLI::IsMember({"fp32", "fp16"}));
   cmd->add_option("--input", run.inputs, "Input file (.npy float32 or raw .f32), one per model input, in order");
   cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache directory (GPU backends)");
-  cmd->add_option("--workgroups", run.workgroups, "Workgroup table (GPU backends)");
+  cmd->add_option("--workgroups", run.workgroups, "Workgroup table (from mgd tune), ahead of the built-in one (GPU backends)");
   cmd->add_option("--memory-strategy", run.memory_strategy,
                   "How activations share GPU memory: naive|equality|greedy_in_order|greedy_by_breadth|greedy_by_size|"
                   "min_cost_flow|best (default), optionally :offsets or :shared_objects");
@@ -74,6 +74,15 @@ int main(int argc, char** argv) {
   plan_cmd->add_flag("--json", plan.json, "Print one JSON object on stdout");
   plan_cmd->add_option("--svg", plan.svg, "Draw the chosen plan into this SVG file");
 
+  mgd::cli::TuneOptions tune;
+  auto* tune_cmd = app.add_subcommand("tune", "Measure workgroup sizes for each dispatch and write a workgroup table");
+  tune_cmd->add_option("models", tune.models, "Models (.tflite)")->required();
+  tune_cmd->add_option("--out", tune.out, "Table to write (merged into when it exists)")->required();
+  tune_cmd->add_option("--backend", tune.backend, "auto|vulkan|gl")->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
+  tune_cmd->add_option("--precision", tune.precision, "fp32|fp16")->check(CLI::IsMember({"fp32", "fp16"}));
+  tune_cmd->add_option("--max-candidates", tune.max_candidates, "Workgroups tried per dispatch at most (default 24)");
+  tune_cmd->add_flag("--json", tune.json, "Print one JSON object on stdout");
+
   mgd::cli::ModelgenOptions gen;
   auto* gen_cmd = app.add_subcommand("modelgen", "Write a standard architecture with deterministic weights");
   gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2")->required();
@@ -102,13 +111,13 @@ int main(int argc, char** argv) {
   // error rather than silently running without them.
   for (const auto* options : {&run, &bench.run}) {
     if (!options->cache_dir.empty()) status = mgd::cli::UsageError("--cache-dir: the compilation cache is not implemented yet");
-    if (!options->workgroups.empty()) status = mgd::cli::UsageError("--workgroups: workgroup tables are not implemented yet");
   }
   if (status.ok()) {
     if (run_cmd->parsed()) status = mgd::cli::Run(run);
     else if (bench_cmd->parsed()) status = mgd::cli::Bench(bench);
     else if (ops_cmd->parsed()) status = mgd::cli::Ops(ops);
     else if (plan_cmd->parsed()) status = mgd::cli::Plan(plan);
+    else if (tune_cmd->parsed()) status = mgd::cli::Tune(tune);
     else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
     else if (info_cmd->parsed()) status = mgd::cli::Info(info);
   }

@@ -1,0 +1,196 @@
+// Workgroup tables (parse, round trip, clear errors), the lookup's
+// precedence, the default calculator and the tuner's candidates against the
+// device limits (the clamped GLES 3.1 ones included), and successive halving.
+#include "tuning/workgroups.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "tuning/tuner.h"
+
+namespace mgd::tuning {
+namespace {
+
+using ::testing::HasSubstr;
+
+gpu::GpuInfo Desktop() {
+  gpu::GpuInfo info;
+  info.api = gpu::Api::kVulkan;
+  info.vendor = "NVIDIA";
+  info.device_name = "NVIDIA H200";
+  info.driver_version = "550.54.15";
+  info.type = gpu::DeviceType::kDiscrete;
+  info.limits.max_workgroup_invocations = 1024;
+  info.limits.max_workgroup_size = {1024, 1024, 64};
+  info.limits.max_workgroup_count = {1u << 31, 65535, 65535};
+  return info;
+}
+
+DispatchKey Conv(int w, int h, int s, bool fp16 = false) { return {"CONV_2D", {w, h, 4}, {w, h, s}, {16, 3, 3, 16}, fp16}; }
+
+const char* const kTable = R"({
+  "format": "mgd-workgroups", "version": 1,
+  "gpu": {"api": "vulkan", "vendor": "nvidia", "device": "H200", "driver_min": "535"},
+  "tuned": true, "notes": "test",
+  "entries": [
+    {"op": "CONV_2D", "precision": "fp32", "in": [32,32,4], "out": [32,32,8], "weights": [16,3,3,16], "workgroup": [16,4,1], "time_us": 10.5, "default_us": 12.0},
+    {"op": "ADD", "precision": "fp16", "shape": "any", "workgroup": [32,2,1]}
+  ]})";
+
+TEST(WorkgroupTable, ParsesAndRoundTrips) {
+  auto table = ParseTable(kTable, "t.json");
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->entries.size(), 2u);
+  EXPECT_EQ(table->entries[0].key, (DispatchKey{"CONV_2D", {32, 32, 4}, {32, 32, 8}, {16, 3, 3, 16}, false}));
+  EXPECT_EQ(table->entries[0].workgroup, (Workgroup{16, 4, 1}));
+  EXPECT_TRUE(table->entries[1].any_shape);
+  EXPECT_TRUE(table->tuned);
+  auto again = ParseTable(SerializeTable(*table), "again.json");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(SerializeTable(*again), SerializeTable(*table));
+  EXPECT_EQ(again->gpu.driver_min, "535");
+  EXPECT_DOUBLE_EQ(again->entries[0].time_us, 10.5);
+}
+
+TEST(WorkgroupTable, BadTablesAreClearErrors) {
+  auto error = [](const std::string& text) {
+    auto t = ParseTable(text, "bad.json");
+    return t.ok() ? std::string("accepted") : std::string(t.status().message());
+  };
+  const std::string head = R"({"format": "mgd-workgroups", "version": 1, "entries": [)";
+  EXPECT_THAT(error("{not json"), HasSubstr("bad.json: not JSON"));
+  EXPECT_THAT(error(R"({"version": 1})"), HasSubstr("not an mgd workgroup table"));
+  EXPECT_THAT(error(R"({"format": "mgd-workgroups", "version": 2})"), HasSubstr("version: 2 is not supported (this mgd reads version 1)"));
+  EXPECT_THAT(error(head + R"({"op": "ADD", "precision": "fp16", "shape": "any", "workgroup": [0, 8, 1]}]})"),
+              HasSubstr("entries[0].workgroup: [0,8,1] is impossible"));
+  EXPECT_THAT(error(head + R"({"op": "ADD", "precision": "fp16", "shape": "any", "workgroup": [64, 64, 1]}]})"),
+              HasSubstr("[64,64,1] is impossible"));
+  EXPECT_THAT(error(head + R"({"op": "ADD", "precision": "fp8", "shape": "any", "workgroup": [8, 8, 1]}]})"),
+              HasSubstr("entries[0].precision"));
+  EXPECT_THAT(error(head + R"({"precision": "fp16", "shape": "any", "workgroup": [8, 8, 1]}]})"), HasSubstr("entries[0].op"));
+  EXPECT_THAT(error(head + R"({"op": "ADD", "precision": "fp16", "in": [1,1], "out": [1,1,1], "workgroup": [8,8,1]}]})"),
+              HasSubstr("entries[0].in: expected [width, height, slices]"));
+  EXPECT_THAT(error(R"({"format": "mgd-workgroups", "version": 1, "gpu": {"api": "metal"}})"), HasSubstr("gpu.api"));
+}
+
+TEST(WorkgroupTable, BuiltinTablesParseAndMatchTheirGpus) {
+  const std::vector<Table>& tables = BuiltinTables();
+  ASSERT_GE(tables.size(), 3u);
+  gpu::GpuInfo adreno = Desktop();
+  adreno.vendor = "Qualcomm";
+  adreno.device_name = "Adreno (TM) 740";
+  ASSERT_NE(BuiltinTableFor(adreno), nullptr);
+  EXPECT_THAT(BuiltinTableFor(adreno)->name, HasSubstr("adreno"));
+  EXPECT_FALSE(BuiltinTableFor(adreno)->tuned);
+  gpu::GpuInfo mali = Desktop();
+  mali.vendor = "ARM";
+  mali.device_name = "Mali-G715";
+  ASSERT_NE(BuiltinTableFor(mali), nullptr);
+  EXPECT_THAT(BuiltinTableFor(mali)->name, HasSubstr("mali"));
+  gpu::GpuInfo other = Desktop();
+  other.vendor = "Intel";
+  other.device_name = "Arc A770";
+  EXPECT_EQ(BuiltinTableFor(other), nullptr);
+}
+
+TEST(WorkgroupTable, GpuMatchRules) {
+  const GpuMatch match{"vulkan", "nvidia", "H200", "535"};
+  gpu::GpuInfo info = Desktop();
+  EXPECT_TRUE(Matches(match, info));
+  info.driver_version = "530.30.02";
+  EXPECT_FALSE(Matches(match, info));  // an older driver
+  info.driver_version = "550.54.15";
+  info.api = gpu::Api::kGles;
+  EXPECT_FALSE(Matches(match, info));
+  info.api = gpu::Api::kVulkan;
+  info.device_name = "NVIDIA A100";
+  EXPECT_FALSE(Matches(match, info));
+  EXPECT_TRUE(Matches(GpuMatch{}, info));  // an empty rule matches anything
+}
+
+TEST(WorkgroupLookup, ExactThenBucketThenOpRuleThenDefault) {
+  const gpu::GpuInfo info = Desktop();
+  auto table = ParseTable(kTable, "t.json");
+  ASSERT_TRUE(table.ok());
+  Table user;
+  user.name = "user.json";
+  user.entries.push_back({Conv(32, 32, 8), false, {4, 4, 4}, 0, 0});
+  const std::vector<const Table*> both{&user, &*table};
+  const std::array<uint32_t, 3> grid{32, 32, 8};
+
+  Choice c = Choose(both, Conv(32, 32, 8), grid, info);  // the user's table comes first
+  EXPECT_EQ(c.source, Source::kTable);
+  EXPECT_EQ(c.workgroup, (Workgroup{4, 4, 4}));
+  EXPECT_EQ(c.table, "user.json");
+  c = Choose({&*table}, Conv(32, 32, 8), grid, info);
+  EXPECT_EQ(c.workgroup, (Workgroup{16, 4, 1}));
+  c = Choose({&*table}, Conv(64, 64, 8), grid, info);  // 2x wider and taller: the nearest bucket
+  EXPECT_EQ(c.source, Source::kBucket);
+  EXPECT_EQ(c.workgroup, (Workgroup{16, 4, 1}));
+  c = Choose({&*table}, Conv(1024, 1024, 64), grid, info);  // too far from anything tuned
+  EXPECT_EQ(c.source, Source::kDefault);
+  c = Choose({&*table}, Conv(32, 32, 8, /*fp16=*/true), grid, info);  // another precision
+  EXPECT_EQ(c.source, Source::kDefault);
+  c = Choose({&*table}, {"ADD", {9, 9, 2}, {9, 9, 2}, {}, true}, grid, info);
+  EXPECT_EQ(c.source, Source::kOpRule);
+  EXPECT_EQ(c.workgroup, (Workgroup{32, 2, 1}));
+  // An entry the device cannot run is passed over.
+  gpu::GpuInfo small = info;
+  small.limits = gpu::ClampToGles31(info.limits);
+  small.limits.max_workgroup_size[0] = 8;
+  c = Choose({&*table}, Conv(32, 32, 8), grid, small);
+  EXPECT_NE(c.workgroup, (Workgroup{16, 4, 1}));
+  EXPECT_TRUE(Fits(c.workgroup, small.limits));
+}
+
+TEST(DefaultCalculator, RespectsTheLimitsAndFollowsTheGrid) {
+  std::mt19937 rng(5);
+  gpu::GpuInfo clamped = Desktop();
+  clamped.limits = gpu::ClampToGles31(clamped.limits);
+  gpu::GpuInfo tiny = Desktop();
+  tiny.limits.max_workgroup_invocations = 32;
+  tiny.limits.max_workgroup_size = {16, 4, 1};
+  gpu::GpuInfo powervr = Desktop();
+  powervr.vendor = "Imagination";
+  for (const gpu::GpuInfo* info : {&clamped, &tiny, &powervr}) {
+    for (int trial = 0; trial < 500; ++trial) {
+      const std::array<uint32_t, 3> grid{static_cast<uint32_t>(1 + rng() % 300), static_cast<uint32_t>(1 + rng() % 300),
+                                          static_cast<uint32_t>(1 + rng() % 80)};
+      const Workgroup wg = DefaultWorkgroup(grid, *info);
+      ASSERT_TRUE(Fits(wg, info->limits)) << wg[0] << "x" << wg[1] << "x" << wg[2];
+      for (const Workgroup& c : Candidates(grid, info->limits, wg)) ASSERT_TRUE(Fits(c, info->limits));
+    }
+  }
+  EXPECT_EQ(DefaultWorkgroup({64, 64, 8}, Desktop()), (Workgroup{8, 8, 1}));     // near-square, z = 1
+  EXPECT_EQ(DefaultWorkgroup({1, 1, 256}, Desktop()), (Workgroup{1, 1, 64}));   // a 1x1 output: all in z
+  EXPECT_EQ(DefaultWorkgroup({64, 64, 8}, powervr), (Workgroup{8, 4, 1}));      // 32 invocations, wide x
+  EXPECT_EQ(DefaultWorkgroup({3, 2, 1}, Desktop()), (Workgroup{4, 2, 1}));      // no more than the grid needs
+}
+
+TEST(Tuner, SuccessiveHalvingFindsTheFastestAndPrunes) {
+  const std::vector<Workgroup> candidates = Candidates({64, 64, 8}, Desktop().limits, {8, 8, 1});
+  ASSERT_GT(candidates.size(), 8u);
+  EXPECT_EQ(candidates[0], (Workgroup{8, 8, 1}));
+  // A made-up cost with its minimum at 16x4x1 and noise-free timing.
+  std::map<Workgroup, int> runs;
+  auto time = [&](const Workgroup& wg, int repeats) -> absl::StatusOr<double> {
+    runs[wg] += repeats;
+    return 10.0 + std::abs(std::log2(wg[0]) - 4) + std::abs(std::log2(wg[1]) - 2) + wg[2];
+  };
+  auto ranked = SuccessiveHalving(candidates, time);
+  ASSERT_TRUE(ranked.ok());
+  EXPECT_EQ(ranked->front().workgroup, (Workgroup{16, 4, 1}));
+  // Losers stop being timed early: the winner ran most.
+  int most = 0;
+  for (const auto& [wg, n] : runs) most = std::max(most, n);
+  const Workgroup winner{16, 4, 1}, loser{1, 1, 64};
+  EXPECT_EQ(runs[winner], most);
+  EXPECT_LT(runs[loser], most);
+}
+
+}  // namespace
+}  // namespace mgd::tuning

@@ -1,0 +1,142 @@
+// mgd tune: for each distinct dispatch of the models (by its tuning key),
+// candidate workgroups within the device's limits timed alone on the GPU with
+// timestamps (median of repeats after warm-up runs), pruned by successive
+// halving; the winners are merged into a workgroup table, and the gain over
+// the default calculator is printed per model.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "interpreter/interpreter.h"
+#include "model/reader.h"
+#include "model/status_macros.h"
+#include "tools/mgd/backend_choice.h"
+#include "tools/mgd/commands.h"
+#include "delegate/tune.h"
+
+namespace mgd::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A line on stderr redrawn in place, only on a terminal.
+class Progress {
+ public:
+  explicit Progress(std::string label) : label_(std::move(label)), tty_(isatty(STDERR_FILENO) != 0) {}
+  void Show(size_t done, size_t total) {
+    if (!tty_ || total == 0) return;
+    const size_t width = 30, filled = width * done / total;
+    std::fprintf(stderr, "\r%s [%s%s] %zu/%zu", label_.c_str(), std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), done, total);
+    if (done == total) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  std::string label_;
+  bool tty_;
+};
+
+absl::Status WriteAtomically(const std::string& path, const std::string& text) {
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) return absl::PermissionDeniedError(fmt::format("--out {}: cannot write", path));
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) return absl::PermissionDeniedError(fmt::format("--out {}: cannot write ({})", path, ec.message()));
+  return absl::OkStatus();
+}
+
+struct ModelSummary {
+  std::string model;
+  size_t dispatches = 0, tuned = 0;
+  double default_us = 0, tuned_us = 0, seconds = 0;
+};
+
+}  // namespace
+
+absl::Status Tune(const TuneOptions& options) {
+  if (options.max_candidates < 1) return UsageError("--max-candidates must be >= 1");
+  RunOptions run;
+  run.precision = options.precision;
+  MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(run));
+  gpu_options.tuning = true;
+  if (options.backend == "cpu") return UsageError("--backend cpu: there are no workgroups to tune on the CPU");
+  MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend, gpu_options));
+  if (backend.delegate == nullptr) return absl::FailedPreconditionError("no GPU found: nothing to tune");
+  GpuDelegate& delegate = *backend.delegate;
+  const gpu::GpuInfo& info = delegate.device().info();
+  if (!info.timestamps) return absl::FailedPreconditionError(fmt::format("{}: no GPU timestamps to tune with", info.device_name));
+
+  tuning::Table table;
+  if (std::filesystem::exists(options.out)) {
+    auto existing = tuning::ReadTableFile(options.out);
+    if (!existing.ok()) return UsageError(fmt::format("--out {}", existing.status().message()));
+    if (!tuning::Matches(existing->gpu, info)) {
+      return UsageError(fmt::format("--out {}: the table is for another GPU ('{}' '{}'); tuning {} into it would mix GPUs",
+                                    options.out, existing->gpu.vendor, existing->gpu.device, info.device_name));
+    }
+    table = std::move(*existing);
+  } else {
+    table.gpu = {gpu::ApiName(info.api), info.vendor, info.device_name, ""};
+  }
+  table.tuned = true;
+  table.notes = fmt::format("Tuned by mgd tune on {} ({}, driver {}, {}).", info.device_name, gpu::ApiName(info.api),
+                            info.driver_version, info.api_version);
+
+  std::map<std::string, tuning::Entry> done;  // key -> result, across models
+  std::vector<ModelSummary> summaries;
+  for (const std::string& path : options.models) {
+    const auto start = Clock::now();
+    const size_t first_partition = delegate.dispatch_infos().size();
+    MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(path));
+    InterpreterOptions interpreter_options;
+    interpreter_options.delegates.push_back(&delegate);
+    auto interpreter = Interpreter::Create(std::move(graph), std::move(interpreter_options));
+    if (!interpreter.ok()) return WithModelPath(path, interpreter.status());
+    ModelSummary summary{path};
+    Progress progress("tuning " + std::filesystem::path(path).filename().string());
+    mgd::TuneOptions tune;
+    tune.max_candidates = static_cast<size_t>(options.max_candidates);
+    tune.progress = [&](size_t done_count, size_t total) { progress.Show(done_count, total); };
+    MGD_ASSIGN_OR_RETURN(TuneSummary result, TunePrepared(delegate, first_partition, tune, done, table));
+    summary.dispatches = result.dispatches;
+    summary.tuned = result.tuned;
+    summary.default_us = result.default_us;
+    summary.tuned_us = result.tuned_us;
+    summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    summaries.push_back(summary);
+  }
+  MGD_RETURN_IF_ERROR(WriteAtomically(options.out, tuning::SerializeTable(table)));
+
+  if (options.json) {
+    nlohmann::json models = nlohmann::json::array();
+    for (const ModelSummary& s : summaries) {
+      models.push_back({{"model", s.model}, {"dispatches", s.dispatches}, {"tuned", s.tuned}, {"default_us", s.default_us},
+                        {"tuned_us", s.tuned_us}, {"seconds", s.seconds}});
+    }
+    fmt::print("{}\n", nlohmann::json{{"backend", backend.backend}, {"device", backend.device}, {"precision", options.precision},
+                                      {"table", options.out}, {"entries", table.entries.size()}, {"models", models}}
+                           .dump());
+    return absl::OkStatus();
+  }
+  fmt::print("device   {} ({}), {}\n", backend.device, backend.backend, options.precision);
+  for (const ModelSummary& s : summaries) {
+    const double gain = s.default_us > 0 ? 100.0 * (1.0 - s.tuned_us / s.default_us) : 0.0;
+    fmt::print("{}: {} dispatches ({} newly tuned) in {:.1f} s; GPU time of those dispatches {:.1f} us with the default "
+               "calculator, {:.1f} us tuned ({:+.1f}%)\n",
+               s.model, s.dispatches, s.tuned, s.seconds, s.default_us, s.tuned_us, -gain);
+  }
+  fmt::print("table    {} ({} entries)\n", options.out, table.entries.size());
+  return absl::OkStatus();
+}
+
+}  // namespace mgd::cli

@@ -1,0 +1,352 @@
+#include "tuning/workgroups.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace mgd::tuning {
+namespace {
+
+using nlohmann::json;
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return needle.empty() || Lower(haystack).find(Lower(needle)) != std::string::npos;
+}
+
+// "550.54.15" >= "550"? Compares the numbers in order; missing ones are 0.
+bool VersionAtLeast(const std::string& version, const std::string& minimum) {
+  auto numbers = [](const std::string& s) {
+    std::vector<long> v;
+    long n = -1;
+    for (char c : s) {
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        n = (n < 0 ? 0 : n * 10) + (c - '0');
+      } else if (n >= 0) {
+        v.push_back(n);
+        n = -1;
+        if (c != '.') break;  // "Mesa 22.3.6 (LLVM 15)": the first dotted run
+      }
+    }
+    if (n >= 0) v.push_back(n);
+    return v;
+  };
+  const std::vector<long> a = numbers(version), b = numbers(minimum);
+  for (size_t i = 0; i < b.size(); ++i) {
+    const long x = i < a.size() ? a[i] : 0;
+    if (x != b[i]) return x > b[i];
+  }
+  return true;
+}
+
+absl::Status Bad(const std::string& source, const std::string& where, const std::string& what) {
+  return absl::InvalidArgumentError(fmt::format("{}: {}: {}", source, where, what));
+}
+
+absl::StatusOr<std::array<int, 3>> Extent(const json& j, const std::string& source, const std::string& where) {
+  if (!j.is_array() || j.size() != 3) return Bad(source, where, "expected [width, height, slices]");
+  std::array<int, 3> e{};
+  for (size_t i = 0; i < 3; ++i) {
+    if (!j[i].is_number_integer() || j[i].get<int64_t>() < 1 || j[i].get<int64_t>() > (1 << 24)) {
+      return Bad(source, where, fmt::format("{} is not a positive extent", j[i].dump()));
+    }
+    e[i] = j[i].get<int>();
+  }
+  return e;
+}
+
+absl::StatusOr<Entry> ParseEntry(const json& j, const std::string& source, const std::string& where) {
+  if (!j.is_object()) return Bad(source, where, "expected an object");
+  Entry e;
+  if (!j.contains("op") || !j["op"].is_string() || j["op"].get<std::string>().empty()) {
+    return Bad(source, where + ".op", "missing or not a string");
+  }
+  e.key.op = j["op"].get<std::string>();
+  const std::string precision = j.value("precision", "");
+  if (precision != "fp32" && precision != "fp16") return Bad(source, where + ".precision", "expected \"fp32\" or \"fp16\"");
+  e.key.fp16 = precision == "fp16";
+  if (j.contains("shape")) {
+    if (j["shape"] != "any") return Bad(source, where + ".shape", "the only value is \"any\" (an op rule)");
+    e.any_shape = true;
+  } else {
+    for (const char* field : {"in", "out"}) {
+      if (!j.contains(field)) return Bad(source, where, fmt::format("missing \"{}\" (or \"shape\": \"any\")", field));
+      auto extent = Extent(j[field], source, where + "." + field);
+      if (!extent.ok()) return extent.status();
+      (std::string(field) == "in" ? e.key.in : e.key.out) = *extent;
+    }
+    if (j.contains("weights")) {
+      if (!j["weights"].is_array()) return Bad(source, where + ".weights", "expected an array of dimensions");
+      for (const json& d : j["weights"]) {
+        if (!d.is_number_integer() || d.get<int64_t>() < 0) return Bad(source, where + ".weights", "expected dimensions >= 0");
+        e.key.weights.push_back(d.get<int>());
+      }
+    }
+  }
+  const json& wg = j.contains("workgroup") ? j["workgroup"] : json();
+  uint64_t product = 1;
+  bool ok = wg.is_array() && wg.size() == 3;
+  for (size_t i = 0; ok && i < 3; ++i) {
+    ok = wg[i].is_number_integer() && wg[i].get<int64_t>() >= 1 && wg[i].get<int64_t>() <= 1024;
+    if (ok) {
+      e.workgroup[i] = wg[i].get<uint32_t>();
+      product *= e.workgroup[i];
+    }
+  }
+  if (!ok || product > 1024) {
+    return Bad(source, where + ".workgroup",
+               fmt::format("{} is impossible: three sizes of 1..1024 whose product is at most 1024", wg.dump()));
+  }
+  for (const char* field : {"time_us", "default_us"}) {
+    if (!j.contains(field)) continue;
+    if (!j[field].is_number() || j[field].get<double>() < 0) return Bad(source, where + "." + field, "expected a time >= 0");
+    (std::string(field) == "time_us" ? e.time_us : e.default_us) = j[field].get<double>();
+  }
+  return e;
+}
+
+// How far apart two shapes are: the sum of |log2 ratio| over the extents
+// (and the weights, when both have them of one rank).
+double Distance(const DispatchKey& a, const DispatchKey& b) {
+  auto d = [](int x, int y) { return std::abs(std::log2(std::max(x, 1)) - std::log2(std::max(y, 1))); };
+  double sum = 0;
+  for (size_t i = 0; i < 3; ++i) sum += d(a.in[i], b.in[i]) + d(a.out[i], b.out[i]);
+  if (a.weights.size() == b.weights.size()) {
+    for (size_t i = 0; i < a.weights.size(); ++i) sum += d(a.weights[i], b.weights[i]);
+  } else {
+    sum += 2;
+  }
+  return sum;
+}
+
+// Farther than this (e.g. every extent 2x off and more), a bucket says little.
+constexpr double kMaxBucketDistance = 4.0;
+
+}  // namespace
+
+std::string DispatchKey::ToString() const {
+  std::string s = fmt::format("{} {} in {}x{}x{} out {}x{}x{}", op, fp16 ? "fp16" : "fp32", in[0], in[1], in[2], out[0],
+                              out[1], out[2]);
+  if (!weights.empty()) s += " w " + fmt::format("{}", fmt::join(weights, "x"));
+  return s;
+}
+
+absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return absl::InvalidArgumentError(fmt::format("{}: not JSON ({})", source, e.what()));
+  }
+  if (!j.is_object() || j.value("format", "") != "mgd-workgroups") {
+    return Bad(source, "format", "not an mgd workgroup table (expected \"format\": \"mgd-workgroups\")");
+  }
+  if (!j.contains("version") || !j["version"].is_number_integer()) return Bad(source, "version", "missing");
+  if (j["version"].get<int>() != Table::kVersion) {
+    return Bad(source, "version", fmt::format("{} is not supported (this mgd reads version {})", j["version"].dump(), Table::kVersion));
+  }
+  Table t;
+  t.name = source;
+  if (j.contains("gpu")) {
+    const json& g = j["gpu"];
+    if (!g.is_object()) return Bad(source, "gpu", "expected an object");
+    for (const auto& [field, target] : {std::pair{"api", &t.gpu.api}, std::pair{"vendor", &t.gpu.vendor},
+                                        std::pair{"device", &t.gpu.device}, std::pair{"driver_min", &t.gpu.driver_min}}) {
+      if (!g.contains(field)) continue;
+      if (!g[field].is_string()) return Bad(source, std::string("gpu.") + field, "expected a string");
+      *target = g[field].get<std::string>();
+    }
+    if (!t.gpu.api.empty() && t.gpu.api != "vulkan" && t.gpu.api != "gl") return Bad(source, "gpu.api", "expected \"vulkan\" or \"gl\"");
+  }
+  t.tuned = j.value("tuned", false);
+  t.notes = j.value("notes", "");
+  if (j.contains("entries")) {
+    if (!j["entries"].is_array()) return Bad(source, "entries", "expected an array");
+    for (size_t i = 0; i < j["entries"].size(); ++i) {
+      auto e = ParseEntry(j["entries"][i], source, fmt::format("entries[{}]", i));
+      if (!e.ok()) return e.status();
+      t.entries.push_back(*e);
+    }
+  }
+  return t;
+}
+
+absl::StatusOr<Table> ReadTableFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseTable(text.str(), path);
+}
+
+std::string SerializeTable(const Table& t) {
+  json entries = json::array();
+  for (const Entry& e : t.entries) {
+    json j = {{"op", e.key.op}, {"precision", e.key.fp16 ? "fp16" : "fp32"}};
+    if (e.any_shape) {
+      j["shape"] = "any";
+    } else {
+      j["in"] = e.key.in;
+      j["out"] = e.key.out;
+      if (!e.key.weights.empty()) j["weights"] = e.key.weights;
+    }
+    j["workgroup"] = e.workgroup;
+    if (e.time_us > 0) j["time_us"] = std::round(e.time_us * 1000) / 1000;
+    if (e.default_us > 0) j["default_us"] = std::round(e.default_us * 1000) / 1000;
+    entries.push_back(j);
+  }
+  json gpu = json::object();
+  if (!t.gpu.api.empty()) gpu["api"] = t.gpu.api;
+  if (!t.gpu.vendor.empty()) gpu["vendor"] = t.gpu.vendor;
+  if (!t.gpu.device.empty()) gpu["device"] = t.gpu.device;
+  if (!t.gpu.driver_min.empty()) gpu["driver_min"] = t.gpu.driver_min;
+  // One entry per line: tables are reviewed in diffs.
+  std::string out = fmt::format("{{\n  \"format\": \"mgd-workgroups\",\n  \"version\": {},\n  \"gpu\": {},\n  \"tuned\": {},\n",
+                                Table::kVersion, gpu.dump(), t.tuned ? "true" : "false");
+  if (!t.notes.empty()) out += fmt::format("  \"notes\": {},\n", json(t.notes).dump());
+  out += "  \"entries\": [";
+  for (size_t i = 0; i < entries.size(); ++i) out += (i ? ",\n    " : "\n    ") + entries[i].dump();
+  return out + (entries.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+void Merge(Table& table, const Entry& entry) {
+  for (Entry& e : table.entries) {
+    if (e.any_shape == entry.any_shape && e.key == entry.key) {
+      e = entry;
+      return;
+    }
+  }
+  table.entries.push_back(entry);
+}
+
+bool Matches(const GpuMatch& m, const gpu::GpuInfo& info) {
+  return (m.api.empty() || m.api == gpu::ApiName(info.api)) && Contains(info.vendor, m.vendor) &&
+         Contains(info.device_name, m.device) && (m.driver_min.empty() || VersionAtLeast(info.driver_version, m.driver_min));
+}
+
+const Table* BuiltinTableFor(const gpu::GpuInfo& info) {
+  for (const Table& t : BuiltinTables()) {
+    if (Matches(t.gpu, info)) return &t;
+  }
+  return nullptr;
+}
+
+bool Fits(const Workgroup& wg, const gpu::GpuLimits& limits) {
+  uint64_t product = 1;
+  for (size_t i = 0; i < 3; ++i) {
+    if (wg[i] == 0 || wg[i] > limits.max_workgroup_size[i]) return false;
+    product *= wg[i];
+  }
+  return product <= limits.max_workgroup_invocations;
+}
+
+// The default calculator. How many invocations a workgroup gets, per family:
+// * NVIDIA: 64 (two 32-wide warps). On the H200 8x8 beat 4x4 and 16x16 on
+//   every model of docs/perf.md (issue 4's measurements).
+// * AMD: 64 (one GCN wave64; RDNA runs it as two wave32).
+// * Arm Mali: 64 (Arm's Mali best-practices guide: 64 as the baseline, a
+//   multiple of 4, larger only when shared memory needs it).
+// * Qualcomm Adreno: 64 (one wave on A5xx/A6xx in full precision; the TFLite
+//   GPU paper reports up to 30% from tuning there, so this is a start).
+// * Imagination PowerVR: 32 (its 32-wide tasks; larger groups only add
+//   barriers' cost).
+// * Everything else, software GPUs included: 64 (llvmpipe runs a workgroup
+//   as one task of 8-wide SIMD; fewer invocations waste its set-up).
+// Then the shape: powers of two with that product (fewer when the grid is
+// smaller), within the limits; least padding past the grid first (within 5%),
+// then small z, then a near-square tile with x >= y (x is innermost in PHWC4,
+// so a wide x reads contiguous memory; near-square reuses neighbours' inputs).
+Workgroup DefaultWorkgroup(const std::array<uint32_t, 3>& grid, const gpu::GpuInfo& info) {
+  const std::string vendor = Lower(info.vendor + " " + info.device_name);
+  uint32_t target = 64;
+  if (!info.is_software() && (vendor.find("imagination") != std::string::npos || vendor.find("powervr") != std::string::npos)) {
+    target = 32;
+  }
+  const uint64_t volume = uint64_t{std::max(grid[0], 1u)} * std::max(grid[1], 1u) * std::max(grid[2], 1u);
+  while (target > 1 && (target > info.limits.max_workgroup_invocations || target / 2 >= volume)) target /= 2;
+  struct Candidate {
+    Workgroup wg;
+    double waste;
+  };
+  std::vector<Candidate> candidates;
+  for (uint32_t x = 1; x <= target; x *= 2) {
+    for (uint32_t y = 1; x * y <= target; y *= 2) {
+      const uint32_t z = target / (x * y);
+      const Workgroup wg{x, y, z};
+      if (!Fits(wg, info.limits)) continue;
+      double padded = 1;
+      for (size_t i = 0; i < 3; ++i) {
+        const uint32_t g = std::max(grid[i], 1u);
+        padded *= static_cast<double>((g + wg[i] - 1) / wg[i] * wg[i]);
+      }
+      candidates.push_back({wg, padded / static_cast<double>(volume)});
+    }
+  }
+  if (candidates.empty()) return {1, 1, 1};
+  double least = candidates[0].waste;
+  for (const Candidate& c : candidates) least = std::min(least, c.waste);
+  auto shape_score = [](const Workgroup& wg) {
+    return std::abs(std::log2(static_cast<double>(wg[0]) / static_cast<double>(wg[1])) - 0.5);
+  };
+  const Candidate* best = nullptr;
+  for (const Candidate& c : candidates) {
+    if (c.waste > least * 1.05) continue;
+    if (best == nullptr || c.wg[2] < best->wg[2] || (c.wg[2] == best->wg[2] && shape_score(c.wg) < shape_score(best->wg))) {
+      best = &c;
+    }
+  }
+  return best->wg;
+}
+
+const char* SourceName(Source source) {
+  switch (source) {
+    case Source::kTable: return "table";
+    case Source::kBucket: return "bucket";
+    case Source::kOpRule: return "op_rule";
+    case Source::kDefault: return "default";
+  }
+  return "?";
+}
+
+Choice Choose(const std::vector<const Table*>& tables, const DispatchKey& key, const std::array<uint32_t, 3>& grid,
+              const gpu::GpuInfo& info) {
+  for (const Table* t : tables) {
+    for (const Entry& e : t->entries) {
+      if (!e.any_shape && e.key == key && Fits(e.workgroup, info.limits)) return {e.workgroup, Source::kTable, t->name};
+    }
+  }
+  const Entry* nearest = nullptr;
+  const Table* nearest_table = nullptr;
+  double distance = kMaxBucketDistance;
+  for (const Table* t : tables) {
+    for (const Entry& e : t->entries) {
+      if (e.any_shape || e.key.op != key.op || e.key.fp16 != key.fp16 || !Fits(e.workgroup, info.limits)) continue;
+      const double d = Distance(e.key, key);
+      if (d <= distance && (nearest == nullptr || d < distance)) {
+        nearest = &e;
+        nearest_table = t;
+        distance = d;
+      }
+    }
+  }
+  if (nearest != nullptr) return {nearest->workgroup, Source::kBucket, nearest_table->name};
+  for (const Table* t : tables) {
+    for (const Entry& e : t->entries) {
+      if (e.any_shape && e.key.op == key.op && e.key.fp16 == key.fp16 && Fits(e.workgroup, info.limits)) {
+        return {e.workgroup, Source::kOpRule, t->name};
+      }
+    }
+  }
+  return {DefaultWorkgroup(grid, info), Source::kDefault, ""};
+}
+
+}  // namespace mgd::tuning

@@ -1,0 +1,88 @@
+// Workgroup sizes per dispatch: the key a dispatch is known by, tables of
+// tuned sizes per GPU (versioned JSON, tuning/tables/ built in), the lookup
+// (exact key, else the nearest shape of the same op, else the op's rule, else
+// the default calculator), and the default calculator itself.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "backends/gpu/gpu.h"
+
+namespace mgd::tuning {
+
+using Workgroup = std::array<uint32_t, 3>;
+
+// What a dispatch is, as far as its best workgroup goes: the op, the input
+// and output extents (width, height, batch x slices) and the weights' shape.
+struct DispatchKey {
+  std::string op;                 // "CONV_2D", "Convolution2DTransposeBias", "BHWC_TO_PHWC4", ...
+  std::array<int, 3> in{}, out{};  // the first activation input; the output
+  std::vector<int> weights;       // the head node's first constant input (empty: none)
+  bool fp16 = false;
+  std::string ToString() const;   // "CONV_2D fp16 in 64x64x1 out 32x32x4 w 16x3x3x3"
+  bool operator==(const DispatchKey&) const = default;
+};
+
+struct Entry {
+  DispatchKey key;
+  bool any_shape = false;  // an op rule: applies to every shape of key.op and precision
+  Workgroup workgroup{};
+  double time_us = 0;          // measured with `workgroup` (0: not measured)
+  double default_us = 0;       // measured with the default calculator's choice
+};
+
+// Which GPUs a table is for; empty fields match anything. `device` and
+// `vendor` are case-insensitive substrings; `driver_min` a dotted version the
+// driver must reach.
+struct GpuMatch {
+  std::string api, vendor, device, driver_min;
+};
+
+struct Table {
+  static constexpr int kVersion = 1;
+  std::string name;       // for reports: the file or built-in table it came from
+  GpuMatch gpu;
+  bool tuned = false;     // false: a heuristic starting table
+  std::string notes;
+  std::vector<Entry> entries;
+};
+
+// Parses and checks a table; errors name `source` and the bad field.
+absl::StatusOr<Table> ParseTable(std::string_view json, const std::string& source);
+absl::StatusOr<Table> ReadTableFile(const std::string& path);
+std::string SerializeTable(const Table& table);
+// Adds `entry`, replacing one with the same key (and shape rule).
+void Merge(Table& table, const Entry& entry);
+
+bool Matches(const GpuMatch& match, const gpu::GpuInfo& info);
+// The tables compiled into mgd (tuning/tables/*.json).
+const std::vector<Table>& BuiltinTables();
+// The first built-in table for this GPU, or null.
+const Table* BuiltinTableFor(const gpu::GpuInfo& info);
+
+bool Fits(const Workgroup& workgroup, const gpu::GpuLimits& limits);
+
+// The default calculator (rules and their sources in workgroups.cc).
+Workgroup DefaultWorkgroup(const std::array<uint32_t, 3>& grid, const gpu::GpuInfo& info);
+
+enum class Source { kTable, kBucket, kOpRule, kDefault };
+const char* SourceName(Source source);  // "table", "bucket", "op_rule", "default"
+
+struct Choice {
+  Workgroup workgroup{};
+  Source source = Source::kDefault;
+  std::string table;  // the table that gave it (empty for the default)
+};
+
+// `tables` in order of precedence; entries that do not fit the device's
+// limits are passed over.
+Choice Choose(const std::vector<const Table*>& tables, const DispatchKey& key, const std::array<uint32_t, 3>& grid,
+              const gpu::GpuInfo& info);
+
+}  // namespace mgd::tuning
