@@ -33,11 +33,16 @@ absl::StatusOr<std::vector<Measured>> SuccessiveHalving(std::vector<Workgroup> c
   std::vector<Measured> round;
   while (true) {
     round.clear();
+    absl::Status first_error;
     for (const Workgroup& wg : candidates) {
       auto us = time(wg, repeats);
-      if (!us.ok()) return us.status();
+      if (!us.ok()) {  // a workgroup the driver refuses is no candidate
+        if (first_error.ok()) first_error = us.status();
+        continue;
+      }
       round.push_back({wg, *us});
     }
+    if (round.empty()) return first_error;
     std::stable_sort(round.begin(), round.end(), [](const Measured& a, const Measured& b) { return a.us < b.us; });
     if (round.size() <= 1 || repeats >= final_repeats) return round;
     round.resize((round.size() + 1) / 2);

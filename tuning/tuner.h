@@ -28,7 +28,8 @@ struct Measured {
 
 // Times every candidate with `repeats` runs, keeps the faster half, doubles
 // the repeats, until one is left (or the round with `final_repeats` ran).
-// Returns the survivors of the last round, fastest first.
+// Returns the survivors of the last round, fastest first. A candidate whose
+// timing fails drops out; if all fail, the first error is returned.
 absl::StatusOr<std::vector<Measured>> SuccessiveHalving(std::vector<Workgroup> candidates, const TimeFn& time,
                                                         int repeats = 3, int final_repeats = 24);
 

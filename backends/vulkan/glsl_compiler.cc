@@ -35,6 +35,18 @@ std::array<uint32_t, 3> LocalSize(const std::vector<uint32_t>& words) {
   return {1, 1, 1};
 }
 
+// glslang's default resources cap workgroups at 1024x1024x64, below what
+// some devices allow; CheckProgramLimits holds every program to the device's
+// own limits, so the front end accepts any size.
+const TBuiltInResource& Resources() {
+  static const TBuiltInResource resources = [] {
+    TBuiltInResource r = *GetDefaultResources();
+    r.maxComputeWorkGroupSizeX = r.maxComputeWorkGroupSizeY = r.maxComputeWorkGroupSizeZ = 65535;
+    return r;
+  }();
+  return resources;
+}
+
 }  // namespace
 
 absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::string& glsl, bool optimize) {
@@ -49,7 +61,7 @@ absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::stri
     shader.setEnvClient(glslang::EShClientVulkan, glslang::EShTargetVulkan_1_1);
     shader.setEnvTarget(glslang::EShTargetSpv, glslang::EShTargetSpv_1_3);
     const auto messages = static_cast<EShMessages>(EShMsgSpvRules | EShMsgVulkanRules);
-    if (!shader.parse(GetDefaultResources(), 450, false, messages)) {
+    if (!shader.parse(&Resources(), 450, false, messages)) {
       return absl::InvalidArgumentError(
           fmt::format("program '{}': GLSL compile failed: {}", name, shader.getInfoLog()));
     }

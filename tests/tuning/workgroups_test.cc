@@ -192,5 +192,19 @@ TEST(Tuner, SuccessiveHalvingFindsTheFastestAndPrunes) {
   EXPECT_LT(runs[loser], most);
 }
 
+TEST(Tuner, ACandidateTheDriverRefusesDropsOut) {
+  const std::vector<Workgroup> candidates{{8, 8, 1}, {1, 1, 128}, {16, 4, 1}};
+  auto time = [](const Workgroup& wg, int) -> absl::StatusOr<double> {
+    if (wg[2] > 64) return absl::InvalidArgumentError("local_size too large");
+    return wg[0] == 16 ? 1.0 : 2.0;
+  };
+  auto ranked = SuccessiveHalving(candidates, time);
+  ASSERT_TRUE(ranked.ok()) << ranked.status();
+  EXPECT_EQ(ranked->front().workgroup, (Workgroup{16, 4, 1}));
+  auto none = SuccessiveHalving({{1, 1, 128}}, time);
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(std::string(none.status().message()), HasSubstr("local_size too large"));
+}
+
 }  // namespace
 }  // namespace mgd::tuning
