@@ -132,6 +132,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   MemoryUse use{compiled->memory_strategy, compiled->memory_problem, 0, compiled->memory_objects.size()};
   for (uint64_t bytes : compiled->memory_objects) use.bytes += bytes;
   memory_uses_.push_back(use);
+  if (options_.keep_compiled) compiled_models_.push_back(std::move(*compiled));
   return kernel;
 }
 

@@ -40,6 +40,8 @@ struct GpuDelegateOptions {
   std::optional<tuning::Table> workgroups;
   // Keep each partition's dispatches so that `mgd tune` can time variants.
   bool tuning = false;
+  // Keep each partition's CompiledModel (mgd dump).
+  bool keep_compiled = false;
 };
 
 // Whether the GPU delegate claims a node (the same on every device: the
@@ -86,6 +88,9 @@ class GpuDelegate : public Delegate {
   const std::vector<std::vector<DispatchInfo>>& dispatch_infos() const { return dispatch_infos_; }
   // The tables consulted, in precedence (the user's, the built-in one).
   const std::vector<const tuning::Table*>& workgroup_tables() const { return tables_; }
+  // With options.keep_compiled: each prepared partition as compiled, with
+  // its workgroups chosen.
+  const std::vector<CompiledModel>& compiled_models() const { return compiled_models_; }
 
   // With options.tuning: the median GPU time in microseconds of `repeats`
   // runs of dispatch `dispatch` of prepared partition `partition` alone,
@@ -106,6 +111,7 @@ class GpuDelegate : public Delegate {
   std::vector<MemoryUse> memory_uses_;
   std::vector<std::vector<DispatchInfo>> dispatch_infos_;
   std::vector<const tuning::Table*> tables_;
+  std::vector<CompiledModel> compiled_models_;
   // options.tuning: per prepared partition, its compiled dispatches and the
   // realized ones (buffers owned by the kernel, alive while `alive` is).
   struct TuningRecord {

@@ -86,6 +86,8 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     if expect_ok "run --backend $api" run "$face" --backend "$api" --input "$face_input" --output-dir "$work/$api" --json; then
       grep -qE '"backend":"'"$api"'"' "$work/out" || fail "run --backend $api: $(cat "$work/out")"
       grep -qE '"delegated_nodes":[1-9]' "$work/out" || fail "run --backend $api delegated nothing: $(cat "$work/out")"
+      # Mesa's software drivers have a built-in table, picked without --workgroups.
+      grep -q '"source":"table"' "$work/out" || fail "run --backend $api used no built-in table entry"
       [ -s "$work/$api/output_1.npy" ] || fail "run --backend $api wrote no outputs"
     fi
   done

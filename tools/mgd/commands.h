@@ -44,6 +44,15 @@ struct PlanOptions {
 };
 absl::Status Plan(const PlanOptions& options);
 
+struct DumpOptions {
+  std::string model;
+  std::string out;
+  std::string backend = "auto";
+  std::string precision = "fp32";
+  bool no_fusion = false;
+};
+absl::Status Dump(const DumpOptions& options);
+
 struct TuneOptions {
   std::vector<std::string> models;
   std::string out;

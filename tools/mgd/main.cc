@@ -74,6 +74,14 @@ int main(int argc, char** argv) {
   plan_cmd->add_flag("--json", plan.json, "Print one JSON object on stdout");
   plan_cmd->add_option("--svg", plan.svg, "Draw the chosen plan into this SVG file");
 
+  mgd::cli::DumpOptions dump;
+  auto* dump_cmd = app.add_subcommand("dump", "Write every dispatch's shaders, SPIR-V, bindings, the fused graph and the memory plan");
+  dump_cmd->add_option("model", dump.model, "Model (.tflite)")->required();
+  dump_cmd->add_option("--out", dump.out, "Folder to write")->required();
+  dump_cmd->add_option("--backend", dump.backend, "auto|vulkan|gl")->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
+  dump_cmd->add_option("--precision", dump.precision, "fp32|fp16")->check(CLI::IsMember({"fp32", "fp16"}));
+  dump_cmd->add_flag("--no-fusion", dump.no_fusion, "One dispatch per node");
+
   mgd::cli::TuneOptions tune;
   auto* tune_cmd = app.add_subcommand("tune", "Measure workgroup sizes for each dispatch and write a workgroup table");
   tune_cmd->add_option("models", tune.models, "Models (.tflite)")->required();
@@ -118,6 +126,7 @@ int main(int argc, char** argv) {
     else if (ops_cmd->parsed()) status = mgd::cli::Ops(ops);
     else if (plan_cmd->parsed()) status = mgd::cli::Plan(plan);
     else if (tune_cmd->parsed()) status = mgd::cli::Tune(tune);
+    else if (dump_cmd->parsed()) status = mgd::cli::Dump(dump);
     else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
     else if (info_cmd->parsed()) status = mgd::cli::Info(info);
   }
