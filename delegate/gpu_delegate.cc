@@ -141,8 +141,9 @@ std::vector<std::vector<DispatchProfile>> GpuDelegate::Profiles() const {
   for (const KernelProfile& k : kernels_) {
     if (k.alive.expired()) continue;
     std::vector<DispatchProfile> dispatches = k.dispatches;
-    const std::vector<double> ns = k.timed->dispatch_ns();
+    const std::vector<double> ns = k.timed->dispatch_ns(), start = k.timed->dispatch_start_ns();
     for (size_t i = 0; i < dispatches.size() && i < ns.size(); ++i) dispatches[i].gpu_ns = ns[i];
+    for (size_t i = 0; i < dispatches.size() && i < start.size(); ++i) dispatches[i].start_ns = start[i];
     all.push_back(std::move(dispatches));
   }
   return all;

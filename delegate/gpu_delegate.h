@@ -53,6 +53,7 @@ struct DispatchProfile {
   std::string name;        // the shader's name
   std::vector<int> nodes;  // model nodes it runs (empty: I/O conversion)
   double gpu_ns = 0;       // last timed run
+  double start_ns = 0;     // when it began in that run, after the partition's first dispatch
 };
 
 class GpuDelegate : public Delegate {

@@ -61,6 +61,15 @@ void GlRecording::set_timestamps(std::vector<uint64_t> timestamps) {
   timestamps_ = std::move(timestamps);
 }
 
+std::vector<double> GlRecording::dispatch_start_ns() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<double> ns;
+  for (size_t i = 0; i + 1 < timestamps_.size(); i += 2) {
+    ns.push_back(timestamps_[i] > timestamps_[0] ? static_cast<double>(timestamps_[i] - timestamps_[0]) : 0.0);
+  }
+  return ns;
+}
+
 std::vector<double> GlRecording::dispatch_ns() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<double> ns;

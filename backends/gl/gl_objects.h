@@ -137,6 +137,7 @@ class GlRecording final : public Recording {
   size_t num_dispatches() const override { return steps_.size(); }
   size_t num_barriers() const override { return num_barriers_; }
   std::vector<double> dispatch_ns() const override;
+  std::vector<double> dispatch_start_ns() const override;
 
   const DeviceCore* core() const { return core_.get(); }
   std::vector<Step>& steps() { return steps_; }

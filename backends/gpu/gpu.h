@@ -131,6 +131,9 @@ class Recording {
   // GPU time per dispatch in nanoseconds from the last run, when the
   // recording was made with timestamps; empty otherwise.
   virtual std::vector<double> dispatch_ns() const = 0;
+  // When each dispatch began in the last run, in nanoseconds after the first
+  // one began (the GPU's clock); empty without timestamps.
+  virtual std::vector<double> dispatch_start_ns() const = 0;
 };
 
 struct RecordOptions {

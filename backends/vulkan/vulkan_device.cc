@@ -350,12 +350,13 @@ class VulkanRecording : public Recording {
   size_t num_dispatches() const override { return dispatches; }
   size_t num_barriers() const override { return barriers; }
   std::vector<double> dispatch_ns() const override { return last_ns; }
+  std::vector<double> dispatch_start_ns() const override { return last_start_ns; }
 
   VkCommandBuffer command_buffer = VK_NULL_HANDLE;
   VkDescriptorPool descriptor_pool = VK_NULL_HANDLE;
   VkQueryPool queries = VK_NULL_HANDLE;
   size_t dispatches = 0, barriers = 0;
-  std::vector<double> last_ns;
+  std::vector<double> last_ns, last_start_ns;
 
  private:
   VkDevice device_;
@@ -611,7 +612,9 @@ class VulkanDevice : public Device {
                                    stamps.size() * sizeof(uint64_t), stamps.data(), sizeof(uint64_t),
                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
       r.last_ns.resize(r.dispatches);
+      r.last_start_ns.resize(r.dispatches);
       for (size_t i = 0; i < r.dispatches; ++i) {
+        r.last_start_ns[i] = static_cast<double>(stamps[2 * i] - stamps[0]) * timestamp_period_;
         r.last_ns[i] = static_cast<double>(stamps[2 * i + 1] - stamps[2 * i]) * timestamp_period_;
       }
     }

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The mgd command line as a user meets it: the happy path, and one clear
 # error line with exit code 2 for each kind of bad input (DESIGN.md section 4).
-#   cli_test.sh MGD_BINARY DATA_DIR
+#   cli_test.sh MGD_BINARY DATA_DIR TRACE_CHECK_BINARY
 set -uo pipefail
 mgd=$1
 data=$2
+trace_check=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -77,9 +78,10 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
       grep -q '"precision":"fp16"' "$work/out" || fail "run --precision fp16: $(head -c 300 "$work/out")"
       grep -q '"partitions":1' "$work/out" || fail "run --backend $api: not one partition: $(head -c 300 "$work/out")"
     fi
-    if expect_ok "bench --backend $api" bench "$face" --backend "$api" --iterations 3 --warmup 1 --json; then
+    if expect_ok "bench --backend $api" bench "$face" --backend "$api" --iterations 3 --warmup 1 --json --trace "$work/trace.json"; then
       grep -qE '"gpu_ms":\{"p50":[0-9]' "$work/out" || fail "bench --backend $api has no GPU time: $(head -c 300 "$work/out")"
       grep -qE '"per_op":\[\{' "$work/out" || fail "bench --backend $api has no per-op times"
+      "$trace_check" "$work/trace.json" "$work/out" || fail "bench --trace on $api: the trace or the per-op times are wrong"
     fi
   done
   for api in vulkan gl; do

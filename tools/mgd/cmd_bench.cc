@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <random>
 
 #include "interpreter/interpreter.h"
@@ -60,16 +61,49 @@ absl::StatusOr<Model> Load(const BenchOptions& options, Delegate* delegate) {
   return m;
 }
 
-// Wall time of each of `iterations` invokes after `warmup` ones.
-absl::StatusOr<std::vector<double>> Time(Interpreter& interpreter, int warmup, int iterations) {
-  for (int i = 0; i < warmup; ++i) {
-    if (absl::Status s = interpreter.Invoke(); !s.ok()) return absl::InternalError(s.message());
+// Chrome trace-event JSON (opens in Perfetto and chrome://tracing): complete
+// events ("ph": "X") in microseconds since the bench began, one track (tid)
+// for the CPU's invokes and one per GPU partition for its dispatches.
+class Trace {
+ public:
+  explicit Trace(Clock::time_point origin) : origin_(origin) {}
+  double Us(Clock::time_point t) const { return std::chrono::duration<double, std::micro>(t - origin_).count(); }
+  void Span(const std::string& name, const char* category, int tid, double start_us, double dur_us,
+            nlohmann::json args = nlohmann::json::object()) {
+    events_.push_back({{"name", name}, {"cat", category}, {"ph", "X"}, {"pid", 1}, {"tid", tid}, {"ts", start_us},
+                       {"dur", std::max(dur_us, 0.0)}, {"args", std::move(args)}});
   }
+  void NameTrack(int tid, const std::string& name) {
+    events_.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", tid}, {"args", {{"name", name}}}});
+    events_.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 1}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+  }
+  absl::Status Write(const std::string& path, const std::string& process) {
+    events_.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", process}}}});
+    std::ofstream out(path, std::ios::trunc);
+    out << nlohmann::json{{"traceEvents", events_}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+    if (!out) return absl::PermissionDeniedError(fmt::format("--trace {}: cannot write", path));
+    return absl::OkStatus();
+  }
+
+ private:
+  Clock::time_point origin_;
+  nlohmann::json events_ = nlohmann::json::array();
+};
+
+constexpr int kCpuTrack = 1;
+constexpr int kFirstGpuTrack = 2;
+
+// Wall time of each of `iterations` invokes after `warmup` ones, each also a
+// span on the trace's CPU track.
+absl::StatusOr<std::vector<double>> Time(Interpreter& interpreter, int warmup, int iterations, Trace& trace) {
   std::vector<double> ms;
-  for (int i = 0; i < iterations; ++i) {
+  for (int i = 0; i < warmup + iterations; ++i) {
     const auto start = Clock::now();
     if (absl::Status s = interpreter.Invoke(); !s.ok()) return absl::InternalError(s.message());
-    ms.push_back(Ms(Clock::now() - start));
+    const auto end = Clock::now();
+    if (i >= warmup) ms.push_back(Ms(end - start));
+    trace.Span(i < warmup ? "invoke (warm-up)" : "invoke", "cpu", kCpuTrack, trace.Us(start), trace.Us(end) - trace.Us(start),
+               {{"iteration", i - warmup}});
   }
   return ms;
 }
@@ -88,9 +122,12 @@ absl::Status Bench(const BenchOptions& options) {
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(options.run));
   gpu_options.profile = true;
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.run.backend, gpu_options));
+  Trace trace(Clock::now());
   MGD_ASSIGN_OR_RETURN(Model model, Load(options, backend.delegate.get()));
+  trace.NameTrack(kCpuTrack, "CPU: prepare and invokes");
+  trace.Span("prepare (read, compile, upload weights)", "cpu", kCpuTrack, 0, model.prepare_ms * 1000);
   Interpreter& interpreter = *model.interpreter;
-  MGD_ASSIGN_OR_RETURN(std::vector<double> run_ms, Time(interpreter, options.warmup, options.iterations));
+  MGD_ASSIGN_OR_RETURN(std::vector<double> run_ms, Time(interpreter, options.warmup, options.iterations, trace));
 
   // GPU times: the timestamped recordings, replayed separately so that the
   // latency above carries no query overhead.
@@ -101,26 +138,43 @@ absl::Status Bench(const BenchOptions& options) {
     backend.delegate->SetTimedRuns(true);
     const int samples = std::min(options.iterations, 50);
     for (int i = 0; i < samples + 2; ++i) {
+      const auto start = Clock::now();
       if (absl::Status s = interpreter.Invoke(); !s.ok()) return absl::InternalError(s.message());
+      const auto end = Clock::now();
+      trace.Span("invoke (GPU timestamps on)", "cpu", kCpuTrack, trace.Us(start), trace.Us(end) - trace.Us(start));
       if (i < 2) continue;  // the first timed replays warm up
       double total = 0;
       size_t flat = 0;
       dispatches.clear();
-      for (const auto& partition : backend.delegate->Profiles()) {
-        for (const DispatchProfile& d : partition) {
+      const auto profiles = backend.delegate->Profiles();
+      for (size_t p = 0; p < profiles.size(); ++p) {
+        // The GPU's clock is not the CPU's: each partition's dispatches are
+        // placed from the start of the invoke that ran them.
+        for (const DispatchProfile& d : profiles[p]) {
           per_dispatch_ms[flat++].push_back(d.gpu_ns * 1e-6);
           total += d.gpu_ns * 1e-6;
           dispatches.push_back(d);
+          nlohmann::json ops = nlohmann::json::array();
+          for (int n : d.nodes) ops.push_back(fmt::format("{} {}", n, OpName(interpreter.graph().nodes[static_cast<size_t>(n)].op)));
+          trace.Span(d.name, "gpu", kFirstGpuTrack + static_cast<int>(p), trace.Us(start) + d.start_ns / 1000, d.gpu_ns / 1000,
+                     {{"model_nodes", ops}});
         }
       }
       gpu_total_ms.push_back(total);
+    }
+    for (size_t p = 0; p < interpreter.partitions().size(); ++p) {
+      trace.NameTrack(kFirstGpuTrack + static_cast<int>(p), fmt::format("GPU ({}): partition {} dispatches", backend.backend, p));
     }
     backend.delegate->SetTimedRuns(false);
   }
   std::vector<double> cpu_ms;
   if (options.vs == "cpu") {
     MGD_ASSIGN_OR_RETURN(Model cpu, Load(options, nullptr));
-    MGD_ASSIGN_OR_RETURN(cpu_ms, Time(*cpu.interpreter, std::min(options.warmup, 3), std::min(options.iterations, 10)));
+    Trace unused(Clock::now());
+    MGD_ASSIGN_OR_RETURN(cpu_ms, Time(*cpu.interpreter, std::min(options.warmup, 3), std::min(options.iterations, 10), unused));
+  }
+  if (!options.trace.empty()) {
+    MGD_RETURN_IF_ERROR(trace.Write(options.trace, fmt::format("mgd bench {} ({})", options.run.model, backend.backend)));
   }
 
   nlohmann::json per_op = nlohmann::json::array();

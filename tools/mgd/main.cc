@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--warmup", bench.warmup, "Untimed runs first (default 10)");
   bench_cmd->add_option("--iterations", bench.iterations, "Timed runs (default 100)");
   bench_cmd->add_option("--vs", bench.vs, "cpu: also time the CPU reference kernels and print the speed-up");
+  bench_cmd->add_option("--trace", bench.trace, "Write a Chrome trace-event JSON timeline (opens in Perfetto)");
 
   mgd::cli::OpsOptions ops;
   auto* ops_cmd = app.add_subcommand("ops", "List every node: op, where it runs, and why");
