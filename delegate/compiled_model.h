@@ -33,6 +33,7 @@ struct CompiledBuffer {
   // `object` (CompiledModel::memory_objects).
   int object = -1;
   uint64_t offset = 0;
+  layout::Bhwc shape{};  // kActivation (PHWC4) and user buffers (BHWC)
 };
 
 struct CompiledBinding {

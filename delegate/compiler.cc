@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -35,6 +36,7 @@ class Builder {
     if (!shape.ok()) return shape.status();
     CompiledBuffer b;
     b.tensor = t;
+    b.shape = *shape;
     b.bytes = static_cast<size_t>(shape->batch) * shape->slices() * shape->height * shape->width *
               shaders::Vec4Bytes(options_.fp16);
     if (info.is_constant) {
@@ -75,6 +77,7 @@ class Builder {
     CompiledBuffer user;
     user.role = inbound ? BufferRole::kUserInput : BufferRole::kUserOutput;
     user.tensor = t;
+    user.shape = *shape;
     user.bytes = static_cast<size_t>(shape->elements()) * 4;
     model_.buffers.push_back(user);
     const int user_index = static_cast<int>(model_.buffers.size()) - 1;
@@ -221,6 +224,8 @@ class Builder {
       channels = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(node.outputs[0])].shape)->channels;
     }
     body += shaders::glsl::MaskPadding(channels, "value");
+    const std::vector<int> nodes = group.nodes();
+    if (std::find(nodes.begin(), nodes.end(), options_.fault_node) != nodes.end()) body += "  value += vec4(0.5);  // injected fault\n";
     body += "  out0_set(out_index, value);\n";
     if (linear) {
       d.code.workgroup = shaders::kLinearWorkgroup;

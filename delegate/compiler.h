@@ -20,6 +20,7 @@ struct CompileOptions {
   bool dont_unroll = false;      // shaders::ShaderCode::dont_unroll (software GPUs)
   bool fusion = true;
   MemoryOptions memory;
+  int fault_node = -1;  // tests only: GpuDelegateOptions::fault_node
 };
 
 absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partition& partition,

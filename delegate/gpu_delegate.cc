@@ -105,15 +105,16 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   CompileOptions compile;
   compile.fp16 = options_.fp16;
   compile.fp32_accumulation = options_.fp32_accumulation || WantsFp32Accumulation(graph);
-  compile.fusion = options_.fusion;
+  compile.fusion = options_.fusion && !options_.keep_tensors;
+  compile.fault_node = options_.fault_node;
   // mediump arithmetic: not on software GPUs (emulated half floats, 100x
   // slower) nor on GLES, where NVIDIA's ES driver computes mediump in true
   // fp16 and hand_landmark's world landmarks then miss the fp16 bound
   // (relative RMS 4.2e-2 > 1e-2; docs/numerics.md).
   compile.fp16_arithmetic = options_.fp16 && !device_->info().is_software() && options_.api == gpu::Api::kVulkan;
   compile.dont_unroll = device_->info().is_software();
-  compile.memory.strategy = options_.memory_strategy;
-  compile.memory.problem = options_.memory_problem;
+  compile.memory.strategy = options_.keep_tensors ? memory::Strategy::kNaive : options_.memory_strategy;
+  compile.memory.problem = options_.keep_tensors ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
   compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;
   compile.memory.max_object_bytes = device_->info().limits.max_storage_buffer_bytes;
   auto compiled = CompilePartition(graph, partition, compile);
@@ -207,6 +208,14 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const Compi
   auto recording = device_->Record(dispatches);
   if (!recording.ok()) return recording.status();
   if (options_.tuning) tuning_records_.push_back({model.dispatches, dispatches, kernel->alive});
+  if (options_.keep_tensors) {
+    KeptTensors kept{{}, kernel->alive};
+    for (size_t i = 0; i < model.buffers.size(); ++i) {
+      const CompiledBuffer& b = model.buffers[i];
+      if (b.role == BufferRole::kActivation && b.tensor >= 0) kept.tensors.push_back({b.tensor, places[i], b.shape});
+    }
+    kept_.push_back(std::move(kept));
+  }
   kernel->recording = std::move(*recording);
   if (options_.profile) {
     auto timed = device_->Record(dispatches, gpu::RecordOptions{true});
@@ -249,6 +258,28 @@ absl::StatusOr<double> GpuDelegate::TimeWorkgroup(size_t partition, size_t dispa
   }
   std::nth_element(us.begin(), us.begin() + static_cast<long>(us.size() / 2), us.end());
   return us[us.size() / 2];
+}
+
+absl::StatusOr<std::map<int, std::vector<float>>> GpuDelegate::ReadActivations() {
+  std::map<int, std::vector<float>> tensors;
+  for (const KeptTensors& kept : kept_) {
+    if (kept.alive.expired()) continue;
+    for (const KeptTensor& t : kept.tensors) {
+      const size_t texels = static_cast<size_t>(t.shape.batch) * t.shape.slices() * t.shape.height * t.shape.width;
+      std::vector<float> bhwc(static_cast<size_t>(t.shape.elements()));
+      if (options_.fp16) {
+        std::vector<uint16_t> phwc4(texels * 4);
+        if (absl::Status s = device_->Download(*t.place.buffer, phwc4.data(), phwc4.size() * 2, t.place.offset); !s.ok()) return s;
+        layout::Phwc4HalfToBhwc(phwc4.data(), t.shape, bhwc.data());
+      } else {
+        std::vector<float> phwc4(texels * 4);
+        if (absl::Status s = device_->Download(*t.place.buffer, phwc4.data(), phwc4.size() * 4, t.place.offset); !s.ok()) return s;
+        layout::Phwc4ToBhwc(phwc4.data(), t.shape, bhwc.data());
+      }
+      tensors[t.tensor] = std::move(bhwc);
+    }
+  }
+  return tensors;
 }
 
 }  // namespace mgd

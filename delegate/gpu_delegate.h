@@ -4,6 +4,7 @@
 // recording and downloads the outputs.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +43,12 @@ struct GpuDelegateOptions {
   bool tuning = false;
   // Keep each partition's CompiledModel (mgd dump).
   bool keep_compiled = false;
+  // Make every tensor inside a partition readable after a run (mgd run
+  // --dump-tensors): fusion off, no memory reuse.
+  bool keep_tensors = false;
+  // Tests only: the shader running this model node adds 0.5 to its output,
+  // so that tests can check that a broken op is found (mgd compare).
+  int fault_node = -1;
 };
 
 // Whether the GPU delegate claims a node (the same on every device: the
@@ -93,6 +100,10 @@ class GpuDelegate : public Delegate {
   // its workgroups chosen.
   const std::vector<CompiledModel>& compiled_models() const { return compiled_models_; }
 
+  // With options.keep_tensors: every activation tensor of the prepared
+  // partitions still alive, as float32 BHWC, by graph tensor index.
+  absl::StatusOr<std::map<int, std::vector<float>>> ReadActivations();
+
   // With options.tuning: the median GPU time in microseconds of `repeats`
   // runs of dispatch `dispatch` of prepared partition `partition` alone,
   // built with `workgroup` (after two untimed runs).
@@ -113,6 +124,17 @@ class GpuDelegate : public Delegate {
   std::vector<std::vector<DispatchInfo>> dispatch_infos_;
   std::vector<const tuning::Table*> tables_;
   std::vector<CompiledModel> compiled_models_;
+  // options.keep_tensors: per prepared partition, where each activation is.
+  struct KeptTensor {
+    int tensor = -1;
+    gpu::Binding place;
+    layout::Bhwc shape;
+  };
+  struct KeptTensors {
+    std::vector<KeptTensor> tensors;
+    std::weak_ptr<bool> alive;
+  };
+  std::vector<KeptTensors> kept_;
   // options.tuning: per prepared partition, its compiled dispatches and the
   // realized ones (buffers owned by the kernel, alive while `alive` is).
   struct TuningRecord {

@@ -52,6 +52,7 @@ void Interpreter::Log(LogLevel level, const std::string& message) const {
 absl::Status Interpreter::Build(InterpreterOptions options) {
   resolver_ = std::move(options.resolver);
   logger_ = std::move(options.logger);
+  preserve_all_tensors_ = options.preserve_all_tensors;
   const size_t num_tensors = graph_.tensors.size();
   const size_t num_nodes = graph_.nodes.size();
 
@@ -230,6 +231,19 @@ absl::Status Interpreter::ApplyDelegate(Delegate& delegate, int max_partitions) 
   return absl::OkStatus();
 }
 
+std::vector<int> Interpreter::ExecutionOrder() const {
+  std::vector<int> order;
+  for (const Step& s : steps_) {
+    if (s.node >= 0) {
+      order.push_back(s.node);
+    } else {
+      const Partition& p = partitions_[static_cast<size_t>(s.partition)];
+      order.insert(order.end(), p.nodes.begin(), p.nodes.end());
+    }
+  }
+  return order;
+}
+
 absl::Status Interpreter::PlanArena() {
   // Lifetimes in steps of the tensors the interpreter itself holds: inputs and
   // outputs of CPU kernels and of partitions (a partition's internals are the
@@ -254,6 +268,14 @@ absl::Status Interpreter::PlanArena() {
       const Partition& p = partitions_[static_cast<size_t>(steps_[s].partition)];
       for (int t : p.inputs) use(t, step);
       for (int t : p.outputs) use(t, step);
+    }
+  }
+  if (preserve_all_tensors_) {  // alive from start to end: nothing shares bytes
+    for (size_t t = 0; t < num_tensors; ++t) {
+      if (last[t] >= 0) {
+        first[t] = 0;
+        last[t] = last_step;
+      }
     }
   }
   // Greedy by size: largest first, each at the lowest offset free over its lifetime.

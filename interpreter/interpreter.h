@@ -24,6 +24,9 @@ struct InterpreterOptions {
   std::vector<Delegate*> delegates;  // not owned; applied in order
   int max_delegated_partitions = 0;  // 0: no limit
   Logger logger;                     // null: messages are dropped
+  // Give every tensor its own bytes, so that all of them can be read after
+  // Invoke (TFLite's preserve_all_tensors; mgd run --dump-tensors).
+  bool preserve_all_tensors = false;
 };
 
 // Where a node runs, for `mgd ops` and reports.
@@ -55,6 +58,8 @@ class Interpreter {
   const std::vector<Partition>& partitions() const { return partitions_; }
   // Bytes of the arena holding intermediate tensors.
   size_t arena_bytes() const { return arena_size_; }
+  // The nodes in the order they run (a partition's nodes where it runs).
+  std::vector<int> ExecutionOrder() const;
 
  private:
   struct Step;  // one kernel or one delegate partition in execution order
@@ -78,6 +83,7 @@ class Interpreter {
   std::vector<std::unique_ptr<DelegateKernel>> delegate_kernels_;  // per partition
   std::vector<Step> steps_;
   std::unique_ptr<uint8_t[]> arena_;
+  bool preserve_all_tensors_ = false;
   size_t arena_size_ = 0;
 };
 

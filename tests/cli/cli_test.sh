@@ -122,6 +122,18 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     expect_error "a table for another API" 2 "wg.json: the table is for api 'vulkan'" \
       -- run "$face" --backend gl --input "$face_input" --workgroups "$work/wg.json"
   fi
+  # Intermediate tensors: GPU against CPU, then with a broken op that compare must point at.
+  if expect_ok "dump-tensors cpu" run "$face" --backend cpu --input "$face_input" --dump-tensors "$work/t_cpu" && \
+     expect_ok "dump-tensors gl" run "$face" --backend gl --input "$face_input" --dump-tensors "$work/t_gl"; then
+    [ "$(ls "$work/t_gl"/*.npy | wc -l)" -ge 90 ] || fail "--dump-tensors wrote $(ls "$work/t_gl"/*.npy | wc -l) tensors"
+    expect_ok "compare" compare "$work/t_gl" "$work/t_cpu" --threshold 1e-4 --json && \
+      grep -q '"first_divergent":null' "$work/out" || fail "compare of a healthy run: $(head -c 300 "$work/out")"
+    if MGD_TEST_FAULT_NODE=9 expect_ok "dump-tensors with a fault" run "$face" --backend vulkan --input "$face_input" \
+        --dump-tensors "$work/t_fault"; then
+      expect_ok "compare finds the fault" compare "$work/t_fault" "$work/t_cpu" && \
+        grep -q "first divergent tensor: conv2d_1$" "$work/out" || fail "compare did not point at node 9's conv2d_1: $(tail -2 "$work/out")"
+    fi
+  fi
   MGD_DEVICE=no-such-gpu "$mgd" run "$face" --backend vulkan --input "$face_input" >"$work/out" 2>"$work/err"
   if [ $? -ne 2 ] || ! grep -q "no device matches 'no-such-gpu'" "$work/err"; then
     fail "MGD_DEVICE=no-such-gpu: $(cat "$work/err")"
@@ -178,6 +190,8 @@ expect_error "impossible workgroup" 2 "entries\[0\].workgroup: \[2048,1,1\] is i
   -- run "$face" --input "$face_input" --workgroups "$work/big.json"
 expect_error "missing table" 2 "--workgroups /no/table.json: cannot open" -- run "$face" --input "$face_input" --workgroups /no/table.json
 expect_error "tune on the cpu" 2 "--backend cpu: there are no workgroups to tune" -- tune "$face" --backend cpu --out "$work/x.json"
+expect_error "compare without dumps" 2 "/no/dump/tensors.json: cannot open \(not a folder written by mgd run --dump-tensors\)" \
+  -- compare /no/dump "$work"
 expect_error "plan on the cpu" 2 "--backend cpu: the CPU path has no GPU memory to plan" -- plan "$face" --backend cpu
 expect_error "plan of a missing model" 2 "/no/such.tflite: cannot open" -- plan /no/such.tflite
 expect_error "unknown subcommand" 2 "" -- frobnicate

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "model/status_macros.h"
 #include "tools/mgd/backend_choice.h"
 #include "tools/mgd/commands.h"
+#include "tools/mgd/tensor_dump.h"
 #include "tools/mgd/npy.h"
 
 namespace mgd::cli {
@@ -75,6 +77,9 @@ absl::Status WithModelPath(const std::string& model, const absl::Status& status)
 
 absl::Status Run(const RunOptions& options) {
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(options));
+  gpu_options.keep_tensors = !options.dump_tensors.empty();
+  // Tests only: break one node's shader to check that mgd compare finds it.
+  if (const char* fault = std::getenv("MGD_TEST_FAULT_NODE")) gpu_options.fault_node = std::atoi(fault);
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend, gpu_options));
   // The CPU reference kernels are fp32 whatever was asked.
   const std::string precision = backend.delegate ? options.precision : "fp32";
@@ -82,6 +87,7 @@ absl::Status Run(const RunOptions& options) {
   MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
   InterpreterOptions interpreter_options;
   if (backend.delegate != nullptr) interpreter_options.delegates.push_back(backend.delegate.get());
+  interpreter_options.preserve_all_tensors = !options.dump_tensors.empty();
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.model, created.status());
   auto interpreter = std::move(*created);
@@ -112,6 +118,9 @@ absl::Status Run(const RunOptions& options) {
   absl::Status invoked = interpreter->Invoke();
   if (!invoked.ok()) return absl::InternalError(invoked.message());
   const double run_ms = MsSince(run_start);
+  if (!options.dump_tensors.empty()) {
+    MGD_RETURN_IF_ERROR(DumpTensors(*interpreter, backend.delegate.get(), options.dump_tensors, backend.backend));
+  }
 
   nlohmann::json outputs = nlohmann::json::array();
   std::vector<std::string> lines;

@@ -24,8 +24,16 @@ struct RunOptions {
   std::string memory_strategy;
   bool no_fusion = false;
   bool json = false;
+  std::string dump_tensors;  // a folder: every tensor as .npy (run only)
 };
 absl::Status Run(const RunOptions& options);
+
+struct CompareOptions {
+  std::string a, b;
+  double threshold = 1e-3;
+  bool json = false;
+};
+absl::Status Compare(const CompareOptions& options);
 
 struct OpsOptions {
   std::string model;

@@ -49,6 +49,15 @@ int main(int argc, char** argv) {
   auto* run_cmd = app.add_subcommand("run", "Run a model once and write its outputs");
   AddRunOptions(run_cmd, run);
   run_cmd->add_option("--output-dir", run.output_dir, "Write output_<k>.npy here");
+  run_cmd->add_option("--dump-tensors", run.dump_tensors,
+                      "Write every tensor as DIR/<name>.npy with tensors.json (GPU: fusion off, no memory reuse)");
+
+  mgd::cli::CompareOptions compare;
+  auto* compare_cmd = app.add_subcommand("compare", "Compare two --dump-tensors folders tensor by tensor, in execution order");
+  compare_cmd->add_option("a", compare.a, "Folder from mgd run --dump-tensors")->required();
+  compare_cmd->add_option("b", compare.b, "The reference folder (e.g. from --backend cpu)")->required();
+  compare_cmd->add_option("--threshold", compare.threshold, "Relative RMS above which a tensor diverges (default 1e-3)");
+  compare_cmd->add_flag("--json", compare.json, "Print one JSON object on stdout");
 
   mgd::cli::BenchOptions bench;
   auto* bench_cmd = app.add_subcommand("bench", "Prepare time, run latency percentiles and per-dispatch GPU times");
@@ -128,6 +137,7 @@ int main(int argc, char** argv) {
     else if (plan_cmd->parsed()) status = mgd::cli::Plan(plan);
     else if (tune_cmd->parsed()) status = mgd::cli::Tune(tune);
     else if (dump_cmd->parsed()) status = mgd::cli::Dump(dump);
+    else if (compare_cmd->parsed()) status = mgd::cli::Compare(compare);
     else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
     else if (info_cmd->parsed()) status = mgd::cli::Info(info);
   }

@@ -1,0 +1,152 @@
+// Seeing intermediate tensors: `mgd run --dump-tensors DIR` writes every
+// tensor the model computes as DIR/<name>.npy plus DIR/tensors.json (the
+// execution order), from the GPU (fusion off and no memory reuse, so that
+// each tensor exists) or from the CPU reference kernels; `mgd compare A B`
+// lists them in order with their errors and points at the first divergence.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/status_macros.h"
+#include "tools/mgd/commands.h"
+#include "tools/mgd/npy.h"
+#include "tools/mgd/tensor_dump.h"
+
+namespace mgd::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A file name from a tensor name ("model/conv2d;bias" -> "model_conv2d_bias").
+std::string FileName(const std::string& name, int index) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  return (out.empty() ? fmt::format("tensor_{}", index) : out) + ".npy";
+}
+
+absl::StatusOr<json> ReadIndex(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "tensors.json";
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open (not a folder written by mgd run --dump-tensors)", path.string()));
+  try {
+    json j = json::parse(in);
+    if (!j.contains("tensors") || !j["tensors"].is_array()) throw std::runtime_error("no \"tensors\" list");
+    return j;
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(fmt::format("{}: {}", path.string(), e.what()));
+  }
+}
+
+}  // namespace
+
+absl::Status DumpTensors(const Interpreter& interpreter, GpuDelegate* delegate, const std::string& dir, const std::string& backend) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    return absl::PermissionDeniedError(fmt::format("--dump-tensors {}: cannot create the folder ({})", dir, ec ? ec.message() : "not a directory"));
+  }
+  std::map<int, std::vector<float>> gpu;
+  if (delegate != nullptr) {
+    MGD_ASSIGN_OR_RETURN(gpu, delegate->ReadActivations());
+  }
+  const Graph& g = interpreter.graph();
+  std::set<int> held;  // tensors the interpreter holds: CPU kernels' and partitions' edges, graph inputs
+  for (int t : g.inputs) held.insert(t);
+  for (const Partition& p : interpreter.partitions()) held.insert(p.outputs.begin(), p.outputs.end());
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (interpreter.placements()[n].where == NodePlacement::Where::kCpu) held.insert(g.nodes[n].outputs.begin(), g.nodes[n].outputs.end());
+  }
+  json tensors = json::array();
+  auto write = [&](int t, int node) -> absl::Status {
+    const TensorRef& ref = interpreter.tensor(t);
+    if (ref.type != DataType::kFloat32) return absl::OkStatus();
+    const float* data = nullptr;
+    if (auto it = gpu.find(t); it != gpu.end()) {
+      data = it->second.data();
+    } else if (held.count(t) && ref.data != nullptr) {
+      data = ref.as<float>();
+    } else {
+      return absl::OkStatus();  // lives only inside a partition that kept no copy
+    }
+    const std::string file = FileName(ref.name, t);
+    MGD_RETURN_IF_ERROR(WriteNpy((fs::path(dir) / file).string(), ref.shape, data, static_cast<size_t>(ref.elements())));
+    json entry = {{"name", ref.name}, {"file", file}, {"shape", ref.shape}, {"tensor", t}};
+    if (node >= 0) {
+      entry["node"] = node;
+      entry["op"] = OpName(g.nodes[static_cast<size_t>(node)].op);
+    }
+    tensors.push_back(entry);
+    return absl::OkStatus();
+  };
+  for (int t : g.inputs) MGD_RETURN_IF_ERROR(write(t, -1));
+  for (int n : interpreter.ExecutionOrder()) {
+    for (int t : g.nodes[static_cast<size_t>(n)].outputs) MGD_RETURN_IF_ERROR(write(t, n));
+  }
+  std::ofstream out(fs::path(dir) / "tensors.json");
+  out << json{{"backend", backend}, {"tensors", tensors}}.dump(1) << "\n";
+  if (!out) return absl::PermissionDeniedError(fmt::format("--dump-tensors {}: cannot write tensors.json", dir));
+  return absl::OkStatus();
+}
+
+absl::Status Compare(const CompareOptions& options) {
+  MGD_ASSIGN_OR_RETURN(json a, ReadIndex(options.a));
+  MGD_ASSIGN_OR_RETURN(json b, ReadIndex(options.b));
+  std::map<std::string, json> in_b;
+  for (const json& t : b["tensors"]) in_b[t["name"].get<std::string>()] = t;
+  json rows = json::array();
+  std::string first;
+  for (const json& t : a["tensors"]) {
+    const std::string name = t["name"];
+    auto other = in_b.find(name);
+    if (other == in_b.end()) continue;
+    MGD_ASSIGN_OR_RETURN(FloatArray x, ReadFloatArray((fs::path(options.a) / t["file"].get<std::string>()).string()));
+    MGD_ASSIGN_OR_RETURN(FloatArray y, ReadFloatArray((fs::path(options.b) / other->second["file"].get<std::string>()).string()));
+    json row = {{"name", name}, {"shape", t["shape"]}, {"op", t.value("op", "input")}};
+    if (x.values.size() != y.values.size()) {
+      row["error"] = fmt::format("{} values vs {}", x.values.size(), y.values.size());
+      if (first.empty()) first = name;
+      rows.push_back(row);
+      continue;
+    }
+    double max_abs = 0, diff2 = 0, ref2 = 0;
+    bool finite = true;
+    for (size_t i = 0; i < x.values.size(); ++i) {
+      const double d = static_cast<double>(x.values[i]) - y.values[i];
+      finite = finite && std::isfinite(d);
+      max_abs = std::max(max_abs, std::abs(d));
+      diff2 += d * d;
+      ref2 += static_cast<double>(y.values[i]) * y.values[i];
+    }
+    const double rms = ref2 > 0 ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0.0);
+    row["max_abs_error"] = finite ? json(max_abs) : json("nan");
+    row["relative_rms"] = std::isfinite(rms) ? json(rms) : json("inf");
+    if (first.empty() && (!finite || !(rms <= options.threshold))) first = name;
+    rows.push_back(row);
+  }
+  if (rows.empty()) return absl::InvalidArgumentError(fmt::format("{} and {} have no tensor in common", options.a, options.b));
+  if (options.json) {
+    fmt::print("{}\n", json{{"a", options.a}, {"b", options.b}, {"threshold", options.threshold}, {"tensors", rows},
+                            {"first_divergent", first.empty() ? json(nullptr) : json(first)}}.dump());
+    return absl::OkStatus();
+  }
+  fmt::print("{} ({}) against {} ({}), {} tensors in execution order; divergent: relative RMS > {:g}\n\n", options.a,
+             a.value("backend", "?"), options.b, b.value("backend", "?"), rows.size(), options.threshold);
+  fmt::print("{:>4}  {:<24} {:>12} {:>12}  {}\n", "#", "op", "max |a-b|", "rel. RMS", "tensor");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const json& r = rows[i];
+    auto number = [](const json& v) { return v.is_number() ? fmt::format("{:.3g}", v.get<double>()) : v.dump(); };
+    fmt::print("{:>4}  {:<24} {:>12} {:>12}  {}{}\n", i, r["op"].get<std::string>(),
+               r.contains("error") ? "-" : number(r["max_abs_error"]), r.contains("error") ? r["error"].get<std::string>() : number(r["relative_rms"]),
+               r["name"].get<std::string>(), r["name"] == first ? "   <-- first divergence" : "");
+  }
+  fmt::print("\n{}\n", first.empty() ? "no tensor diverges" : fmt::format("first divergent tensor: {}", first));
+  return absl::OkStatus();
+}
+
+}  // namespace mgd::cli
