@@ -87,7 +87,7 @@ class Builder {
     CompiledDispatch d;
     d.code = conversion.code;
     d.groups = conversion.groups;
-    d.grid = Grid(*shape);
+    if (inbound) d.grid = Grid(*shape);  // the outbound one runs over BHWC elements in 1-D
     d.key = {inbound ? "BHWC_TO_PHWC4" : "PHWC4_TO_BHWC", Extent(*shape), Extent(*shape), {}, options_.fp16};
     d.bindings = {{inbound ? user_index : *inside, false}, {inbound ? *inside : user_index, true}};
     Add(std::move(d));
