@@ -23,11 +23,17 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// A file name from a tensor name ("model/conv2d;bias" -> "model_conv2d_bias").
-std::string FileName(const std::string& name, int index) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
-  return (out.empty() ? fmt::format("tensor_{}", index) : out) + ".npy";
+// A file name from a tensor name ("model/conv2d;bias" -> "model_conv2d_bias.npy");
+// names cut to fit file systems, or equal once sanitized, get the tensor index.
+std::string FileName(const std::string& name, int index, std::set<std::string>& used) {
+  constexpr size_t kMaxStem = 100;
+  std::string stem;
+  for (char c : name) stem += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  const bool cut = stem.size() > kMaxStem;
+  if (cut) stem.resize(kMaxStem);
+  if (stem.empty() || cut || used.count(stem)) stem += fmt::format("__t{}", index);
+  used.insert(stem);
+  return stem + ".npy";
 }
 
 absl::StatusOr<json> ReadIndex(const std::string& dir) {
@@ -63,6 +69,7 @@ absl::Status DumpTensors(const Interpreter& interpreter, GpuDelegate* delegate, 
     if (interpreter.placements()[n].where == NodePlacement::Where::kCpu) held.insert(g.nodes[n].outputs.begin(), g.nodes[n].outputs.end());
   }
   json tensors = json::array();
+  std::set<std::string> used;
   auto write = [&](int t, int node) -> absl::Status {
     const TensorRef& ref = interpreter.tensor(t);
     if (ref.type != DataType::kFloat32) return absl::OkStatus();
@@ -74,7 +81,7 @@ absl::Status DumpTensors(const Interpreter& interpreter, GpuDelegate* delegate, 
     } else {
       return absl::OkStatus();  // lives only inside a partition that kept no copy
     }
-    const std::string file = FileName(ref.name, t);
+    const std::string file = FileName(ref.name, t, used);
     MGD_RETURN_IF_ERROR(WriteNpy((fs::path(dir) / file).string(), ref.shape, data, static_cast<size_t>(ref.elements())));
     json entry = {{"name", ref.name}, {"file", file}, {"shape", ref.shape}, {"tensor", t}};
     if (node >= 0) {
