@@ -1,0 +1,22 @@
+// A CompiledModel as bytes and back: the payload of the compilation cache and
+// of offline compiled models (issue 8). The reader treats every byte as
+// untrusted: lengths and counts are checked against what is left, indices
+// against the tables they point into, enums against their values; anything
+// wrong is an error naming the field, never a crash or a huge allocation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "delegate/compiled_model.h"
+
+namespace mgd {
+
+inline constexpr uint32_t kCompiledModelMagic = 0x4D43474D;  // "MGCM" little-endian
+inline constexpr uint32_t kCompiledModelVersion = 1;
+
+std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& model);
+absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t size);
+
+}  // namespace mgd

@@ -1,0 +1,113 @@
+// The compiled-model format: every test model (fp32 and fp16) round-trips
+// byte for byte; every truncation and every kind of corruption is an error
+// naming the field, never a crash (the fuzzer goes further).
+#include "delegate/serialize.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "delegate/compile_only.h"
+#include "interpreter/interpreter.h"
+#include "model/reader.h"
+#include "tests/test_util.h"
+
+namespace mgd {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<CompiledModel> Compile(const std::string& model, bool fp16) {
+  auto graph = ReadModelFile(testing::DataPath("models/" + model + ".tflite"));
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  CompileOptions options;
+  options.fp16 = fp16;
+  CompileOnlyDelegate delegate(options);
+  InterpreterOptions interpreter_options;
+  interpreter_options.delegates.push_back(&delegate);
+  EXPECT_TRUE(Interpreter::Create(std::move(*graph), std::move(interpreter_options)).ok());
+  return delegate.compiled();
+}
+
+std::string Error(const std::vector<uint8_t>& bytes) {
+  auto parsed = ParseCompiledModel(bytes.data(), bytes.size());
+  return parsed.ok() ? "parsed" : std::string(parsed.status().message());
+}
+
+TEST(CompiledModelFormat, EveryTestModelRoundTrips) {
+  for (const char* model : {"face_detection_short_range", "face_landmark", "hand_landmark_lite", "palm_detection_lite",
+                            "pose_landmark_lite", "selfie_segmentation"}) {
+    for (bool fp16 : {false, true}) {
+      SCOPED_TRACE(std::string(model) + (fp16 ? " fp16" : " fp32"));
+      const std::vector<CompiledModel> compiled = Compile(model, fp16);
+      ASSERT_EQ(compiled.size(), 1u);
+      const std::vector<uint8_t> bytes = SerializeCompiledModel(compiled[0]);
+      auto parsed = ParseCompiledModel(bytes.data(), bytes.size());
+      ASSERT_TRUE(parsed.ok()) << parsed.status();
+      EXPECT_EQ(SerializeCompiledModel(*parsed), bytes);
+      EXPECT_EQ(parsed->dispatches.size(), compiled[0].dispatches.size());
+      EXPECT_EQ(parsed->dispatches.back().code.body, compiled[0].dispatches.back().code.body);
+    }
+  }
+}
+
+TEST(CompiledModelFormat, TruncationsAndCorruptionsAreErrors) {
+  const std::vector<uint8_t> good = SerializeCompiledModel(Compile("face_detection_short_range", true)[0]);
+  // Every prefix (in steps, through the whole file) fails cleanly.
+  for (size_t n = 0; n < good.size(); n += 1 + n / 64) {
+    const std::vector<uint8_t> cut(good.begin(), good.begin() + static_cast<long>(n));
+    EXPECT_NE(Error(cut), "parsed") << n << " bytes";
+  }
+  // Single-byte flips anywhere: parsed or refused, never a crash.
+  for (size_t at = 0; at < good.size(); at += 1 + at / 32) {
+    std::vector<uint8_t> flipped = good;
+    flipped[at] ^= 0xA5;
+    (void)Error(flipped);
+  }
+  std::vector<uint8_t> bad = good;
+  bad[0] ^= 1;
+  EXPECT_THAT(Error(bad), HasSubstr("bad magic"));
+  bad = good;
+  bad[4] = 9;
+  EXPECT_THAT(Error(bad), HasSubstr("compiled model version 9 (this mgd reads 1)"));
+  bad = good;
+  bad.push_back(0);
+  EXPECT_THAT(Error(bad), HasSubstr("bytes after the model"));
+  // A huge count is refused before anything is allocated.
+  bad = good;
+  bad[8] = bad[9] = bad[10] = bad[11] = 0xFF;
+  EXPECT_THAT(Error(bad), HasSubstr("buffers at byte 12: count 4294967295 exceeds the data"));
+}
+
+TEST(CompiledModelFormat, DanglingIndicesAreRefused) {
+  CompiledModel m = Compile("face_detection_short_range", false)[0];
+  m.dispatches[3].bindings[0].buffer = static_cast<int>(m.buffers.size());
+  EXPECT_THAT(Error(SerializeCompiledModel(m)), HasSubstr("binding.buffer"));
+  m = Compile("face_detection_short_range", false)[0];
+  for (CompiledBuffer& b : m.buffers) {
+    if (b.object >= 0) b.offset = m.memory_objects[0];
+  }
+  EXPECT_THAT(Error(SerializeCompiledModel(m)), HasSubstr("does not fit memory object"));
+}
+
+// MGD_WRITE_FUZZ_SEEDS=DIR writes small seeds for the compiled-model fuzzer
+// (tests/fuzz/compiled_model_seeds/ holds the committed ones).
+TEST(CompiledModelFormat, WritesFuzzSeedsWhenAsked) {
+  const char* dir = std::getenv("MGD_WRITE_FUZZ_SEEDS");
+  if (dir == nullptr) GTEST_SKIP() << "MGD_WRITE_FUZZ_SEEDS not set";
+  CompiledModel m = Compile("face_detection_short_range", true)[0];
+  for (auto& c : m.constants) c.resize(std::min<size_t>(c.size(), 64));  // small seeds mutate faster
+  for (CompiledBuffer& b : m.buffers) {
+    if (b.role == BufferRole::kConstant) b.bytes = std::min<size_t>(b.bytes, 64);
+  }
+  m.dispatches.resize(6);
+  const std::vector<uint8_t> seed = SerializeCompiledModel(m);
+  ASSERT_EQ(Error(seed), "parsed");  // a seed the reader accepts, for the fuzzer to mutate
+  std::ofstream(std::string(dir) + "/face_detection_fp16.mgcm", std::ios::binary)
+      .write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
+}
+
+}  // namespace
+}  // namespace mgd
