@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <map>
 
+#include "delegate/cache.h"
 #include "delegate/compiler.h"
+#include "delegate/serialize.h"
+#include "model/writer.h"
 #include "delegate/workgroups.h"
 #include "shaders/dialect.h"
 #include "shaders/generator.h"
@@ -101,6 +104,27 @@ NodeSupport GpuNodeSupport(const Graph& graph, int node_index) {
   return {true, ""};
 }
 
+// Everything the compiled partition depends on: the model (written back from
+// the graph the delegate sees, constants included), the partition, the
+// compile options, the workgroup tables, the backend, GPU, driver and mgd.
+absl::StatusOr<std::string> GpuDelegate::CacheToken(const Graph& graph, const Partition& partition,
+                                                    const CompileOptions& c) const {
+  auto model = WriteModel(graph);
+  if (!model.ok()) return model.status();
+  const gpu::GpuInfo& info = device_->info();
+  std::string key = fmt::format(
+      "mgd {} format {} built {} {}\napi {} device {} vendor {} driver {} version {} clamped {}\n"
+      "fp16 {} acc32 {} arith16 {} fusion {} linear {} unroll {} fault {}\nmemory {} {} {} {}\n",
+      MGD_VERSION, kCompiledModelVersion, __DATE__, __TIME__, gpu::ApiName(info.api), info.device_name, info.vendor,
+      info.driver_version, info.api_version, info.clamped_limits, c.fp16, c.fp32_accumulation, c.fp16_arithmetic, c.fusion,
+      c.linear_grid, c.dont_unroll, c.fault_node, memory::StrategyName(c.memory.strategy),
+      c.memory.problem ? memory::ProblemName(*c.memory.problem) : "any", c.memory.alignment, c.memory.max_object_bytes);
+  for (const tuning::Table* t : tables_) key += t->name + "\n" + tuning::SerializeTable(*t);
+  key += fmt::format("nodes {}\ninputs {}\noutputs {}\nmodel {}\n", fmt::join(partition.nodes, ","),
+                     fmt::join(partition.inputs, ","), fmt::join(partition.outputs, ","), Sha256Hex(model->data(), model->size()));
+  return Sha256Hex(key.data(), key.size());
+}
+
 absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph& graph, const Partition& partition) {
   CompileOptions compile;
   compile.fp16 = options_.fp16;
@@ -117,10 +141,45 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   compile.memory.problem = options_.keep_tensors ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
   compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;
   compile.memory.max_object_bytes = device_->info().limits.max_storage_buffer_bytes;
-  auto compiled = CompilePartition(graph, partition, compile);
-  if (!compiled.ok()) return compiled.status();
-  ChooseWorkgroups(*compiled, tables_, device_->info());
+  std::optional<CompilationCache> cache;
+  std::string token;
+  if (!options_.cache_dir.empty()) {
+    cache.emplace(options_.cache_dir);
+    auto made = CacheToken(graph, partition, compile);
+    if (!made.ok()) return made.status();
+    token = *made;
+  }
+  absl::StatusOr<CompiledModel> compiled = absl::NotFoundError("not compiled");
+  if (cache) {
+    std::string why;
+    if (auto bytes = cache->Load(token, why)) {
+      compiled = ParseCompiledModel(bytes->data(), bytes->size());
+      if (compiled.ok() && (compiled->inputs.size() != partition.inputs.size() || compiled->outputs.size() != partition.outputs.size())) {
+        compiled = absl::InvalidArgumentError("the entry's inputs and outputs do not match the partition");
+      }
+      if (!compiled.ok()) why = std::string(compiled.status().message());
+    }
+    cache_events_.push_back(compiled.ok() ? "hit" : "miss: " + why);
+  }
+  const bool from_cache = compiled.ok();
+  if (!from_cache) {
+    compiled = CompilePartition(graph, partition, compile);
+    if (!compiled.ok()) return compiled.status();
+    ChooseWorkgroups(*compiled, tables_, device_->info());
+    if (cache) {
+      const absl::Status stored = cache->Store(token, SerializeCompiledModel(*compiled));
+      cache_events_.push_back(stored.ok() ? "stored" : "not stored: " + std::string(stored.message()));
+    }
+  }
   auto kernel = Realize(*compiled);
+  if (!kernel.ok() && from_cache) {  // an entry that passed every check and still fails: compile afresh
+    cache_events_.back() = "miss: the entry did not realize (" + std::string(kernel.status().message()) + ")";
+    compiled = CompilePartition(graph, partition, compile);
+    if (!compiled.ok()) return compiled.status();
+    ChooseWorkgroups(*compiled, tables_, device_->info());
+    (void)cache->Store(token, SerializeCompiledModel(*compiled));
+    kernel = Realize(*compiled);
+  }
   if (!kernel.ok()) return kernel.status();
   // Recorded only for partitions that run, so that index k of each list is
   // the k-th prepared partition.

@@ -18,6 +18,8 @@
 
 namespace mgd {
 
+struct CompileOptions;
+
 struct GpuDelegateOptions {
   gpu::Api api = gpu::Api::kVulkan;
   std::string device;          // selector (index or name); empty: MGD_DEVICE or the best
@@ -46,6 +48,8 @@ struct GpuDelegateOptions {
   // Make every tensor inside a partition readable after a run (mgd run
   // --dump-tensors): fusion off, no memory reuse.
   bool keep_tensors = false;
+  // The compilation cache's folder (--cache-dir); empty: no cache.
+  std::string cache_dir;
   // Tests only: the shader running this model node adds 0.5 to its output,
   // so that tests can check that a broken op is found (mgd compare).
   int fault_node = -1;
@@ -99,6 +103,9 @@ class GpuDelegate : public Delegate {
   // With options.keep_compiled: each prepared partition as compiled, with
   // its workgroups chosen.
   const std::vector<CompiledModel>& compiled_models() const { return compiled_models_; }
+  // What the compilation cache did at each prepare: "hit", "stored", or
+  // "miss: <why>" (the debug log of a cache).
+  const std::vector<std::string>& cache_events() const { return cache_events_; }
 
   // With options.keep_tensors: every activation tensor of the prepared
   // partitions still alive, as float32 BHWC, by graph tensor index.
@@ -116,6 +123,7 @@ class GpuDelegate : public Delegate {
  private:
   GpuDelegate(GpuDelegateOptions options, std::unique_ptr<gpu::Device> device);
   absl::StatusOr<std::unique_ptr<DelegateKernel>> Realize(const CompiledModel& model);
+  absl::StatusOr<std::string> CacheToken(const Graph& graph, const Partition& partition, const CompileOptions& compile) const;
 
   GpuDelegateOptions options_;
   std::unique_ptr<gpu::Device> device_;
@@ -124,6 +132,7 @@ class GpuDelegate : public Delegate {
   std::vector<std::vector<DispatchInfo>> dispatch_infos_;
   std::vector<const tuning::Table*> tables_;
   std::vector<CompiledModel> compiled_models_;
+  std::vector<std::string> cache_events_;
   // options.keep_tensors: per prepared partition, where each activation is.
   struct KeptTensor {
     int tensor = -1;

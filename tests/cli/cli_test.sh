@@ -67,8 +67,6 @@ if expect_ok "bench --backend cpu" bench "$face" --backend cpu --iterations 2 --
     grep -qE "$field" "$work/out" || fail "bench --json lacks $field: $(head -c 300 "$work/out")"
   done
 fi
-expect_error "cache-dir not built yet" 2 "--cache-dir: the compilation cache is not implemented yet" \
-  -- run "$face" --input "$face_input" --cache-dir "$work/cache"
 
 # The GPU path: supported nodes on the GPU, outputs written as on the CPU.
 if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
@@ -133,6 +131,16 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
       expect_ok "compare finds the fault" compare "$work/t_fault" "$work/t_cpu" && \
         grep -q "first divergent tensor: conv2d_1$" "$work/out" || fail "compare did not point at node 9's conv2d_1: $(tail -2 "$work/out")"
     fi
+  fi
+  # The compilation cache: two processes fill one folder at once, then a third start hits.
+  "$mgd" run "$face" --backend vulkan --input "$face_input" --cache-dir "$work/cache" --output-dir "$work/c1" --json >"$work/c1.json" 2>&1 &
+  "$mgd" run "$face" --backend vulkan --input "$face_input" --cache-dir "$work/cache" --output-dir "$work/c2" --json >"$work/c2.json" 2>&1 &
+  wait %1 && wait %2 || fail "concurrent --cache-dir runs: $(cat "$work/c1.json" "$work/c2.json" | head -c 400)"
+  if expect_ok "run --cache-dir (warm)" run "$face" --backend vulkan --input "$face_input" --cache-dir "$work/cache" \
+      --output-dir "$work/c3" --json; then
+    grep -q '"cache":\["hit"\]' "$work/out" || fail "the third start did not hit the cache: $(head -c 300 "$work/out")"
+    cmp -s "$work/c1/output_1.npy" "$work/c3/output_1.npy" && cmp -s "$work/vulkan/output_1.npy" "$work/c3/output_1.npy" \
+      || fail "cold and warm starts differ"
   fi
   MGD_DEVICE=no-such-gpu "$mgd" run "$face" --backend vulkan --input "$face_input" >"$work/out" 2>"$work/err"
   if [ $? -ne 2 ] || ! grep -q "no device matches 'no-such-gpu'" "$work/err"; then

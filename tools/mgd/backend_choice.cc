@@ -49,6 +49,7 @@ absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
   GpuDelegateOptions options;
   options.fp16 = run.precision == "fp16";
   options.fusion = !run.no_fusion;
+  options.cache_dir = run.cache_dir;
   if (!run.workgroups.empty()) {
     auto table = tuning::ReadTableFile(run.workgroups);
     if (!table.ok()) return UsageError(fmt::format("--workgroups {}", table.status().message()));

@@ -188,6 +188,7 @@ absl::Status Run(const RunOptions& options) {
                         {"activation_bytes", activation_bytes},
                         {"memory_plans", plans},
                         {"dispatches", dispatches},
+                        {"cache", backend.delegate ? nlohmann::json(backend.delegate->cache_events()) : nlohmann::json::array()},
                         {"outputs", outputs}};
     fmt::print("{}\n", j.dump());
     return absl::OkStatus();

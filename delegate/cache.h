@@ -1,0 +1,47 @@
+// The compilation cache (--cache-dir): what prepare computed for a partition,
+// stored under a token naming everything that could change it (the model,
+// the options that shape the result, the backend, the GPU and driver, mgd's
+// version), so that the next start skips the work.
+//
+// Integrity, as NNAPI asks of drivers: an app or a bug can change files in
+// the directory, so nothing read back is trusted until checked. On write the
+// SHA-256 of the entry is computed from the bytes in memory, the entry is
+// written to a temporary file and renamed into place, and the hash goes into
+// a separate index (token -> hash) rewritten atomically under an exclusive
+// file lock. On read the whole entry is copied into memory first and hashed
+// there (hashing the file and then reading it again would let it change in
+// between), compared with the index, and only then parsed, with bounds
+// checks. Any mismatch, truncation or parse failure: the entry is ignored
+// (the caller compiles from scratch and overwrites it) and the reason is
+// returned for the debug log.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace mgd {
+
+std::string Sha256Hex(const void* data, size_t size);
+
+class CompilationCache {
+ public:
+  explicit CompilationCache(std::string dir) : dir_(std::move(dir)) {}
+
+  // The entry's bytes when present and intact; otherwise nullopt and `why`
+  // says what was wrong (or "no entry").
+  std::optional<std::vector<uint8_t>> Load(const std::string& token, std::string& why) const;
+  // Writes the entry and records its hash; safe against concurrent writers
+  // of the same directory.
+  absl::Status Store(const std::string& token, const std::vector<uint8_t>& bytes) const;
+
+  std::string EntryPath(const std::string& token) const;
+  std::string IndexPath() const;
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace mgd

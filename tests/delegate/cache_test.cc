@@ -1,0 +1,161 @@
+// The compilation cache: a warm start gives bit-identical outputs from the
+// entry; every single-byte flip, truncation, swap of two entries and index
+// corruption is detected, falls back to a clean compile with correct results
+// and leaves a good entry; other options never reuse an entry.
+#include "delegate/cache.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "model/reader.h"
+#include "tests/delegate/delegate_fixture.h"
+
+namespace mgd {
+namespace {
+
+namespace fs = std::filesystem;
+struct Result {
+  std::vector<std::vector<float>> outputs;
+  std::vector<std::string> events;
+};
+
+class CacheTest : public testing::DelegateTest {
+ protected:
+  // Runs `model` with a new delegate using the cache in `dir_`.
+  Result RunCached(const std::string& model, bool fp16 = false, bool fusion = true) const {
+    auto graph = ReadModelFile(testing::DataPath("models/" + model + ".tflite"));
+    EXPECT_TRUE(graph.ok()) << graph.status();
+    GpuDelegateOptions options;
+    options.api = GetParam().api;
+    options.fp16 = fp16;
+    options.fusion = fusion;
+    options.validation = true;
+    options.cache_dir = dir_;
+    auto delegate = GpuDelegate::Create(options);
+    EXPECT_TRUE(delegate.ok()) << delegate.status();
+    const auto input = testing::ReadF32(testing::DataPath("reference/" + model + "/image/input_0.f32"));
+    Result r{Run(*graph, {input}, delegate->get()), (*delegate)->cache_events()};
+    EXPECT_THAT((*delegate)->device().validation_messages(), ::testing::IsEmpty());
+    return r;
+  }
+
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+    testing::DelegateTest::TearDown();
+  }
+
+  std::string dir_;
+};
+
+std::string TempDir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("mgd_cache_test_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+std::vector<uint8_t> Read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void Write(const fs::path& p, const std::vector<uint8_t>& bytes) {
+  std::ofstream(p, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+// The one entry file of a cache folder holding one entry.
+fs::path Entry(const std::string& dir) {
+  for (const auto& f : fs::directory_iterator(dir)) {
+    if (f.path().extension() == ".mgcm") return f.path();
+  }
+  return {};
+}
+
+TEST_P(CacheTest, WarmStartsAreIdenticalAndEveryCorruptionIsCaught) {
+  dir_ = TempDir(std::string("walk_") + gpu::ApiName(GetParam().api));
+  const std::string& dir = dir_;
+  const Result cold = RunCached("face_detection_short_range");
+  EXPECT_EQ(cold.events, (std::vector<std::string>{"miss: no index", "stored"}));
+  const Result warm = RunCached("face_detection_short_range");
+  EXPECT_EQ(warm.events, (std::vector<std::string>{"hit"}));
+  ASSERT_EQ(warm.outputs.size(), cold.outputs.size());
+  for (size_t k = 0; k < cold.outputs.size(); ++k) {
+    EXPECT_EQ(std::memcmp(warm.outputs[k].data(), cold.outputs[k].data(), cold.outputs[k].size() * 4), 0) << "output " << k;
+  }
+  const fs::path entry = Entry(dir);
+  const std::vector<uint8_t> good = Read(entry);
+  ASSERT_GT(good.size(), 1000u);
+  auto expect_recovery = [&](const std::string& what) {
+    SCOPED_TRACE(what);
+    const Result r = RunCached("face_detection_short_range");
+    ASSERT_EQ(r.events.size(), 2u);
+    EXPECT_THAT(r.events[0], ::testing::StartsWith("miss: "));
+    EXPECT_EQ(r.events[1], "stored");
+    ASSERT_EQ(r.outputs.size(), cold.outputs.size());
+    for (size_t k = 0; k < cold.outputs.size(); ++k) {
+      EXPECT_EQ(std::memcmp(r.outputs[k].data(), cold.outputs[k].data(), cold.outputs[k].size() * 4), 0) << "output " << k;
+    }
+    EXPECT_EQ(Read(entry), good);  // overwritten with a good entry
+  };
+  // Single-byte flips spread over the whole entry (the header, the tables,
+  // the shader text, the constants, the last byte).
+  for (size_t at : {size_t{0}, size_t{5}, size_t{9}, size_t{100}, good.size() / 7, good.size() / 3, good.size() / 2,
+                    good.size() - 1}) {
+    std::vector<uint8_t> flipped = good;
+    flipped[at] ^= 0x40;
+    Write(entry, flipped);
+    expect_recovery("flip at " + std::to_string(at));
+  }
+  for (size_t n : {size_t{0}, size_t{7}, good.size() / 2, good.size() - 1}) {
+    Write(entry, std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(n)));
+    expect_recovery("truncated to " + std::to_string(n));
+  }
+  fs::remove(entry);
+  expect_recovery("entry deleted");
+  // The index: a changed hash.
+  const fs::path index = fs::path(dir) / "index";
+  std::vector<uint8_t> text = Read(index);
+  text[text.size() - 2] = text[text.size() - 2] == 'a' ? 'b' : 'a';
+  Write(index, text);
+  expect_recovery("index hash changed");
+}
+
+TEST_P(CacheTest, SwappedEntriesAndOtherOptionsAreNotReused) {
+  dir_ = TempDir(std::string("swap_") + gpu::ApiName(GetParam().api));
+  const std::string& dir = dir_;
+  const Result fp32 = RunCached("face_detection_short_range", false);
+  const Result fp16 = RunCached("face_detection_short_range", true);  // another token: another entry
+  EXPECT_EQ(fp16.events, (std::vector<std::string>{"miss: no entry", "stored"}));
+  const Result unfused = RunCached("face_detection_short_range", false, /*fusion=*/false);
+  EXPECT_EQ(unfused.events, (std::vector<std::string>{"miss: no entry", "stored"}));
+  std::vector<fs::path> entries;
+  for (const auto& f : fs::directory_iterator(dir)) {
+    if (f.path().extension() == ".mgcm") entries.push_back(f.path());
+  }
+  ASSERT_EQ(entries.size(), 3u);
+  // Swap two entries' files: each hash now names the other's bytes.
+  const auto a = Read(entries[0]), b = Read(entries[1]);
+  Write(entries[0], b);
+  Write(entries[1], a);
+  for (bool fp16_run : {false, true}) {
+    const Result r = RunCached("face_detection_short_range", fp16_run);
+    ASSERT_FALSE(r.events.empty());
+    // The swapped pair misses (and is repaired); the third entry was not touched.
+    if (r.events[0] != "hit") {
+      EXPECT_THAT(r.events[0], ::testing::HasSubstr("SHA-256 does not match"));
+    }
+    const Result again = RunCached("face_detection_short_range", fp16_run);
+    EXPECT_EQ(again.events, (std::vector<std::string>{"hit"}));
+    const auto& reference = fp16_run ? fp16.outputs : fp32.outputs;
+    for (size_t k = 0; k < reference.size(); ++k) {
+      EXPECT_EQ(std::memcmp(r.outputs[k].data(), reference[k].data(), reference[k].size() * 4), 0);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CacheTest,
+                         ::testing::Values(testing::Backend{gpu::Api::kVulkan, false}, testing::Backend{gpu::Api::kGles, false}),
+                         testing::BackendName);
+
+}  // namespace
+}  // namespace mgd
