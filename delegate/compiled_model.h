@@ -53,6 +53,9 @@ struct CompiledDispatch {
   std::array<uint32_t, 3> grid{0, 0, 0};
   tuning::DispatchKey key;               // what the workgroup tables know it by
   std::string workgroup_source = "generator";  // tuning::SourceName of the choice, or "generator"
+  // Vulkan: the program's SPIR-V once built (first dispatch of each program
+  // only), so that a cached model skips GLSL compilation.
+  std::vector<uint32_t> spirv;
 };
 
 struct CompiledModel {

@@ -166,10 +166,6 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     compiled = CompilePartition(graph, partition, compile);
     if (!compiled.ok()) return compiled.status();
     ChooseWorkgroups(*compiled, tables_, device_->info());
-    if (cache) {
-      const absl::Status stored = cache->Store(token, SerializeCompiledModel(*compiled));
-      cache_events_.push_back(stored.ok() ? "stored" : "not stored: " + std::string(stored.message()));
-    }
   }
   auto kernel = Realize(*compiled);
   if (!kernel.ok() && from_cache) {  // an entry that passed every check and still fails: compile afresh
@@ -177,10 +173,14 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     compiled = CompilePartition(graph, partition, compile);
     if (!compiled.ok()) return compiled.status();
     ChooseWorkgroups(*compiled, tables_, device_->info());
-    (void)cache->Store(token, SerializeCompiledModel(*compiled));
     kernel = Realize(*compiled);
   }
   if (!kernel.ok()) return kernel.status();
+  // Stored once it ran: Realize filled in each program's SPIR-V.
+  if (cache && (!from_cache || cache_events_.back() != "hit")) {
+    const absl::Status stored = cache->Store(token, SerializeCompiledModel(*compiled));
+    cache_events_.push_back(stored.ok() ? "stored" : "not stored: " + std::string(stored.message()));
+  }
   // Recorded only for partitions that run, so that index k of each list is
   // the k-th prepared partition.
   std::vector<DispatchInfo> infos;
@@ -209,7 +209,7 @@ std::vector<std::vector<DispatchProfile>> GpuDelegate::Profiles() const {
   return all;
 }
 
-absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const CompiledModel& model) {
+absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledModel& model) {
   auto kernel = std::make_unique<GpuKernel>(*device_, timed_runs_);
   std::vector<gpu::Buffer*> objects;  // the memory plan's buffers
   for (uint64_t bytes : model.memory_objects) {
@@ -243,15 +243,17 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(const Compi
   // blocks of a model), which saves most of the driver's compile time.
   std::map<std::string, gpu::Program*> programs;
   std::vector<gpu::Dispatch> dispatches;
-  for (const CompiledDispatch& cd : model.dispatches) {
+  for (CompiledDispatch& cd : model.dispatches) {
     const std::string source = shaders::Emit(DialectOf(options_.api), cd.code);
     gpu::Program*& program = programs[source];
     if (program == nullptr) {
-      auto created = device_->CreateProgram(
-          {cd.code.name, source, static_cast<uint32_t>(cd.bindings.size()), shaders::ParamsBytes(cd.code), 0});
+      auto created = device_->CreateProgram({cd.code.name, source, static_cast<uint32_t>(cd.bindings.size()),
+                                             shaders::ParamsBytes(cd.code), 0, cd.spirv});
       if (!created.ok()) return absl::InternalError(fmt::format("{}: {}", cd.code.name, Message(created.status())));
       program = created->get();
       kernel->programs.push_back(std::move(*created));
+      // Kept with the first dispatch of each program, for the cache.
+      if (cd.spirv.empty()) cd.spirv = program->spirv();
     }
     gpu::Dispatch d;
     d.program = program;
@@ -301,7 +303,7 @@ absl::StatusOr<double> GpuDelegate::TimeWorkgroup(size_t partition, size_t dispa
   CompiledDispatch cd = record.compiled[dispatch];
   cd.code.workgroup = workgroup;
   auto program = device_->CreateProgram({cd.code.name, shaders::Emit(DialectOf(options_.api), cd.code),
-                                         static_cast<uint32_t>(cd.bindings.size()), shaders::ParamsBytes(cd.code), 0});
+                                         static_cast<uint32_t>(cd.bindings.size()), shaders::ParamsBytes(cd.code), 0, {}});
   if (!program.ok()) return program.status();
   gpu::Dispatch d = record.realized[dispatch];
   d.program = program->get();

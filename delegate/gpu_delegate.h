@@ -122,7 +122,8 @@ class GpuDelegate : public Delegate {
 
  private:
   GpuDelegate(GpuDelegateOptions options, std::unique_ptr<gpu::Device> device);
-  absl::StatusOr<std::unique_ptr<DelegateKernel>> Realize(const CompiledModel& model);
+  // Builds everything on the device; fills in each program's SPIR-V (Vulkan).
+  absl::StatusOr<std::unique_ptr<DelegateKernel>> Realize(CompiledModel& model);
   absl::StatusOr<std::string> CacheToken(const Graph& graph, const Partition& partition, const CompileOptions& compile) const;
 
   GpuDelegateOptions options_;

@@ -152,6 +152,8 @@ std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& m) {
     for (int v : d.key.weights) w.Put<int32_t>(v);
     w.Put<uint8_t>(d.key.fp16);
     w.String(d.workgroup_source);
+    w.Put<uint32_t>(static_cast<uint32_t>(d.spirv.size()));
+    for (uint32_t word : d.spirv) w.Put<uint32_t>(word);
   }
   for (const std::vector<int>* list : {&m.inputs, &m.outputs}) {
     w.Put<uint32_t>(static_cast<uint32_t>(list->size()));
@@ -232,6 +234,8 @@ absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t siz
     for (int& v : d.key.weights) v = r.Get<int32_t>("key.weight");
     d.key.fp16 = r.Get<uint8_t>("key.fp16") != 0;
     d.workgroup_source = r.String("dispatch.workgroup_source");
+    d.spirv.resize(r.Count("dispatch.spirv", 4));
+    for (uint32_t& word : d.spirv) word = r.Get<uint32_t>("dispatch.spirv");
     if (r.ok() && d.code.buffers.size() != d.bindings.size()) r.Fail("dispatch.bindings", "one binding per declared buffer expected");
     if (r.ok() && d.params.size() != shaders::ParamsBytes(d.code)) r.Fail("dispatch.params_block", "size does not match the parameters");
   }

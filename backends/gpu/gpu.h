@@ -89,6 +89,9 @@ struct ProgramSource {
   uint32_t num_bindings = 0;
   uint32_t push_constant_bytes = 0;  // a multiple of 4, at most 128
   uint32_t shared_memory_bytes = 0;  // declared by the generator, checked against the limits
+  // Vulkan: SPIR-V compiled earlier from this GLSL (Program::spirv(), kept by
+  // a compilation cache): validated and used instead of compiling again.
+  std::vector<uint32_t> spirv{};
 };
 
 class Program {
@@ -96,6 +99,8 @@ class Program {
   virtual ~Program() = default;
   virtual const std::string& name() const = 0;
   virtual std::array<uint32_t, 3> workgroup_size() const = 0;  // from the shader
+  // Vulkan: the SPIR-V it was built from (empty on GL).
+  virtual std::vector<uint32_t> spirv() const { return {}; }
 };
 
 enum class Access { kRead, kWrite, kReadWrite };

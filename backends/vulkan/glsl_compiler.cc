@@ -95,6 +95,21 @@ absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::stri
   return module;
 }
 
+absl::StatusOr<SpirvModule> LoadSpirv(const std::string& name, std::vector<uint32_t> words) {
+  spvtools::SpirvTools tools(kTargetEnv);
+  std::string diagnostics;
+  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& position, const char* message) {
+    diagnostics += fmt::format("[word {}] {}; ", position.index, message);
+  });
+  if (words.empty() || !tools.Validate(words)) {
+    return absl::InvalidArgumentError(fmt::format("program '{}': the given SPIR-V does not validate: {}", name, diagnostics));
+  }
+  SpirvModule module;
+  module.workgroup_size = LocalSize(words);
+  module.words = std::move(words);
+  return module;
+}
+
 std::string DisassembleSpirv(const std::vector<uint32_t>& words) {
   spvtools::SpirvTools tools(kTargetEnv);
   std::string text;

@@ -20,6 +20,10 @@ struct SpirvModule {
 // `name` names the program in errors; glslang's messages carry line numbers.
 absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::string& glsl, bool optimize);
 
+// SPIR-V from elsewhere (a cache): validated with SPIRV-Tools, its workgroup
+// size read; nothing else is trusted.
+absl::StatusOr<SpirvModule> LoadSpirv(const std::string& name, std::vector<uint32_t> words);
+
 // SPIR-V disassembly (for dumps and error messages).
 std::string DisassembleSpirv(const std::vector<uint32_t>& words);
 

@@ -318,6 +318,7 @@ class VulkanProgram : public Program {
   }
   const std::string& name() const override { return name_; }
   std::array<uint32_t, 3> workgroup_size() const override { return workgroup; }
+  std::vector<uint32_t> spirv() const override { return spirv_words; }
 
   VkShaderModule module = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
@@ -326,7 +327,7 @@ class VulkanProgram : public Program {
   std::array<uint32_t, 3> workgroup{1, 1, 1};
   uint32_t num_bindings = 0;
   uint32_t push_constant_bytes = 0;
-  std::vector<uint32_t> spirv;
+  std::vector<uint32_t> spirv_words;
 
  private:
   VkDevice device_;
@@ -468,18 +469,18 @@ class VulkanDevice : public Device {
   }
 
   absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) override {
-    auto module = CompileGlsl(source.name, source.glsl, kOptimizeSpirv);
+    auto module = source.spirv.empty() ? CompileGlsl(source.name, source.glsl, kOptimizeSpirv) : LoadSpirv(source.name, source.spirv);
     if (!module.ok()) return module.status();
     if (absl::Status s = CheckProgramLimits(info_, source, module->workgroup_size); !s.ok()) return s;
     auto p = std::make_unique<VulkanProgram>(device_, source.name);
     p->workgroup = module->workgroup_size;
     p->num_bindings = source.num_bindings;
     p->push_constant_bytes = source.push_constant_bytes;
-    p->spirv = std::move(module->words);
+    p->spirv_words = std::move(module->words);
 
     VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    smi.codeSize = p->spirv.size() * 4;
-    smi.pCode = p->spirv.data();
+    smi.codeSize = p->spirv_words.size() * 4;
+    smi.pCode = p->spirv_words.data();
     MGD_VK(vkCreateShaderModule(device_, &smi, nullptr, &p->module));
     std::vector<VkDescriptorSetLayoutBinding> bindings(source.num_bindings);
     for (uint32_t i = 0; i < source.num_bindings; ++i) {

@@ -3,6 +3,7 @@
 // naming the field, never a crash (the fuzzer goes further).
 #include "delegate/serialize.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -71,7 +72,7 @@ TEST(CompiledModelFormat, TruncationsAndCorruptionsAreErrors) {
   EXPECT_THAT(Error(bad), HasSubstr("bad magic"));
   bad = good;
   bad[4] = 9;
-  EXPECT_THAT(Error(bad), HasSubstr("compiled model version 9 (this mgd reads 1)"));
+  EXPECT_THAT(Error(bad), HasSubstr(fmt::format("compiled model version 9 (this mgd reads {})", kCompiledModelVersion)));
   bad = good;
   bad.push_back(0);
   EXPECT_THAT(Error(bad), HasSubstr("bytes after the model"));
