@@ -35,11 +35,6 @@ absl::Status WriteFile(const fs::path& path, const void* data, size_t bytes) {
 }
 absl::Status WriteText(const fs::path& path, const std::string& text) { return WriteFile(path, text.data(), text.size()); }
 
-std::string OpLabel(const Node& node) {
-  if (const auto* custom = std::get_if<CustomAttributes>(&node.attributes)) return "CUSTOM:" + custom->name;
-  return OpName(node.op);
-}
-
 const char* RoleName(BufferRole role) {
   switch (role) {
     case BufferRole::kActivation: return "activation";
@@ -53,13 +48,6 @@ const char* RoleName(BufferRole role) {
 std::string Dot(const std::string& s) {
   std::string out;
   for (char c : s) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-  return out;
-}
-
-// File-name-safe: letters, digits, '_', '-', '.'.
-std::string Safe(const std::string& s) {
-  std::string out;
-  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
   return out;
 }
 
@@ -103,7 +91,7 @@ absl::Status Dump(const DumpOptions& options) {
     for (size_t i = 0; i < m.dispatches.size(); ++i, ++total) {
       const CompiledDispatch& d = m.dispatches[i];
       for (int n : d.nodes) node_dispatch[n] = {p, i};
-      const std::string base = fmt::format("p{}_{:03}_{}", p, i, Safe(d.code.name));
+      const std::string base = fmt::format("p{}_{:03}_{}", p, i, SafeFileName(d.code.name));
       const std::string vulkan = shaders::Emit(shaders::Dialect::kVulkan, d.code);
       MGD_RETURN_IF_ERROR(WriteText(shaders_dir / (base + ".vulkan.comp"), vulkan));
       MGD_RETURN_IF_ERROR(WriteText(shaders_dir / (base + ".gl.comp"), shaders::Emit(shaders::Dialect::kGles, d.code)));

@@ -24,8 +24,7 @@ absl::Status Ops(const OpsOptions& options) {
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const NodePlacement& p = interpreter->placements()[n];
     const Node& node = g.nodes[n];
-    std::string op = OpName(node.op);
-    if (const auto* custom = std::get_if<CustomAttributes>(&node.attributes)) op = "CUSTOM:" + custom->name;
+    const std::string op = OpLabel(node);
     const bool delegated = p.where == NodePlacement::Where::kDelegate;
     std::string reason = p.reason;
     if (reason.empty() && p.where == NodePlacement::Where::kCpu) reason = fmt::format("backend {} runs everything on the CPU", backend.backend);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -70,6 +71,17 @@ absl::Status FeedInput(TensorRef& tensor, size_t index, const std::string& path)
   return absl::OkStatus();
 }
 
+
+std::string OpLabel(const Node& node) {
+  if (const auto* custom = std::get_if<CustomAttributes>(&node.attributes)) return "CUSTOM:" + custom->name;
+  return OpName(node.op);
+}
+
+std::string SafeFileName(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  return out;
+}
 
 absl::Status WithModelPath(const std::string& model, const absl::Status& status) {
   return absl::Status(status.code(), fmt::format("{}: {}", model, status.message()));

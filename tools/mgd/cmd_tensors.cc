@@ -27,8 +27,7 @@ using nlohmann::json;
 // names cut to fit file systems, or equal once sanitized, get the tensor index.
 std::string FileName(const std::string& name, int index, std::set<std::string>& used) {
   constexpr size_t kMaxStem = 100;
-  std::string stem;
-  for (char c : name) stem += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  std::string stem = SafeFileName(name);
   const bool cut = stem.size() > kMaxStem;
   if (cut) stem.resize(kMaxStem);
   if (stem.empty() || cut || used.count(stem)) stem += fmt::format("__t{}", index);

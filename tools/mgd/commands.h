@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 
 namespace mgd {
+struct Node;
 struct TensorRef;
 }
 
@@ -97,6 +98,12 @@ absl::Status Bench(const BenchOptions& options);
 // Fills `tensor` (model input `index`) from a .npy or raw .f32 file; a size
 // or shape mismatch is an InvalidArgument naming both.
 absl::Status FeedInput(TensorRef& tensor, size_t index, const std::string& path);
+
+// A node's op as the CLI shows it: "CONV_2D", or "CUSTOM:<name>".
+std::string OpLabel(const Node& node);
+
+// `name` with every character but letters, digits, '_', '-' and '.' made '_'.
+std::string SafeFileName(const std::string& name);
 
 // A usage error (exit code 2) with `message`.
 absl::Status UsageError(const std::string& message);

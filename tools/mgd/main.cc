@@ -23,11 +23,16 @@ int ExitCode(const absl::Status& status) {
 
 namespace {
 
+// --backend and --precision, as every GPU command takes them.
+void AddBackendOptions(CLI::App* cmd, std::string& backend, std::string& precision, const std::string& backend_help) {
+  cmd->add_option("--backend", backend, backend_help)->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
+  cmd->add_option("--precision", precision, "fp32|fp16 (GPU backends)")->check(CLI::IsMember({"fp32", "fp16"}));
+}
+
 // The options `run` and `bench` share.
 void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
   cmd->add_option("model", run.model, "Model (.tflite)")->required();
-  cmd->add_option("--backend", run.backend, "auto|vulkan|gl|cpu")->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
-  cmd->add_option("--precision", run.precision, "fp32|fp16 (GPU backends)")->check(CLI::IsMember({"fp32", "fp16"}));
+  AddBackendOptions(cmd, run.backend, run.precision, "auto|vulkan|gl|cpu");
   cmd->add_option("--input", run.inputs, "Input file (.npy float32 or raw .f32), one per model input, in order");
   cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache folder: the second start skips compiling (GPU backends)");
   cmd->add_option("--workgroups", run.workgroups, "Workgroup table (from mgd tune), ahead of the built-in one (GPU backends)");
@@ -77,9 +82,7 @@ int main(int argc, char** argv) {
   mgd::cli::PlanOptions plan;
   auto* plan_cmd = app.add_subcommand("plan", "Every memory strategy's bytes for the GPU partitions vs the lower bound");
   plan_cmd->add_option("model", plan.model, "Model (.tflite)")->required();
-  plan_cmd->add_option("--backend", plan.backend, "auto|vulkan|gl: whose alignment and limits to plan for")
-      ->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
-  plan_cmd->add_option("--precision", plan.precision, "fp32|fp16")->check(CLI::IsMember({"fp32", "fp16"}));
+  AddBackendOptions(plan_cmd, plan.backend, plan.precision, "auto|vulkan|gl: whose alignment and limits to plan for");
   plan_cmd->add_flag("--no-fusion", plan.no_fusion, "Plan the unfused graph");
   plan_cmd->add_flag("--json", plan.json, "Print one JSON object on stdout");
   plan_cmd->add_option("--svg", plan.svg, "Draw the chosen plan into this SVG file");
@@ -88,16 +91,14 @@ int main(int argc, char** argv) {
   auto* dump_cmd = app.add_subcommand("dump", "Write every dispatch's shaders, SPIR-V, bindings, the fused graph and the memory plan");
   dump_cmd->add_option("model", dump.model, "Model (.tflite)")->required();
   dump_cmd->add_option("--out", dump.out, "Folder to write")->required();
-  dump_cmd->add_option("--backend", dump.backend, "auto|vulkan|gl")->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
-  dump_cmd->add_option("--precision", dump.precision, "fp32|fp16")->check(CLI::IsMember({"fp32", "fp16"}));
+  AddBackendOptions(dump_cmd, dump.backend, dump.precision, "auto|vulkan|gl");
   dump_cmd->add_flag("--no-fusion", dump.no_fusion, "One dispatch per node");
 
   mgd::cli::TuneOptions tune;
   auto* tune_cmd = app.add_subcommand("tune", "Measure workgroup sizes for each dispatch and write a workgroup table");
   tune_cmd->add_option("models", tune.models, "Models (.tflite)")->required();
   tune_cmd->add_option("--out", tune.out, "Table to write (merged into when it exists)")->required();
-  tune_cmd->add_option("--backend", tune.backend, "auto|vulkan|gl")->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
-  tune_cmd->add_option("--precision", tune.precision, "fp32|fp16")->check(CLI::IsMember({"fp32", "fp16"}));
+  AddBackendOptions(tune_cmd, tune.backend, tune.precision, "auto|vulkan|gl");
   tune_cmd->add_option("--max-candidates", tune.max_candidates, "Workgroups tried per dispatch at most (default 24)");
   tune_cmd->add_flag("--json", tune.json, "Print one JSON object on stdout");
 
