@@ -56,6 +56,8 @@ struct CompiledDispatch {
   // Vulkan: the program's SPIR-V once built (first dispatch of each program
   // only), so that a cached model skips GLSL compilation.
   std::vector<uint32_t> spirv;
+  // GL: the driver's program binary (gpu::Program::binary()), likewise.
+  std::vector<uint8_t> binary;
 };
 
 struct CompiledModel {
@@ -68,6 +70,9 @@ struct CompiledModel {
   std::vector<uint64_t> memory_objects;
   memory::Strategy memory_strategy = memory::Strategy::kNaive;
   memory::Problem memory_problem = memory::Problem::kSharedObjects;
+  // Vulkan: the device's pipeline cache data after creating this model's
+  // pipelines, so that a cached model also skips the driver's compiler.
+  std::vector<uint8_t> pipeline_cache;
 };
 
 }  // namespace mgd

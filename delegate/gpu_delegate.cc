@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <map>
+#include <thread>
 
 #include "delegate/cache.h"
 #include "delegate/compiler.h"
@@ -27,6 +30,24 @@ bool WantsFp32Accumulation(const Graph& graph) {
   if (it == graph.metadata.end()) return false;
   const std::string value(it->second.begin(), it->second.end());
   return value.find("fp16") != std::string::npos && value.find("accfp16") == std::string::npos;
+}
+
+// Runs body(0..n-1) on up to one thread per core: drivers compile programs
+// on the calling thread, so a model's programs build side by side.
+void ParallelFor(size_t n, const std::function<void(size_t)>& body) {
+  const size_t workers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  if (workers <= 1) {
+    for (size_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < workers; ++w) {
+    threads.emplace_back([&] {
+      for (size_t i = next++; i < n; i = next++) body(i);
+    });
+  }
+  for (std::thread& t : threads) t.join();
 }
 
 // One compiled partition: its buffers, programs and the recording.
@@ -241,22 +262,36 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   for (int i : model.outputs) kernel->output_buffers.push_back(places[static_cast<size_t>(i)].buffer);
   // Programs are shared between dispatches with the same source (repeated
   // blocks of a model), which saves most of the driver's compile time.
-  std::map<std::string, gpu::Program*> programs;
+  // Foreign or stale pipeline cache data is refused by the device and only
+  // costs the driver's compile time.
+  if (!model.pipeline_cache.empty()) (void)device_->MergePipelineCacheData(model.pipeline_cache);
+  std::vector<std::string> sources;
+  std::map<std::string, size_t> program_of;  // source -> index into `built`
+  std::vector<size_t> first_dispatch;          // per program
+  for (size_t i = 0; i < model.dispatches.size(); ++i) {
+    sources.push_back(shaders::Emit(DialectOf(options_.api), model.dispatches[i].code));
+    if (program_of.emplace(sources.back(), first_dispatch.size()).second) first_dispatch.push_back(i);
+  }
+  std::vector<absl::StatusOr<std::unique_ptr<gpu::Program>>> built;
+  for (size_t k = 0; k < first_dispatch.size(); ++k) built.emplace_back(absl::UnknownError("not built"));
+  ParallelFor(first_dispatch.size(), [&](size_t k) {
+    const CompiledDispatch& cd = model.dispatches[first_dispatch[k]];
+    built[k] = device_->CreateProgram({cd.code.name, sources[first_dispatch[k]], static_cast<uint32_t>(cd.bindings.size()),
+                                       shaders::ParamsBytes(cd.code), 0, cd.spirv, cd.binary});
+  });
+  for (size_t k = 0; k < built.size(); ++k) {
+    CompiledDispatch& cd = model.dispatches[first_dispatch[k]];
+    if (!built[k].ok()) return absl::InternalError(fmt::format("{}: {}", cd.code.name, Message(built[k].status())));
+    // Kept with the first dispatch of each program, for the cache.
+    if (cd.spirv.empty()) cd.spirv = (*built[k])->spirv();
+    if (cd.binary.empty()) cd.binary = (*built[k])->binary();
+    kernel->programs.push_back(std::move(*built[k]));
+  }
   std::vector<gpu::Dispatch> dispatches;
-  for (CompiledDispatch& cd : model.dispatches) {
-    const std::string source = shaders::Emit(DialectOf(options_.api), cd.code);
-    gpu::Program*& program = programs[source];
-    if (program == nullptr) {
-      auto created = device_->CreateProgram({cd.code.name, source, static_cast<uint32_t>(cd.bindings.size()),
-                                             shaders::ParamsBytes(cd.code), 0, cd.spirv});
-      if (!created.ok()) return absl::InternalError(fmt::format("{}: {}", cd.code.name, Message(created.status())));
-      program = created->get();
-      kernel->programs.push_back(std::move(*created));
-      // Kept with the first dispatch of each program, for the cache.
-      if (cd.spirv.empty()) cd.spirv = program->spirv();
-    }
+  for (size_t i = 0; i < model.dispatches.size(); ++i) {
+    const CompiledDispatch& cd = model.dispatches[i];
     gpu::Dispatch d;
-    d.program = program;
+    d.program = kernel->programs[program_of.at(sources[i])].get();
     for (const CompiledBinding& b : cd.bindings) {
       gpu::Binding binding = places[static_cast<size_t>(b.buffer)];
       binding.access = b.write ? gpu::Access::kWrite : gpu::Access::kRead;
@@ -268,6 +303,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   }
   auto recording = device_->Record(dispatches);
   if (!recording.ok()) return recording.status();
+  model.pipeline_cache = device_->PipelineCacheData();
   if (options_.tuning) tuning_records_.push_back({model.dispatches, dispatches, kernel->alive});
   if (options_.keep_tensors) {
     KeptTensors kept{{}, kernel->alive};

@@ -1,5 +1,7 @@
 #include "delegate/serialize.h"
 
+#include "delegate/byte_io.h"
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -7,89 +9,6 @@
 
 namespace mgd {
 namespace {
-
-class Writer {
- public:
-  template <typename T>
-  void Put(T value) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    const size_t at = bytes_.size();
-    bytes_.resize(at + sizeof(T));
-    std::memcpy(bytes_.data() + at, &value, sizeof(T));
-  }
-  void Bytes(const void* data, size_t size) {
-    Put<uint64_t>(size);
-    const auto* p = static_cast<const uint8_t*>(data);
-    bytes_.insert(bytes_.end(), p, p + size);
-  }
-  void String(const std::string& s) { Bytes(s.data(), s.size()); }
-  template <typename T, size_t N>
-  void Array(const std::array<T, N>& a) {
-    for (const T& v : a) Put<T>(v);
-  }
-  std::vector<uint8_t> Take() { return std::move(bytes_); }
-
- private:
-  std::vector<uint8_t> bytes_;
-};
-
-// Reads little-endian values; the first failure sticks and names the field.
-class Reader {
- public:
-  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-
-  template <typename T>
-  T Get(const char* field) {
-    T value{};
-    if (!error_.empty()) return value;
-    if (size_ - at_ < sizeof(T)) {
-      Fail(field, "truncated");
-      return value;
-    }
-    std::memcpy(&value, data_ + at_, sizeof(T));
-    at_ += sizeof(T);
-    return value;
-  }
-  // A count of items that take at least `min_bytes` each: never more than
-  // the bytes left can hold.
-  size_t Count(const char* field, size_t min_bytes) {
-    const uint64_t n = Get<uint32_t>(field);
-    if (error_.empty() && n > (size_ - at_) / std::max<size_t>(min_bytes, 1)) Fail(field, fmt::format("count {} exceeds the data", n));
-    return error_.empty() ? static_cast<size_t>(n) : 0;
-  }
-  std::vector<uint8_t> Bytes(const char* field) {
-    const uint64_t n = Get<uint64_t>(field);
-    if (!error_.empty()) return {};
-    if (n > size_ - at_) {
-      Fail(field, fmt::format("{} bytes exceed the data", n));
-      return {};
-    }
-    std::vector<uint8_t> out(data_ + at_, data_ + at_ + n);
-    at_ += static_cast<size_t>(n);
-    return out;
-  }
-  std::string String(const char* field) {
-    const std::vector<uint8_t> b = Bytes(field);
-    return std::string(b.begin(), b.end());
-  }
-  template <typename T, size_t N>
-  std::array<T, N> Array(const char* field) {
-    std::array<T, N> a{};
-    for (T& v : a) v = Get<T>(field);
-    return a;
-  }
-  void Fail(const std::string& field, const std::string& what) {
-    if (error_.empty()) error_ = fmt::format("{} at byte {}: {}", field, at_, what);
-  }
-  bool ok() const { return error_.empty(); }
-  bool at_end() const { return at_ == size_; }
-  const std::string& error() const { return error_; }
-
- private:
-  const uint8_t* data_;
-  size_t size_, at_ = 0;
-  std::string error_;
-};
 
 template <typename E>
 bool InRange(uint8_t v, E last) {
@@ -99,7 +18,7 @@ bool InRange(uint8_t v, E last) {
 }  // namespace
 
 std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& m) {
-  Writer w;
+  ByteWriter w;
   w.Put<uint32_t>(kCompiledModelMagic);
   w.Put<uint32_t>(kCompiledModelVersion);
   w.Put<uint32_t>(static_cast<uint32_t>(m.buffers.size()));
@@ -154,6 +73,7 @@ std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& m) {
     w.String(d.workgroup_source);
     w.Put<uint32_t>(static_cast<uint32_t>(d.spirv.size()));
     for (uint32_t word : d.spirv) w.Put<uint32_t>(word);
+    w.Bytes(d.binary.data(), d.binary.size());
   }
   for (const std::vector<int>* list : {&m.inputs, &m.outputs}) {
     w.Put<uint32_t>(static_cast<uint32_t>(list->size()));
@@ -163,11 +83,12 @@ std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& m) {
   for (uint64_t b : m.memory_objects) w.Put<uint64_t>(b);
   w.Put<uint8_t>(static_cast<uint8_t>(m.memory_strategy));
   w.Put<uint8_t>(static_cast<uint8_t>(m.memory_problem));
+  w.Bytes(m.pipeline_cache.data(), m.pipeline_cache.size());
   return w.Take();
 }
 
 absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t size) {
-  Reader r(data, size);
+  ByteReader r(data, size);
   if (r.Get<uint32_t>("magic") != kCompiledModelMagic) {
     return absl::InvalidArgumentError("not an mgd compiled model (bad magic)");
   }
@@ -236,6 +157,7 @@ absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t siz
     d.workgroup_source = r.String("dispatch.workgroup_source");
     d.spirv.resize(r.Count("dispatch.spirv", 4));
     for (uint32_t& word : d.spirv) word = r.Get<uint32_t>("dispatch.spirv");
+    d.binary = r.Bytes("dispatch.binary");
     if (r.ok() && d.code.buffers.size() != d.bindings.size()) r.Fail("dispatch.bindings", "one binding per declared buffer expected");
     if (r.ok() && d.params.size() != shaders::ParamsBytes(d.code)) r.Fail("dispatch.params_block", "size does not match the parameters");
   }
@@ -253,6 +175,7 @@ absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t siz
   if (r.ok() && !InRange(problem, memory::Problem::kOffsets)) r.Fail("memory_problem", "not a problem");
   m.memory_strategy = static_cast<memory::Strategy>(strategy);
   m.memory_problem = static_cast<memory::Problem>(problem);
+  m.pipeline_cache = r.Bytes("pipeline_cache");
   // Cross-references, now that every table is read.
   for (size_t i = 0; r.ok() && i < m.buffers.size(); ++i) {
     const CompiledBuffer& b = m.buffers[i];

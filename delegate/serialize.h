@@ -14,7 +14,7 @@
 namespace mgd {
 
 inline constexpr uint32_t kCompiledModelMagic = 0x4D43474D;  // "MGCM" little-endian
-inline constexpr uint32_t kCompiledModelVersion = 2;  // 2: SPIR-V per dispatch
+inline constexpr uint32_t kCompiledModelVersion = 3;  // 2: SPIR-V per dispatch; 3: GL binaries, pipeline cache
 
 std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& model);
 absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t size);

@@ -88,14 +88,15 @@ class GlProgram final : public Program {
   uint32_t num_bindings() const { return num_bindings_; }
   uint32_t push_constant_bytes() const { return push_constant_bytes_; }
   // The driver's program binary (glGetProgramBinary) for the compilation
-  // cache; empty when the driver offers none.
-  const std::vector<uint8_t>& binary() const { return binary_; }
-  GLenum binary_format() const { return binary_format_; }
+  // cache, its format first; empty when the driver offers none.
+  std::vector<uint8_t> binary() const override;
+  bool from_binary() const override { return from_binary_; }
 
   void set_workgroup_size(const std::array<uint32_t, 3>& size) { workgroup_size_ = size; }
-  void set_binary(std::vector<uint8_t> binary, GLenum format) {
+  void set_binary(std::vector<uint8_t> binary, GLenum format, bool loaded) {
     binary_ = std::move(binary);
     binary_format_ = format;
+    from_binary_ = loaded;
   }
 
  private:
@@ -107,6 +108,7 @@ class GlProgram final : public Program {
   std::array<uint32_t, 3> workgroup_size_{1, 1, 1};
   std::vector<uint8_t> binary_;
   GLenum binary_format_ = 0;
+  bool from_binary_ = false;
 };
 
 // Compiles and links `source` on the current context (worker thread).

@@ -2,6 +2,8 @@
 // the ProgramSource declares, and keep the driver's binary for the cache.
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "backends/gl/gl_objects.h"
 
 namespace mgd::gpu::gl {
@@ -137,7 +139,25 @@ void FetchBinary(GlProgram& program) {
     return;
   }
   binary.resize(static_cast<size_t>(written));
-  program.set_binary(std::move(binary), format);
+  program.set_binary(std::move(binary), format, false);
+}
+
+// A binary from Program::binary(): format tag, then the driver's bytes. The
+// driver checks it is its own (same GPU and driver build) and refuses it
+// otherwise; a refusal is no error, the caller compiles the GLSL instead.
+bool LoadBinary(GlProgram& program, const std::vector<uint8_t>& tagged) {
+  if (tagged.size() <= 4) return false;
+  GLenum format = 0;
+  std::memcpy(&format, tagged.data(), 4);
+  glProgramBinary(program.id(), format, tagged.data() + 4, static_cast<GLsizei>(tagged.size() - 4));
+  GLint linked = GL_FALSE;
+  glGetProgramiv(program.id(), GL_LINK_STATUS, &linked);
+  if (glGetError() != GL_NO_ERROR || linked != GL_TRUE) {
+    DrainGlErrors();
+    return false;
+  }
+  program.set_binary(std::vector<uint8_t>(tagged.begin() + 4, tagged.end()), format, true);
+  return true;
 }
 
 }  // namespace
@@ -146,17 +166,27 @@ absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCo
                                                         const ProgramSource& source) {
   const std::string where = fmt::format("program '{}'", source.name);
   DrainGlErrors();
-  absl::StatusOr<GLuint> shader = CompileShader(source, where);
-  if (!shader.ok()) return shader.status();
-  const GLuint id = glCreateProgram();
-  if (id == 0) {
-    glDeleteShader(*shader);
-    return absl::InternalError(where + ": glCreateProgram returned 0");
-  }
   const bool retrievable = core->binary_formats;
   const GpuInfo& info = core->info;
-  auto program = std::make_unique<GlProgram>(std::move(core), source, id);  // deletes `id` on every error below
-  if (absl::Status status = Link(id, *shader, retrievable, where); !status.ok()) return status;
+  std::unique_ptr<GlProgram> program;
+  if (retrievable && !source.binary.empty()) {
+    const GLuint id = glCreateProgram();
+    if (id == 0) return absl::InternalError(where + ": glCreateProgram returned 0");
+    program = std::make_unique<GlProgram>(core, source, id);
+    if (!LoadBinary(*program, source.binary)) program.reset();
+  }
+  if (program == nullptr) {
+    absl::StatusOr<GLuint> shader = CompileShader(source, where);
+    if (!shader.ok()) return shader.status();
+    const GLuint id = glCreateProgram();
+    if (id == 0) {
+      glDeleteShader(*shader);
+      return absl::InternalError(where + ": glCreateProgram returned 0");
+    }
+    program = std::make_unique<GlProgram>(core, source, id);  // deletes `id` on every error below
+    if (absl::Status status = Link(id, *shader, retrievable, where); !status.ok()) return status;
+  }
+  const GLuint id = program->id();
 
   GLint size[3] = {0, 0, 0};
   glGetProgramiv(id, GL_COMPUTE_WORK_GROUP_SIZE, size);
@@ -168,8 +198,16 @@ absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCo
   if (absl::Status status = CheckProgramLimits(info, source, workgroup); !status.ok()) return status;
   if (absl::Status status = CheckStorageBlocks(id, source, where); !status.ok()) return status;
   if (absl::Status status = CheckUniformBlocks(id, source, where); !status.ok()) return status;
-  if (retrievable) FetchBinary(*program);
+  if (retrievable && !program->from_binary()) FetchBinary(*program);
   return program;
+}
+
+std::vector<uint8_t> GlProgram::binary() const {
+  if (binary_.empty()) return {};
+  std::vector<uint8_t> tagged(4 + binary_.size());
+  std::memcpy(tagged.data(), &binary_format_, 4);
+  std::memcpy(tagged.data() + 4, binary_.data(), binary_.size());
+  return tagged;
 }
 
 }  // namespace mgd::gpu::gl

@@ -92,6 +92,10 @@ struct ProgramSource {
   // Vulkan: SPIR-V compiled earlier from this GLSL (Program::spirv(), kept by
   // a compilation cache): validated and used instead of compiling again.
   std::vector<uint32_t> spirv{};
+  // GL: a program binary from Program::binary() (kept by a compilation
+  // cache), loaded instead of compiling; when the driver refuses it (another
+  // driver version), the GLSL is compiled after all.
+  std::vector<uint8_t> binary{};
 };
 
 class Program {
@@ -101,6 +105,11 @@ class Program {
   virtual std::array<uint32_t, 3> workgroup_size() const = 0;  // from the shader
   // Vulkan: the SPIR-V it was built from (empty on GL).
   virtual std::vector<uint32_t> spirv() const { return {}; }
+  // GL: the driver's program binary, its format tag first (4 bytes, little
+  // endian); empty on Vulkan and where the driver offers none.
+  virtual std::vector<uint8_t> binary() const { return {}; }
+  // Whether it was built from ProgramSource::binary without compiling.
+  virtual bool from_binary() const { return false; }
 };
 
 enum class Access { kRead, kWrite, kReadWrite };
@@ -166,6 +175,18 @@ class Device {
                                                             const RecordOptions& options = {}) = 0;
   // Submits a recording and waits for it to complete.
   virtual absl::Status Run(Recording& recording) = 0;
+
+  // Vulkan: the pipeline cache every program is created through
+  // (vkGetPipelineCacheData), for a compilation cache to keep; empty on GL.
+  virtual std::vector<uint8_t> PipelineCacheData() const { return {}; }
+  // Vulkan: adds pipeline cache data kept earlier, so that creating the same
+  // pipelines again skips the driver's compiler. Data made by another device,
+  // driver or pipeline cache version is refused with an error saying which
+  // (the device then simply compiles); a no-op on GL.
+  virtual absl::Status MergePipelineCacheData(const std::vector<uint8_t>& data) {
+    (void)data;
+    return absl::OkStatus();
+  }
 
   // Vulkan validation messages seen so far (empty when validation is off).
   virtual std::vector<std::string> validation_messages() const { return {}; }

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <shared_mutex>
 
 #include "backends/vulkan/glsl_compiler.h"
 #include "backends/vulkan/memory.h"
@@ -503,8 +504,55 @@ class VulkanDevice : public Device {
     ci.stage.module = p->module;
     ci.stage.pName = "main";
     ci.layout = p->pipeline_layout;
+    std::shared_lock<std::shared_mutex> lock(cache_mutex_);  // many creations at once; no merge meanwhile
     MGD_VK(vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &p->pipeline));
     return std::unique_ptr<Program>(std::move(p));
+  }
+
+  std::vector<uint8_t> PipelineCacheData() const override {
+    std::unique_lock<std::shared_mutex> lock(cache_mutex_);
+    size_t size = 0;
+    if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, nullptr) != VK_SUCCESS) return {};
+    std::vector<uint8_t> data(size);
+    // VK_INCOMPLETE (the cache grew in between) cannot happen under the lock.
+    if (vkGetPipelineCacheData(device_, pipeline_cache_, &size, data.data()) != VK_SUCCESS) return {};
+    data.resize(size);
+    return data;
+  }
+
+  // The header is checked here rather than left to the driver: the spec
+  // lets a driver ignore foreign data, but not every driver parses what it
+  // is given with care, and the error says which field did not match.
+  absl::Status MergePipelineCacheData(const std::vector<uint8_t>& data) override {
+    if (data.empty()) return absl::OkStatus();
+    VkPipelineCacheHeaderVersionOne header{};
+    if (data.size() < sizeof(header)) {
+      return absl::InvalidArgumentError(fmt::format("pipeline cache data: {} bytes, shorter than its header", data.size()));
+    }
+    std::memcpy(&header, data.data(), sizeof(header));
+    if (header.headerSize < sizeof(header) || header.headerSize > data.size()) {
+      return absl::InvalidArgumentError(fmt::format("pipeline cache data: header size {} of {} bytes", header.headerSize, data.size()));
+    }
+    if (header.headerVersion != VK_PIPELINE_CACHE_HEADER_VERSION_ONE) {
+      return absl::InvalidArgumentError(fmt::format("pipeline cache data: header version {}", static_cast<int>(header.headerVersion)));
+    }
+    if (header.vendorID != cache_vendor_ || header.deviceID != cache_device_) {
+      return absl::InvalidArgumentError(fmt::format("pipeline cache data: made by device {:04x}:{:04x}, this is {:04x}:{:04x}",
+                                                    header.vendorID, header.deviceID, cache_vendor_, cache_device_));
+    }
+    if (std::memcmp(header.pipelineCacheUUID, cache_uuid_.data(), VK_UUID_SIZE) != 0) {
+      return absl::InvalidArgumentError("pipeline cache data: made by another driver version (pipelineCacheUUID differs)");
+    }
+    VkPipelineCacheCreateInfo pci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    pci.initialDataSize = data.size();
+    pci.pInitialData = data.data();
+    VkPipelineCache loaded = VK_NULL_HANDLE;
+    MGD_VK(vkCreatePipelineCache(device_, &pci, nullptr, &loaded));
+    std::unique_lock<std::shared_mutex> lock(cache_mutex_);
+    const VkResult merged = vkMergePipelineCaches(device_, pipeline_cache_, 1, &loaded);
+    vkDestroyPipelineCache(device_, loaded, nullptr);
+    if (merged != VK_SUCCESS) return VkError("vkMergePipelineCaches", merged);
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::unique_ptr<Recording>> Record(const std::vector<Dispatch>& dispatches,
@@ -633,6 +681,9 @@ class VulkanDevice : public Device {
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(physical_, &props);
     timestamp_period_ = props.limits.timestampPeriod;
+    cache_vendor_ = props.vendorID;
+    cache_device_ = props.deviceID;
+    std::memcpy(cache_uuid_.data(), props.pipelineCacheUUID, VK_UUID_SIZE);
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -780,6 +831,11 @@ class VulkanDevice : public Device {
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  // vkMergePipelineCaches needs its destination to itself; pipeline creation
+  // synchronizes on the cache inside the driver.
+  mutable std::shared_mutex cache_mutex_;
+  uint32_t cache_vendor_ = 0, cache_device_ = 0;  // what pipeline cache data must name
+  std::array<uint8_t, VK_UUID_SIZE> cache_uuid_{};
   float timestamp_period_ = 1.0f;
   std::unique_ptr<MemoryAllocator> allocator_;
   std::unique_ptr<VulkanBuffer> staging_;

@@ -109,15 +109,17 @@ class GpuTest : public ::testing::TestWithParam<Api> {
     return values;
   }
 
-  // Runs y = x * scale + i on `device` and checks the result exactly.
-  void CheckAffine(Device& device, uint32_t n, float scale) {
-    auto program = MakeProgram(device, "affine", kAffine, 2, 8);
+  // Runs y = x * scale + i on `device` (with `given`, or a program built
+  // here) and checks the result exactly.
+  void CheckAffine(Device& device, uint32_t n, float scale, Program* given = nullptr) {
+    std::unique_ptr<Program> made = given ? nullptr : MakeProgram(device, "affine", kAffine, 2, 8);
+    Program* program = given ? given : made.get();
     ASSERT_NE(program, nullptr);
     std::vector<float> x(n);
     for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 97) - 40.0f;
     auto bx = MakeBuffer(device, x);
     auto by = MakeBuffer(device, std::vector<float>(n, -1.0f));
-    Dispatch d{program.get(), {{bx.get(), Access::kRead}, {by.get(), Access::kWrite}}, Params(n, scale),
+    Dispatch d{program, {{bx.get(), Access::kRead}, {by.get(), Access::kWrite}}, Params(n, scale),
                {(n + 63) / 64, 1, 1}};
     auto recording = device.Record({d});
     ASSERT_TRUE(recording.ok()) << recording.status();
@@ -190,6 +192,49 @@ TEST_P(GpuTest, SmallKernelIsExact) {
   CheckAffine(*device_, 1000, 2.0f);
   CheckAffine(*device_, 1, -0.5f);
   CheckAffine(*device_, 64 * 70 + 3, 3.0f);
+}
+
+// What a compilation cache keeps: GL program binaries load without
+// compiling, a binary the driver refuses falls back to the GLSL; Vulkan
+// pipeline cache data merges, and data naming another device or driver is
+// refused with the field that differs.
+TEST_P(GpuTest, KeptBinariesAndPipelineCachesAreReusedOrRefused) {
+  auto first = MakeProgram(*device_, "affine", kAffine, 2, 8);
+  ASSERT_NE(first, nullptr);
+  EXPECT_FALSE(first->from_binary());
+  const std::string glsl = Glsl(api(), kAffine);
+  if (api() == Api::kGles) {
+    std::vector<uint8_t> binary = first->binary();
+    if (binary.empty()) GTEST_SKIP() << "the GL driver offers no program binaries (Mesa needs its shader cache on)";
+    auto loaded = device_->CreateProgram({"affine", glsl, 2, 8, 0, {}, binary});
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_TRUE((*loaded)->from_binary());
+    CheckAffine(*device_, 1000, 2.0f, loaded->get());
+    binary[0] ^= 0x5a;  // a format tag the driver does not know
+    auto refused = device_->CreateProgram({"affine", glsl, 2, 8, 0, {}, binary});
+    ASSERT_TRUE(refused.ok()) << refused.status();
+    EXPECT_FALSE((*refused)->from_binary());
+    CheckAffine(*device_, 1000, 2.0f, refused->get());
+    return;
+  }
+  EXPECT_TRUE(first->binary().empty());
+  const std::vector<uint8_t> data = device_->PipelineCacheData();
+  ASSERT_GE(data.size(), 32u);  // at least VkPipelineCacheHeaderVersionOne
+  EXPECT_TRUE(device_->MergePipelineCacheData(data).ok());
+  auto second = device_->CreateProgram({"affine", glsl, 2, 8, 0, first->spirv()});
+  ASSERT_TRUE(second.ok()) << second.status();
+  CheckAffine(*device_, 1000, 2.0f, second->get());
+  auto changed = [&](size_t at) {
+    std::vector<uint8_t> d = data;
+    d[at] ^= 0x01;
+    return std::string(device_->MergePipelineCacheData(d).message());
+  };
+  EXPECT_THAT(changed(8), HasSubstr("made by device"));      // vendorID
+  EXPECT_THAT(changed(12), HasSubstr("made by device"));     // deviceID
+  EXPECT_THAT(changed(20), HasSubstr("another driver"));     // pipelineCacheUUID
+  EXPECT_THAT(changed(4), HasSubstr("header version"));
+  EXPECT_THAT(std::string(device_->MergePipelineCacheData({data.begin(), data.begin() + 10}).message()),
+              HasSubstr("shorter than its header"));
 }
 
 TEST_P(GpuTest, DependentDispatchesAreOrderedAndIndependentOnesNotSerialized) {
