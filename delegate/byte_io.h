@@ -88,6 +88,16 @@ class ByteReader {
   void Fail(const std::string& field, const std::string& what) {
     if (error_.empty()) error_ = fmt::format("{} at byte {}: {}", field, at_, what);
   }
+  // Steps over `n` bytes (checked like Bytes, without copying them).
+  void Skip(const char* field, uint64_t n) {
+    if (!error_.empty()) return;
+    if (n > size_ - at_) {
+      Fail(field, fmt::format("{} bytes exceed the data", n));
+      return;
+    }
+    at_ += static_cast<size_t>(n);
+  }
+  size_t position() const { return at_; }
   bool ok() const { return error_.empty(); }
   bool at_end() const { return at_ == size_; }
   const std::string& error() const { return error_; }

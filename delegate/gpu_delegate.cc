@@ -8,6 +8,7 @@
 #include <map>
 #include <thread>
 
+#include "delegate/build_id.h"
 #include "delegate/cache.h"
 #include "delegate/compiler.h"
 #include "delegate/serialize.h"
@@ -125,25 +126,81 @@ NodeSupport GpuNodeSupport(const Graph& graph, int node_index) {
   return {true, ""};
 }
 
+// What shapes a partition's compiled result besides the model, the device
+// and mgd: the partition and the compile options. It keys the entries of an
+// offline compiled model, whose file holds the model and names the device.
+std::string PartitionKeyText(const Partition& partition, const CompileOptions& c) {
+  return fmt::format(
+      "fp16 {} acc32 {} arith16 {} fusion {} linear {} unroll {} fault {}\nmemory {} {} {} {}\n"
+      "nodes {}\ninputs {}\noutputs {}\n",
+      c.fp16, c.fp32_accumulation, c.fp16_arithmetic, c.fusion, c.linear_grid, c.dont_unroll, c.fault_node,
+      memory::StrategyName(c.memory.strategy), c.memory.problem ? memory::ProblemName(*c.memory.problem) : "any",
+      c.memory.alignment, c.memory.max_object_bytes, fmt::join(partition.nodes, ","), fmt::join(partition.inputs, ","),
+      fmt::join(partition.outputs, ","));
+}
+
+// A cached or precompiled model must have the partition's inputs and outputs
+// (the kernel indexes its buffers by them).
+absl::StatusOr<CompiledModel> FitsPartition(CompiledModel model, const Partition& partition) {
+  if (model.inputs.size() != partition.inputs.size() || model.outputs.size() != partition.outputs.size()) {
+    return absl::InvalidArgumentError(fmt::format("the entry has {} inputs and {} outputs; the partition {} and {}",
+                                                  model.inputs.size(), model.outputs.size(), partition.inputs.size(),
+                                                  partition.outputs.size()));
+  }
+  return model;
+}
+
 // Everything the compiled partition depends on: the model (written back from
-// the graph the delegate sees, constants included), the partition, the
-// compile options, the workgroup tables, the backend, GPU, driver and mgd.
+// the graph the delegate sees, constants included, or the app's model token),
+// the partition, the compile options, the workgroup tables, the backend,
+// GPU, driver and mgd's build.
 absl::StatusOr<std::string> GpuDelegate::CacheToken(const Graph& graph, const Partition& partition,
                                                     const CompileOptions& c) const {
-  auto model = WriteModel(graph);
-  if (!model.ok()) return model.status();
+  std::string model_id = "token " + options_.model_token;
+  if (options_.model_token.empty()) {
+    auto model = WriteModel(graph);
+    if (!model.ok()) return model.status();
+    model_id = "sha256 " + Sha256Hex(model->data(), model->size());
+  }
   const gpu::GpuInfo& info = device_->info();
-  std::string key = fmt::format(
-      "mgd {} format {} built {} {}\napi {} device {} vendor {} driver {} version {} clamped {}\n"
-      "fp16 {} acc32 {} arith16 {} fusion {} linear {} unroll {} fault {}\nmemory {} {} {} {}\n",
-      MGD_VERSION, kCompiledModelVersion, __DATE__, __TIME__, gpu::ApiName(info.api), info.device_name, info.vendor,
-      info.driver_version, info.api_version, info.clamped_limits, c.fp16, c.fp32_accumulation, c.fp16_arithmetic, c.fusion,
-      c.linear_grid, c.dont_unroll, c.fault_node, memory::StrategyName(c.memory.strategy),
-      c.memory.problem ? memory::ProblemName(*c.memory.problem) : "any", c.memory.alignment, c.memory.max_object_bytes);
+  std::string key = fmt::format("mgd {} format {}\napi {} device {} vendor {} driver {} version {} clamped {}\n", BuildId(),
+                                kCompiledModelVersion, gpu::ApiName(info.api), info.device_name, info.vendor,
+                                info.driver_version, info.api_version, info.clamped_limits);
   for (const tuning::Table* t : tables_) key += t->name + "\n" + tuning::SerializeTable(*t);
-  key += fmt::format("nodes {}\ninputs {}\noutputs {}\nmodel {}\n", fmt::join(partition.nodes, ","),
-                     fmt::join(partition.inputs, ","), fmt::join(partition.outputs, ","), Sha256Hex(model->data(), model->size()));
+  key += PartitionKeyText(partition, c) + "model " + model_id + "\n";
   return Sha256Hex(key.data(), key.size());
+}
+
+CompiledTarget GpuDelegate::Target() const {
+  const gpu::GpuInfo& info = device_->info();
+  return {gpu::ApiName(info.api), info.vendor,       info.device_name, info.driver_version,
+          info.api_version,       info.clamped_limits, options_.fp16,  BuildId()};
+}
+
+absl::StatusOr<CompiledModel> GpuDelegate::LoadPrecompiled(const std::string& metadata, const Partition& partition,
+                                                           const std::string& key) const {
+  auto file = CompiledFile::Parse(reinterpret_cast<const uint8_t*>(metadata.data()), metadata.size());
+  if (!file.ok()) return file.status();
+  const CompiledTarget& made = file->target(), here = Target();
+  auto describe = [](const CompiledTarget& t) {
+    return fmt::format("'{}' ({} {}, driver {}, {}{})", t.device_name, t.vendor, t.api, t.driver_version, t.fp16 ? "fp16" : "fp32",
+                       t.clamped_limits ? ", clamped limits" : "");
+  };
+  if (made.api != here.api || made.vendor != here.vendor || made.device_name != here.device_name ||
+      made.driver_version != here.driver_version || made.api_version != here.api_version ||
+      made.clamped_limits != here.clamped_limits || made.fp16 != here.fp16) {
+    return absl::FailedPreconditionError(
+        fmt::format("the model was compiled for {}; this is {}", describe(made), describe(here)));
+  }
+  if (!file->Has(key)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "the model was compiled with other options (fusion, memory strategy) or partitions than these; "
+        "its {} entries do not include this partition",
+        file->size()));
+  }
+  auto model = file->Load(key);
+  if (!model.ok()) return model.status();
+  return FitsPartition(std::move(*model), partition);
 }
 
 absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph& graph, const Partition& partition) {
@@ -162,6 +219,21 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   compile.memory.problem = options_.keep_tensors ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
   compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;
   compile.memory.max_object_bytes = device_->info().limits.max_storage_buffer_bytes;
+  // An offline compiled model: its entry, or a refusal (or a recompile).
+  absl::StatusOr<CompiledModel> compiled = absl::NotFoundError("not compiled");
+  const auto precompiled = graph.metadata.find(kCompiledMetadataName);
+  const std::string key_text = PartitionKeyText(partition, compile);
+  const std::string key = Sha256Hex(key_text.data(), key_text.size());
+  if (precompiled != graph.metadata.end()) {
+    compiled = LoadPrecompiled(precompiled->second, partition, key);
+    if (!compiled.ok() && !options_.recompile) {
+      return RefuseModel(fmt::format("{}: compile it again on this device (mgd compile), or let mgd recompile it from "
+                                     "the model it embeds (--recompile)",
+                                     Message(compiled.status())));
+    }
+    cache_events_.push_back(compiled.ok() ? "compiled model: loaded"
+                                          : "compiled model: recompiling (" + Message(compiled.status()) + ")");
+  }
   std::optional<CompilationCache> cache;
   std::string token;
   if (!options_.cache_dir.empty()) {
@@ -170,14 +242,12 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     if (!made.ok()) return made.status();
     token = *made;
   }
-  absl::StatusOr<CompiledModel> compiled = absl::NotFoundError("not compiled");
-  if (cache) {
+  const bool from_file = compiled.ok();
+  if (cache && !from_file) {
     std::string why;
     if (auto bytes = cache->Load(token, why)) {
       compiled = ParseCompiledModel(bytes->data(), bytes->size());
-      if (compiled.ok() && (compiled->inputs.size() != partition.inputs.size() || compiled->outputs.size() != partition.outputs.size())) {
-        compiled = absl::InvalidArgumentError("the entry's inputs and outputs do not match the partition");
-      }
+      if (compiled.ok()) compiled = FitsPartition(std::move(*compiled), partition);
       if (!compiled.ok()) why = std::string(compiled.status().message());
     }
     cache_events_.push_back(compiled.ok() ? "hit" : "miss: " + why);
@@ -189,6 +259,10 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     ChooseWorkgroups(*compiled, tables_, device_->info());
   }
   auto kernel = Realize(*compiled);
+  if (!kernel.ok() && from_file && !options_.recompile) {
+    return RefuseModel(fmt::format("the compiled model does not run on this device ({}); let mgd recompile it (--recompile)",
+                                   Message(kernel.status())));
+  }
   if (!kernel.ok() && from_cache) {  // an entry that passed every check and still fails: compile afresh
     cache_events_.back() = "miss: the entry did not realize (" + std::string(kernel.status().message()) + ")";
     compiled = CompilePartition(graph, partition, compile);
@@ -198,9 +272,14 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   }
   if (!kernel.ok()) return kernel.status();
   // Stored once it ran: Realize filled in each program's SPIR-V.
-  if (cache && (!from_cache || cache_events_.back() != "hit")) {
+  if (cache && !from_file && (!from_cache || cache_events_.back() != "hit")) {
     const absl::Status stored = cache->Store(token, SerializeCompiledModel(*compiled));
     cache_events_.push_back(stored.ok() ? "stored" : "not stored: " + std::string(stored.message()));
+  }
+  if (options_.collect_compiled) {
+    std::vector<uint8_t> bytes = SerializeCompiledModel(*compiled);
+    const std::string sha = Sha256Hex(bytes.data(), bytes.size());
+    compiled_entries_.push_back({key, sha, std::move(bytes)});
   }
   // Recorded only for partitions that run, so that index k of each list is
   // the k-th prepared partition.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/gpu/gpu.h"
+#include "delegate/compiled_file.h"
 #include "delegate/compiled_model.h"
 #include "memory/strategy.h"
 #include "tuning/workgroups.h"
@@ -50,6 +51,17 @@ struct GpuDelegateOptions {
   bool keep_tensors = false;
   // The compilation cache's folder (--cache-dir); empty: no cache.
   std::string cache_dir;
+  // Names the model in cache tokens instead of a hash of its bytes, as
+  // TFLite's model_token: saves hashing a large model at every start. The app
+  // answers for one token naming one model (options, GPU, driver and mgd's
+  // build are still part of the token).
+  std::string model_token;
+  // A model compiled offline (mgd compile) for another GPU, driver, precision
+  // or options is refused (RefuseModel) unless this is set: then it is
+  // compiled again from the model the file embeds.
+  bool recompile = false;
+  // mgd compile: keep each prepared partition as a compiled-file entry.
+  bool collect_compiled = false;
   // Tests only: the shader running this model node adds 0.5 to its output,
   // so that tests can check that a broken op is found (mgd compare).
   int fault_node = -1;
@@ -106,6 +118,10 @@ class GpuDelegate : public Delegate {
   // What the compilation cache did at each prepare: "hit", "stored", or
   // "miss: <why>" (the debug log of a cache).
   const std::vector<std::string>& cache_events() const { return cache_events_; }
+  // With options.collect_compiled: every prepared partition, keyed for an
+  // offline compiled model, and what that file says it is for.
+  const std::vector<CompiledFileEntry>& compiled_entries() const { return compiled_entries_; }
+  CompiledTarget Target() const;
 
   // With options.keep_tensors: every activation tensor of the prepared
   // partitions still alive, as float32 BHWC, by graph tensor index.
@@ -125,6 +141,10 @@ class GpuDelegate : public Delegate {
   // Builds everything on the device; fills in each program's SPIR-V (Vulkan).
   absl::StatusOr<std::unique_ptr<DelegateKernel>> Realize(CompiledModel& model);
   absl::StatusOr<std::string> CacheToken(const Graph& graph, const Partition& partition, const CompileOptions& compile) const;
+  // The partition's entry in the graph's "mgd_compiled" metadata, or why
+  // there is none usable on this device.
+  absl::StatusOr<CompiledModel> LoadPrecompiled(const std::string& metadata, const Partition& partition,
+                                                const std::string& key) const;
 
   GpuDelegateOptions options_;
   std::unique_ptr<gpu::Device> device_;
@@ -134,6 +154,7 @@ class GpuDelegate : public Delegate {
   std::vector<const tuning::Table*> tables_;
   std::vector<CompiledModel> compiled_models_;
   std::vector<std::string> cache_events_;
+  std::vector<CompiledFileEntry> compiled_entries_;
   // options.keep_tensors: per prepared partition, where each activation is.
   struct KeptTensor {
     int tensor = -1;

@@ -153,6 +153,23 @@ class CDelegate : public mgd::Delegate {
   MgdDelegate* d_;
 };
 
+// mgd's own delegates behind the C API: the interpreter talks to them
+// directly (they need the graph, which the C callbacks do not carry).
+class BorrowedDelegate : public mgd::Delegate {
+ public:
+  explicit BorrowedDelegate(mgd::Delegate* d) : d_(d) {}
+  std::string name() const override { return d_->name(); }
+  mgd::NodeSupport IsNodeSupported(const mgd::Graph& graph, int node_index) override {
+    return d_->IsNodeSupported(graph, node_index);
+  }
+  absl::StatusOr<std::unique_ptr<mgd::DelegateKernel>> Prepare(const mgd::Graph& graph, const mgd::Partition& p) override {
+    return d_->Prepare(graph, p);
+  }
+
+ private:
+  mgd::Delegate* d_;
+};
+
 MgdModel* CreateModel(absl::StatusOr<mgd::Graph> graph, MgdErrorReporter reporter, void* data) {
   if (!graph.ok()) {
     Report(reporter, data, std::string(graph.status().message()));
@@ -272,7 +289,11 @@ MgdInterpreter* MgdInterpreterCreate(const MgdModel* model, const MgdInterpreter
   cpp.resolver = options->resolver;
   cpp.max_delegated_partitions = options->max_partitions;
   for (MgdDelegate* d : options->delegates) {
-    result->delegates.push_back(std::make_unique<CDelegate>(d));
+    if (d->native_delegate != nullptr) {
+      result->delegates.push_back(std::make_unique<BorrowedDelegate>(static_cast<mgd::Delegate*>(d->native_delegate)));
+    } else {
+      result->delegates.push_back(std::make_unique<CDelegate>(d));
+    }
     cpp.delegates.push_back(result->delegates.back().get());
   }
   MgdErrorReporter reporter = options->reporter;

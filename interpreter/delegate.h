@@ -2,7 +2,8 @@
 // delegate) takes over parts of a graph. The interpreter asks per node whether
 // it is supported, partitions the graph into maximal connected supported
 // subgraphs without creating cycles, and hands each one to Prepare. A failed
-// Prepare leaves that partition on the CPU.
+// Prepare leaves that partition on the CPU, unless the error came from
+// RefuseModel: then the interpreter is not created at all.
 #pragma once
 
 #include <memory>
@@ -44,6 +45,12 @@ class Delegate {
   virtual NodeSupport IsNodeSupported(const Graph& graph, int node_index) = 0;
   virtual absl::StatusOr<std::unique_ptr<DelegateKernel>> Prepare(const Graph& graph, const Partition& partition) = 0;
 };
+
+// For a Prepare that must not fall back to the CPU: the model asks for this
+// delegate as it is and nothing else will do (a model compiled offline for
+// another GPU). Interpreter creation fails with `message`.
+absl::Status RefuseModel(const std::string& message);
+bool RefusesModel(const absl::Status& status);
 
 // Splits the supported nodes among `candidates` (a topological order of the
 // nodes to schedule) into partitions. The result is cycle-free: no path

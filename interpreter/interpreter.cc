@@ -214,6 +214,9 @@ absl::Status Interpreter::ApplyDelegate(Delegate& delegate, int max_partitions) 
   }
   for (Partition& p : partitions) {
     auto kernel = delegate.Prepare(graph_, p);
+    if (!kernel.ok() && RefusesModel(kernel.status())) {
+      return absl::FailedPreconditionError(fmt::format("{}: {}", delegate.name(), kernel.status().message()));
+    }
     if (!kernel.ok()) {
       const std::string why = fmt::format("{} failed to prepare a partition of {} nodes, which runs on the CPU: {}",
                                           delegate.name(), p.nodes.size(), kernel.status().message());

@@ -130,4 +130,16 @@ std::vector<Partition> PartitionGraph(const Graph& graph, const std::vector<int>
   return partitions;
 }
 
+namespace {
+constexpr char kRefusePayload[] = "mgd/delegate/refuses-model";
+}  // namespace
+
+absl::Status RefuseModel(const std::string& message) {
+  absl::Status status = absl::FailedPreconditionError(message);
+  status.SetPayload(kRefusePayload, absl::Cord("1"));
+  return status;
+}
+
+bool RefusesModel(const absl::Status& status) { return status.GetPayload(kRefusePayload).has_value(); }
+
 }  // namespace mgd

@@ -188,7 +188,7 @@ TEST(CApiTest, CDelegateTakesTheNodesItClaims) {
   MgdModel* model = MgdModelCreate(bytes.data(), bytes.size());
   ASSERT_NE(model, nullptr);
   AddDelegateState state;
-  MgdDelegate delegate = {&state, "c-add", AddSupported, AddPrepare, AddInvoke, nullptr};
+  MgdDelegate delegate = {&state, "c-add", AddSupported, AddPrepare, AddInvoke, nullptr, nullptr};
   MgdInterpreterOptions* options = MgdInterpreterOptionsCreate();
   MgdInterpreterOptionsAddDelegate(options, &delegate);
   MgdInterpreter* interpreter = MgdInterpreterCreate(model, options);

@@ -93,6 +93,10 @@ typedef struct MgdDelegate {
   MgdStatus (*invoke)(void* data, void* kernel, MgdTensor* const* inputs, int32_t num_inputs,
                       MgdTensor* const* outputs, int32_t num_outputs);
   void (*free_kernel)(void* data, void* kernel);
+  /* Set by mgd's own delegates (MgdGpuDelegateCreate in mgd/gpu_delegate.h),
+   * which see the whole model rather than node indices; leave it NULL in
+   * yours (zero-initialize the struct). */
+  void* native_delegate;
 } MgdDelegate;
 
 /* ---- Interpreter ---- */

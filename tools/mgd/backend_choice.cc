@@ -1,5 +1,7 @@
 #include "tools/mgd/backend_choice.h"
 
+#include "delegate/compiled_file.h"
+
 #include <fmt/format.h>
 
 #include "model/status_macros.h"
@@ -45,8 +47,23 @@ absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested, GpuDel
   return BackendChoice{"cpu", "CPU reference kernels", "auto: no GPU found", nullptr};
 }
 
+absl::Status FollowCompiledModel(const Graph& graph, RunOptions& run) {
+  const auto metadata = graph.metadata.find(kCompiledMetadataName);
+  if (metadata == graph.metadata.end()) return absl::OkStatus();
+  auto file = CompiledFile::Parse(reinterpret_cast<const uint8_t*>(metadata->second.data()), metadata->second.size());
+  if (!file.ok()) {
+    if (run.recompile) return absl::OkStatus();
+    return absl::InvalidArgumentError(fmt::format("{}: {} (--recompile compiles the embedded model instead)", run.model,
+                                                  file.status().message()));
+  }
+  if (!run.backend_given) run.backend = file->target().api;
+  if (!run.precision_given) run.precision = file->target().fp16 ? "fp16" : "fp32";
+  return absl::OkStatus();
+}
+
 absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
   GpuDelegateOptions options;
+  options.recompile = run.recompile;
   options.fp16 = run.precision == "fp16";
   options.fusion = !run.no_fusion;
   options.cache_dir = run.cache_dir;

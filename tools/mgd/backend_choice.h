@@ -27,4 +27,9 @@ struct RunOptions;
 // bad flag.
 absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run);
 
+// An offline compiled model (mgd compile) runs on the backend and precision
+// it was compiled for unless --backend / --precision say otherwise; its
+// metadata must parse unless --recompile. No-op for a plain model.
+absl::Status FollowCompiledModel(const Graph& graph, RunOptions& run);
+
 }  // namespace mgd::cli

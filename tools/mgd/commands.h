@@ -26,8 +26,20 @@ struct RunOptions {
   bool no_fusion = false;
   bool json = false;
   std::string dump_tensors;  // a folder: every tensor as .npy (run only)
+  bool recompile = false;    // an offline compiled model made for another GPU: compile it again
+  // Whether --backend / --precision were given: an offline compiled model
+  // otherwise runs as it was compiled.
+  bool backend_given = false, precision_given = false;
 };
 absl::Status Run(const RunOptions& options);
+
+// mgd compile: run's options (backend, precision, memory strategy, fusion,
+// workgroups) and where to write the compiled model.
+struct CompileFileOptions {
+  RunOptions run;
+  std::string out;
+};
+absl::Status Compile(const CompileFileOptions& options);
 
 struct CompareOptions {
   std::string a, b;

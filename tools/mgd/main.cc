@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "delegate/build_id.h"
 #include "tools/mgd/commands.h"
 
 namespace {
@@ -41,6 +42,16 @@ void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
                   "min_cost_flow|best (default), optionally :offsets or :shared_objects");
   cmd->add_flag("--no-fusion", run.no_fusion, "Disable operator fusion (GPU backends)");
   cmd->add_flag("--json", run.json, "Print one JSON object on stdout");
+  cmd->add_flag("--recompile", run.recompile,
+                "A model from mgd compile made for another GPU, driver, precision or options: compile it again "
+                "instead of refusing it");
+}
+
+// After parsing: whether --backend / --precision were given (a compiled
+// model otherwise runs as it was compiled).
+void NoteGiven(CLI::App* cmd, mgd::cli::RunOptions& run) {
+  run.backend_given = cmd->get_option("--backend")->count() > 0;
+  run.precision_given = cmd->get_option("--precision")->count() > 0;
 }
 
 }  // namespace
@@ -48,7 +59,7 @@ void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
 int main(int argc, char** argv) {
   CLI::App app{"mgd: a mobile GPU delegate for TFLite models"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "mgd 0.1.0");
+  app.set_version_flag("--version", std::string("mgd ") + mgd::BuildId());
 
   mgd::cli::RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "Run a model once and write its outputs");
@@ -109,6 +120,17 @@ int main(int argc, char** argv) {
   gen_cmd->add_option("--seed", gen.seed, "Weight seed");
   gen_cmd->add_flag("--fp16-weights", gen.fp16_weights, "Store weights as fp16 behind DEQUANTIZE (as MediaPipe does)");
 
+  mgd::cli::CompileFileOptions compile;
+  auto* compile_cmd = app.add_subcommand(
+      "compile", "Prepare a model for this GPU and write it with the result: it later loads without compiling");
+  compile_cmd->add_option("model", compile.run.model, "Model (.tflite)")->required();
+  compile_cmd->add_option("--out", compile.out, "Compiled model to write (a .tflite with mgd's code inside)")->required();
+  AddBackendOptions(compile_cmd, compile.run.backend, compile.run.precision, "auto|vulkan|gl");
+  compile_cmd->add_option("--workgroups", compile.run.workgroups, "Workgroup table (from mgd tune), ahead of the built-in one");
+  compile_cmd->add_option("--memory-strategy", compile.run.memory_strategy, "As for mgd run");
+  compile_cmd->add_flag("--no-fusion", compile.run.no_fusion, "Disable operator fusion");
+  compile_cmd->add_flag("--json", compile.run.json, "Print one JSON object on stdout");
+
   mgd::cli::InfoOptions info;
   auto* info_cmd = app.add_subcommand("info", "GPUs, drivers, limits and features per backend");
   info_cmd->add_flag("--json", info.json, "Print one JSON object on stdout");
@@ -125,6 +147,8 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  NoteGiven(run_cmd, run);
+  NoteGiven(bench_cmd, bench.run);
   absl::Status status;
   if (status.ok()) {
     if (run_cmd->parsed()) status = mgd::cli::Run(run);
@@ -136,6 +160,7 @@ int main(int argc, char** argv) {
     else if (compare_cmd->parsed()) status = mgd::cli::Compare(compare);
     else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
     else if (info_cmd->parsed()) status = mgd::cli::Info(info);
+    else if (compile_cmd->parsed()) status = mgd::cli::Compile(compile);
   }
   if (!status.ok()) {
     std::fprintf(stderr, "mgd: error: %s\n", std::string(status.message()).c_str());

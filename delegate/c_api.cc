@@ -1,0 +1,87 @@
+// The GPU delegate behind the C API (include/mgd/gpu_delegate.h): an
+// MgdDelegate whose native_delegate is the C++ GpuDelegate.
+#include "mgd/gpu_delegate.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include <memory>
+#include <string>
+
+#include "delegate/gpu_delegate.h"
+
+namespace {
+
+struct GpuCDelegate {
+  MgdDelegate c{};
+  std::unique_ptr<mgd::GpuDelegate> delegate;
+  std::string name;
+};
+
+void Report(MgdErrorReporter reporter, void* user_data, const std::string& message) {
+  if (reporter != nullptr) {
+    reporter(user_data, message.c_str());
+  } else {
+    std::fprintf(stderr, "mgd: %s\n", message.c_str());
+  }
+}
+
+absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> CreateFor(const MgdGpuDelegateOptions& o) {
+  mgd::GpuDelegateOptions options;
+  options.fp16 = o.precision_loss_allowed != 0;
+  options.device = o.device != nullptr ? o.device : "";
+  options.cache_dir = o.cache_dir != nullptr ? o.cache_dir : "";
+  options.model_token = o.model_token != nullptr ? o.model_token : "";
+  options.recompile = o.allow_recompile != 0;
+  if (o.api != kMgdGpuApiAuto) {
+    options.api = o.api == kMgdGpuApiVulkan ? mgd::gpu::Api::kVulkan : mgd::gpu::Api::kGles;
+    return mgd::GpuDelegate::Create(options);
+  }
+  // Auto: a hardware GPU before a software one, Vulkan before GL.
+  std::string why = "no Vulkan or GL device";
+  for (bool software : {false, true}) {
+    for (mgd::gpu::Api api : {mgd::gpu::Api::kVulkan, mgd::gpu::Api::kGles}) {
+      auto devices = mgd::gpu::ListDevices(api);
+      if (!devices.ok() || devices->empty() || (*devices)[0].is_software() != software) continue;
+      options.api = api;
+      auto delegate = mgd::GpuDelegate::Create(options);
+      if (delegate.ok()) return delegate;
+      why = std::string(delegate.status().message());
+    }
+  }
+  return absl::UnavailableError(why);
+}
+
+}  // namespace
+
+extern "C" {
+
+MgdGpuDelegateOptions MgdGpuDelegateOptionsDefault(void) { return MgdGpuDelegateOptions{}; }
+
+MgdDelegate* MgdGpuDelegateCreate(const MgdGpuDelegateOptions* options, MgdErrorReporter reporter, void* user_data) {
+  const MgdGpuDelegateOptions o = options != nullptr ? *options : MgdGpuDelegateOptionsDefault();
+  if (o.api != kMgdGpuApiAuto && o.api != kMgdGpuApiVulkan && o.api != kMgdGpuApiGles) {
+    Report(reporter, user_data, fmt::format("MgdGpuDelegateCreate: api {} is not an MgdGpuApi", static_cast<int>(o.api)));
+    return nullptr;
+  }
+  auto delegate = CreateFor(o);
+  if (!delegate.ok()) {
+    Report(reporter, user_data, "MgdGpuDelegateCreate: " + std::string(delegate.status().message()));
+    return nullptr;
+  }
+  auto* d = new GpuCDelegate;
+  d->delegate = std::move(*delegate);
+  d->name = d->delegate->name();
+  d->c.data = d;
+  d->c.name = d->name.c_str();
+  d->c.native_delegate = static_cast<mgd::Delegate*>(d->delegate.get());
+  return &d->c;
+}
+
+void MgdGpuDelegateDelete(MgdDelegate* delegate) {
+  if (delegate == nullptr) return;
+  delete static_cast<GpuCDelegate*>(delegate->data);
+}
+
+}  // extern "C"

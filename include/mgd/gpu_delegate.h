@@ -1,0 +1,61 @@
+/* mgd's GPU delegate for the C API, in the shape of TFLite's
+ * TfLiteGpuDelegateV2Create: options with defaults, create, add to the
+ * interpreter options, delete after the interpreter.
+ *
+ *   MgdGpuDelegateOptions o = MgdGpuDelegateOptionsDefault();
+ *   o.precision_loss_allowed = 1;          // fp16
+ *   o.cache_dir = "/data/app/mgd-cache";   // the second start skips compiling
+ *   MgdDelegate* gpu = MgdGpuDelegateCreate(&o, reporter, NULL);
+ *   MgdInterpreterOptionsAddDelegate(options, gpu);
+ *   ... MgdInterpreterCreate(model, options) ... MgdInterpreterDelete(...)
+ *   MgdGpuDelegateDelete(gpu);
+ *
+ * Models from `mgd compile` load through MgdModelCreateFromFile like any
+ * .tflite; the delegate then uses the code compiled into them, and
+ * MgdInterpreterCreate fails (reported) when they were compiled for another
+ * GPU, driver or precision, unless allow_recompile is set. */
+#ifndef MGD_GPU_DELEGATE_H_
+#define MGD_GPU_DELEGATE_H_
+
+#include <stdint.h>
+
+#include "mgd/c_api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum MgdGpuApi {
+  kMgdGpuApiAuto = 0, /* a hardware GPU (Vulkan before GL), else a software one */
+  kMgdGpuApiVulkan = 1,
+  kMgdGpuApiGles = 2,
+} MgdGpuApi;
+
+typedef struct MgdGpuDelegateOptions {
+  MgdGpuApi api;
+  /* Nonzero: fp16 storage and arithmetic (TFLite's precision loss allowed). */
+  int32_t precision_loss_allowed;
+  /* Which device: an index or a name substring; NULL: the best one. */
+  const char* device;
+  /* The compilation cache's folder; NULL: no cache. */
+  const char* cache_dir;
+  /* Names the model in the cache instead of a hash of its bytes (TFLite's
+   * model_token); NULL: hash the model. One token must name one model. */
+  const char* model_token;
+  /* Nonzero: a model from `mgd compile` made for another GPU, driver or
+   * precision is compiled again from the model it embeds instead of refused. */
+  int32_t allow_recompile;
+} MgdGpuDelegateOptions;
+
+MgdGpuDelegateOptions MgdGpuDelegateOptionsDefault(void);
+
+/* NULL (reported) when no GPU of the requested API can be used. */
+MgdDelegate* MgdGpuDelegateCreate(const MgdGpuDelegateOptions* options, MgdErrorReporter reporter, void* user_data);
+/* After every interpreter that uses it is deleted. */
+void MgdGpuDelegateDelete(MgdDelegate* delegate);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* MGD_GPU_DELEGATE_H_ */
