@@ -1,11 +1,14 @@
 #include "delegate/cache.h"
 
+#include "delegate/parallel.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -26,13 +29,20 @@ std::map<std::string, std::string> ParseIndex(const std::string& text) {
   return index;
 }
 
-std::optional<std::string> ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+// The whole file in one read, or nullopt; files over `limit` bytes are not
+// read (a cache folder is no place for gigabytes).
+std::optional<std::vector<uint8_t>> ReadWhole(const std::string& path, uint64_t limit = uint64_t{1} << 31) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  const std::streamoff size = in.tellg();
+  if (size < 0 || static_cast<uint64_t>(size) > limit) return std::nullopt;
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  in.seekg(0);
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), size)) return std::nullopt;
+  return bytes;
 }
+
+std::string AsText(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
 absl::Status WriteAtomically(const std::string& path, const void* data, size_t size) {
   const std::string temp = fmt::format("{}.tmp{}", path, getpid());
@@ -78,6 +88,36 @@ std::string Sha256Hex(const void* data, size_t size) {
   return hex;
 }
 
+std::vector<std::string> ContentHashes(const std::vector<Span>& spans) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  struct Job {
+    size_t span, offset;
+  };
+  std::vector<Job> jobs;
+  std::vector<size_t> first_job;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    first_job.push_back(jobs.size());
+    for (size_t at = 0; at == 0 || at < spans[i].size; at += kChunk) jobs.push_back({i, at});
+  }
+  std::vector<std::array<unsigned char, 32>> digests(jobs.size());
+  ParallelFor(jobs.size(), [&](size_t j) {
+    const Span& s = spans[jobs[j].span];
+    const size_t n = std::min(kChunk, s.size - jobs[j].offset);
+    unsigned int length = 0;
+    EVP_Digest(static_cast<const uint8_t*>(s.data) + jobs[j].offset, n, digests[j].data(), &length, EVP_sha256(), nullptr);
+  });
+  std::vector<std::string> hashes;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    std::string tree = fmt::format("mgd sha256 tree 1MiB {}\n", spans[i].size);
+    const size_t end = i + 1 < spans.size() ? first_job[i + 1] : jobs.size();
+    for (size_t j = first_job[i]; j < end; ++j) tree.append(reinterpret_cast<const char*>(digests[j].data()), 32);
+    hashes.push_back(Sha256Hex(tree.data(), tree.size()));
+  }
+  return hashes;
+}
+
+std::string ContentHashHex(const void* data, size_t size) { return ContentHashes({{data, size}})[0]; }
+
 std::string CompilationCache::EntryPath(const std::string& token) const { return (fs::path(dir_) / (token + ".mgcm")).string(); }
 std::string CompilationCache::IndexPath() const { return (fs::path(dir_) / "index").string(); }
 
@@ -87,7 +127,7 @@ std::optional<std::vector<uint8_t>> CompilationCache::Load(const std::string& to
     why = "no index";
     return std::nullopt;
   }
-  const auto index = ParseIndex(*index_text);
+  const auto index = ParseIndex(AsText(*index_text));
   auto it = index.find(token);
   if (it == index.end()) {
     why = "no entry";
@@ -99,24 +139,24 @@ std::optional<std::vector<uint8_t>> CompilationCache::Load(const std::string& to
     why = "the entry file is missing";
     return std::nullopt;
   }
-  if (Sha256Hex(entry->data(), entry->size()) != it->second) {
+  if (ContentHashHex(entry->data(), entry->size()) != it->second) {
     why = fmt::format("the entry's SHA-256 does not match the index ({} bytes read)", entry->size());
     return std::nullopt;
   }
-  return std::vector<uint8_t>(entry->begin(), entry->end());
+  return entry;
 }
 
 absl::Status CompilationCache::Store(const std::string& token, const std::vector<uint8_t>& bytes) const {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (!fs::is_directory(dir_)) return absl::PermissionDeniedError(fmt::format("--cache-dir {}: not a usable folder", dir_));
-  const std::string hash = Sha256Hex(bytes.data(), bytes.size());  // from memory, before writing
+  const std::string hash = ContentHashHex(bytes.data(), bytes.size());  // from memory, before writing
   // Entry and index change together under the lock, so that two processes
   // storing one token cannot leave one's entry under the other's hash.
   IndexLock lock((fs::path(dir_) / "index.lock").string());
   if (!lock.locked()) return absl::PermissionDeniedError(fmt::format("--cache-dir {}: cannot lock the index", dir_));
   if (absl::Status s = WriteAtomically(EntryPath(token), bytes.data(), bytes.size()); !s.ok()) return s;
-  auto index = ParseIndex(ReadWhole(IndexPath()).value_or(""));
+  auto index = ParseIndex(AsText(ReadWhole(IndexPath()).value_or(std::vector<uint8_t>{})));
   index[token] = hash;
   std::string text;
   for (const auto& [t, h] : index) text += t + " " + h + "\n";

@@ -72,7 +72,7 @@ bool CompiledFile::Has(const std::string& key) const {
 absl::StatusOr<CompiledModel> CompiledFile::Load(const std::string& key) const {
   for (const Span& e : entries_) {
     if (e.key != key) continue;
-    if (Sha256Hex(e.data, e.size) != e.sha256) {
+    if (ContentHashHex(e.data, e.size) != e.sha256) {
       return absl::DataLossError(fmt::format("{} metadata: entry {}...: its SHA-256 does not match (the file is damaged)",
                                              kCompiledMetadataName, key.substr(0, 12)));
     }

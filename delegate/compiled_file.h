@@ -36,7 +36,7 @@ struct CompiledTarget {
 
 struct CompiledFileEntry {
   std::string key;
-  std::string sha256;  // hex, of `bytes`
+  std::string sha256;  // ContentHashHex of `bytes`
   std::vector<uint8_t> bytes;  // SerializeCompiledModel
 };
 

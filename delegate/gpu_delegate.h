@@ -4,6 +4,7 @@
 // recording and downloads the outputs.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -118,6 +119,14 @@ class GpuDelegate : public Delegate {
   // What the compilation cache did at each prepare: "hit", "stored", or
   // "miss: <why>" (the debug log of a cache).
   const std::vector<std::string>& cache_events() const { return cache_events_; }
+  // How long each step of each prepare took (token, cache read, compile,
+  // buffers and weights, programs, record, cache store), in order.
+  struct PrepareStep {
+    size_t prepare = 0;  // which Prepare call (0, 1, ...)
+    std::string name;
+    double ms = 0;
+  };
+  const std::vector<PrepareStep>& prepare_steps() const { return prepare_steps_; }
   // With options.collect_compiled: every prepared partition, keyed for an
   // offline compiled model, and what that file says it is for.
   const std::vector<CompiledFileEntry>& compiled_entries() const { return compiled_entries_; }
@@ -155,6 +164,11 @@ class GpuDelegate : public Delegate {
   std::vector<CompiledModel> compiled_models_;
   std::vector<std::string> cache_events_;
   std::vector<CompiledFileEntry> compiled_entries_;
+  std::vector<PrepareStep> prepare_steps_;
+  size_t prepares_ = 0;
+  std::chrono::steady_clock::time_point step_start_;
+  // Ends a prepare step: its time since the last one.
+  void Step(const char* name);
   // options.keep_tensors: per prepared partition, where each activation is.
   struct KeptTensor {
     int tensor = -1;

@@ -469,10 +469,15 @@ absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path) {
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
     return absl::InvalidArgumentError(fmt::format("{}: is not a regular file", path));
   }
-  std::ifstream file(path, std::ios::binary);
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) return absl::NotFoundError(fmt::format("{}: cannot open file", path));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) return absl::DataLossError(fmt::format("{}: read error", path));
+  // One read of the whole size (a byte-wise stream copy costs ~100 ms on a
+  // 17 MB model); a file that changes size meanwhile reads short and fails.
+  const std::streamoff size = file.tellg();
+  if (size < 0) return absl::DataLossError(fmt::format("{}: cannot tell the file's size", path));
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  file.seekg(0);
+  if (!file.read(reinterpret_cast<char*>(bytes.data()), size)) return absl::DataLossError(fmt::format("{}: read error", path));
   return bytes;
 }
 

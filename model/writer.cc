@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -34,6 +35,8 @@ tflite::Padding ToTfl(Padding p) { return p == Padding::kValid ? tflite::Padding
 
 class Writer {
  public:
+  explicit Writer(const StructureOptions* structure = nullptr) : structure_(structure) {}
+
   absl::StatusOr<std::vector<uint8_t>> Write(const Graph& graph) {
     // Buffer 0 is the empty sentinel every TFLite model starts with.
     buffers_.push_back(tflite::CreateBuffer(b_));
@@ -51,6 +54,7 @@ class Writer {
                                            b_.CreateString("main"));
     std::vector<fb::Offset<tflite::Metadata>> metadata;
     for (const auto& [name, value] : graph.metadata) {
+      if (structure_ && std::count(structure_->skip_metadata.begin(), structure_->skip_metadata.end(), name)) continue;
       const auto index = static_cast<uint32_t>(buffers_.size());
       buffers_.push_back(tflite::CreateBuffer(
           b_, b_.CreateVector(reinterpret_cast<const uint8_t*>(value.data()), value.size())));
@@ -68,9 +72,10 @@ class Writer {
   fb::Offset<tflite::Tensor> WriteTensor(const Tensor& t) {
     uint32_t buffer = 0;
     if (t.is_constant) {
-      b_.ForceVectorAlignment(t.data.size(), 1, 16);
+      const size_t bytes = structure_ ? 0 : t.data.size();
+      b_.ForceVectorAlignment(bytes, 1, 16);
       buffer = static_cast<uint32_t>(buffers_.size());
-      buffers_.push_back(tflite::CreateBuffer(b_, b_.CreateVector(t.data)));
+      buffers_.push_back(tflite::CreateBuffer(b_, b_.CreateVector(t.data.data(), bytes)));
     }
     fb::Offset<tflite::QuantizationParameters> quant = 0;
     if (t.quantization) {
@@ -255,6 +260,7 @@ class Writer {
                                   options_type, options, custom_options);
   }
 
+  const StructureOptions* structure_ = nullptr;  // set: WriteModelStructure
   fb::FlatBufferBuilder b_{1 << 16};
   std::vector<fb::Offset<tflite::Buffer>> buffers_;
   std::vector<fb::Offset<tflite::OperatorCode>> codes_;
@@ -264,6 +270,10 @@ class Writer {
 }  // namespace
 
 absl::StatusOr<std::vector<uint8_t>> WriteModel(const Graph& graph) { return Writer().Write(graph); }
+
+absl::StatusOr<std::vector<uint8_t>> WriteModelStructure(const Graph& graph, const StructureOptions& options) {
+  return Writer(&options).Write(graph);
+}
 
 absl::Status WriteModelFile(const Graph& graph, const std::string& path) {
   auto bytes = WriteModel(graph);

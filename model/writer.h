@@ -13,6 +13,14 @@
 namespace mgd {
 
 absl::StatusOr<std::vector<uint8_t>> WriteModel(const Graph& graph);
+
+// For naming a model's structure cheaply (the compilation cache hashes
+// constant data on its own, in parallel): constant tensors keep an empty
+// buffer and the named metadata is left out. Not a loadable model.
+struct StructureOptions {
+  std::vector<std::string> skip_metadata;
+};
+absl::StatusOr<std::vector<uint8_t>> WriteModelStructure(const Graph& graph, const StructureOptions& options);
 absl::Status WriteModelFile(const Graph& graph, const std::string& path);
 
 }  // namespace mgd

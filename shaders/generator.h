@@ -47,6 +47,9 @@ struct NodeContext {
   // An elementwise operand (input position) that is the input of a fused
   // channel PAD: it has fewer channels, and reads as zeros past them.
   int channel_padded_operand = -1;
+  // Only whether the node is supported: constants (packed weights) are left
+  // empty, since packing costs time in proportion to the model's weights.
+  bool support_only = false;
 
   const Tensor& input(size_t i) const { return graph->tensors[static_cast<size_t>(node->inputs[i])]; }
   const Tensor& output(size_t i) const { return graph->tensors[static_cast<size_t>(node->outputs[i])]; }

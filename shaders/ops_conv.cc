@@ -54,6 +54,12 @@ GeneratedShader Start(const NodeContext& ctx, const layout::Bhwc& out, int input
 // compiling big constant arrays, and hardware ones gain nothing from them).
 constexpr int kMaxInlineSlices = 16;
 
+// Packed weights, unless the context only asks whether the node is supported.
+template <typename Pack>
+std::vector<float> PackUnlessSupportOnly(const NodeContext& ctx, Pack pack) {
+  return ctx.support_only ? std::vector<float>{} : pack();
+}
+
 std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels, std::string* declarations) {
   if (bias_input < 0 || !ctx.has_input(static_cast<size_t>(bias_input))) return "vec4(0.0)";
   const std::vector<float> bias = ConstantFloats(ctx.input(static_cast<size_t>(bias_input)));
@@ -127,7 +133,7 @@ bool SplitPays(const NodeContext& ctx, const layout::Bhwc& in, const layout::Bhw
 absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                           const layout::Bhwc& in, const layout::Bhwc& out) {
   GeneratedShader g = Start(ctx, out, 0);
-  g.constants = {PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels)};
+  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
   const int n = out.batch * out.height * out.width * out.slices();
   g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
   g.groups = {static_cast<uint32_t>((n + kOutputsPerGroup - 1) / kOutputsPerGroup), 1, 1};
@@ -171,7 +177,7 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
                                      const layout::Bhwc& in, const layout::Bhwc& out) {
   if (SplitPays(ctx, in, out)) return SplitConv(ctx, geometry, activation, in, out);
   GeneratedShader g = Start(ctx, out, 0);
-  g.constants = {PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels)};
+  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
   const std::string inner = fmt::format(
       "      for (int is = 0; is < {is}; ++is) {{\n"
       "        vec4 v = {read};\n"
@@ -208,9 +214,11 @@ absl::StatusOr<GeneratedShader> DepthwiseConv2d(const NodeContext& ctx) {
   const Shape& ws = ctx.input(1).shape;
   const int multiplier = out->channels / std::max(1, in->channels);
   const ConvGeometry geometry = Geometry(ctx, *in, a.padding, ws[1], ws[2], a.stride_h, a.stride_w, a.dilation_h, a.dilation_w);
-  const std::vector<float> weights = ConstantFloats(ctx.input(1));
   GeneratedShader g = Start(ctx, *out, 0);
-  g.constants = {layout::ToDepthwiseWeights4(weights.data(), ws[1], ws[2], out->channels).values};
+  g.constants = {PackUnlessSupportOnly(ctx, [&] {
+    const std::vector<float> weights = ConstantFloats(ctx.input(1));
+    return layout::ToDepthwiseWeights4(weights.data(), ws[1], ws[2], out->channels).values;
+  })};
   std::string read;
   if (multiplier == 1) {
     read = glsl::Read("in0", *in, "b", "s", "iy", "ix");
@@ -249,9 +257,11 @@ absl::StatusOr<GeneratedShader> FullyConnected(const NodeContext& ctx) {
   // Rows of `depth` consecutive BHWC elements (a flattening FC): gather each
   // input element by its flat index. Output row r is output pixel r.
   GeneratedShader g = Start(ctx, *out, 0);
-  std::vector<float> weights = ConstantFloats(ctx.input(1));  // [units][depth]
   // As a 1x1 convolution over `depth` input channels: [os][is][i][o].
-  g.constants = {layout::ToConvWeightsO4I4(weights.data(), units, 1, 1, depth).values};
+  g.constants = {PackUnlessSupportOnly(ctx, [&] {
+    const std::vector<float> weights = ConstantFloats(ctx.input(1));  // [units][depth]
+    return layout::ToConvWeightsO4I4(weights.data(), units, 1, 1, depth).values;
+  })};
   const int depth_slices = (depth + 3) / 4;
   g.code.body += BiasInit(ctx, g, 2, out->channels);
   g.code.body += fmt::format(
@@ -290,7 +300,9 @@ absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int
   const Shape& w = ctx.input(static_cast<size_t>(weights_input)).shape;
   const int kh = w[1], kw = w[2];
   GeneratedShader g = Start(ctx, *out, input);
-  g.constants = {PackedConvWeights(ctx.input(static_cast<size_t>(weights_input)), out->channels, kh, kw, in->channels)};
+  g.constants = {PackUnlessSupportOnly(ctx, [&] {
+    return PackedConvWeights(ctx.input(static_cast<size_t>(weights_input)), out->channels, kh, kw, in->channels);
+  })};
   g.code.body += BiasInit(ctx, g, bias_input, out->channels);
   g.code.body += fmt::format(
       "  for (int ky = {kh} - 1; ky >= 0; --ky) {{\n"

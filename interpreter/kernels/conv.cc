@@ -38,7 +38,10 @@ class Conv2dKernel : public Kernel {
     MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), wy.out, wx.out, co}));
     pad_h_ = wy.pad;
     pad_w_ = wx.pad;
-    if (w.is_constant) ReorderWeights(w);
+    // Constant weights are reordered at the first invoke, not here: when a
+    // delegate takes the node (the usual case), that invoke never comes, and
+    // reordering every filter of a model would slow each start.
+    reordered_ = false;
     return absl::OkStatus();
   }
 
@@ -46,7 +49,8 @@ class Conv2dKernel : public Kernel {
     const TensorRef& x = ctx.in(0);
     const TensorRef& w = ctx.in(1);
     TensorRef& y = ctx.out(0);
-    if (!w.is_constant) ReorderWeights(w);
+    if (!w.is_constant || !reordered_) ReorderWeights(w);
+    reordered_ = w.is_constant;
     const int n = x.dim(0), ih = x.dim(1), iw = x.dim(2), ci = x.dim(3);
     const int kh = w.dim(1), kw = w.dim(2), wci = w.dim(3), co = w.dim(0);
     const int oh = y.dim(1), ow = y.dim(2);
@@ -103,6 +107,7 @@ class Conv2dKernel : public Kernel {
   Conv2dAttributes a_;
   int groups_ = 1, pad_h_ = 0, pad_w_ = 0;
   std::vector<float> weights_;
+  bool reordered_ = false;  // weights_ holds the constant weights
 };
 
 class DepthwiseConv2dKernel : public Kernel {

@@ -47,6 +47,16 @@ Stats Summarize(const float* v, int64_t n) {
   return s;
 }
 
+// The delegate's prepare steps, as [{partition, name, ms}].
+nlohmann::json PrepareSteps(const GpuDelegate* delegate) {
+  nlohmann::json steps = nlohmann::json::array();
+  if (delegate == nullptr) return steps;
+  for (const GpuDelegate::PrepareStep& s : delegate->prepare_steps()) {
+    steps.push_back({{"partition", s.prepare}, {"name", s.name}, {"ms", s.ms}});
+  }
+  return steps;
+}
+
 }  // namespace
 
 absl::Status UsageError(const std::string& message) { return absl::InvalidArgumentError(message); }
@@ -205,6 +215,7 @@ absl::Status Run(const RunOptions& given) {
                         {"memory_plans", plans},
                         {"dispatches", dispatches},
                         {"cache", backend.delegate ? nlohmann::json(backend.delegate->cache_events()) : nlohmann::json::array()},
+                        {"prepare_steps", PrepareSteps(backend.delegate.get())},
                         {"outputs", outputs}};
     fmt::print("{}\n", j.dump());
     return absl::OkStatus();
