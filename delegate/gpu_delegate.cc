@@ -327,6 +327,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   }
   // Where each CompiledBuffer is: its own buffer, or part of a memory object.
   std::vector<gpu::Binding> places;
+  std::vector<gpu::Device::UploadRequest> uploads;  // the weights, in one go
   for (const CompiledBuffer& b : model.buffers) {
     if (b.object >= 0) {
       places.push_back({objects[static_cast<size_t>(b.object)], gpu::Access::kRead, b.offset, std::max<size_t>(b.bytes, 4)});
@@ -339,11 +340,12 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
     if (!buffer.ok()) return buffer.status();
     if (b.role == BufferRole::kConstant) {
       const std::vector<uint8_t>& bytes = model.constants[static_cast<size_t>(b.constant)];
-      if (absl::Status s = device_->Upload(**buffer, bytes.data(), bytes.size()); !s.ok()) return s;
+      uploads.push_back({buffer->get(), bytes.data(), bytes.size(), 0});
     }
     places.push_back({buffer->get(), gpu::Access::kRead, 0, 0});
     kernel->buffers.push_back(std::move(*buffer));
   }
+  if (absl::Status s = device_->UploadAll(uploads); !s.ok()) return s;
   for (int i : model.inputs) kernel->input_buffers.push_back(places[static_cast<size_t>(i)].buffer);
   for (int i : model.outputs) kernel->output_buffers.push_back(places[static_cast<size_t>(i)].buffer);
   // Programs are shared between dispatches with the same source (repeated

@@ -168,6 +168,21 @@ class Device {
   absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes) { return CreateBuffer(bytes, Use::kDevice); }
   virtual absl::Status Upload(Buffer& buffer, const void* data, size_t bytes, size_t offset = 0) = 0;
   virtual absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset = 0) = 0;
+  // Several uploads as one (a model's weights at prepare): the same result as
+  // Upload for each, but Vulkan copies them all through one staging buffer
+  // in one submission instead of waiting for the GPU once per buffer.
+  struct UploadRequest {
+    Buffer* buffer = nullptr;
+    const void* data = nullptr;
+    size_t bytes = 0;
+    size_t offset = 0;
+  };
+  virtual absl::Status UploadAll(const std::vector<UploadRequest>& uploads) {
+    for (const UploadRequest& u : uploads) {
+      if (absl::Status s = Upload(*u.buffer, u.data, u.bytes, u.offset); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
 
   virtual absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) = 0;
 

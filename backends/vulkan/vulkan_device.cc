@@ -449,6 +449,58 @@ class VulkanDevice : public Device {
     return CopyNow(staging_->handle(), 0, b.handle(), offset, bytes);
   }
 
+  absl::Status UploadAll(const std::vector<UploadRequest>& uploads) override {
+    size_t staged = 0;
+    for (const UploadRequest& u : uploads) {
+      const auto& b = static_cast<const VulkanBuffer&>(*u.buffer);
+      if (u.offset > b.size() || u.bytes > b.size() - u.offset) {
+        return absl::OutOfRangeError(fmt::format("upload of {} bytes at offset {} into a {}-byte buffer", u.bytes, u.offset, b.size()));
+      }
+      if (b.allocation().mapped == nullptr) staged += (u.bytes + 15) / 16 * 16;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::pair<VkBuffer, VkBufferCopy>> copies;
+    if (staged > 0) {
+      if (absl::Status s = EnsureStaging(staged); !s.ok()) return s;
+    }
+    size_t at = 0;
+    for (const UploadRequest& u : uploads) {
+      if (u.bytes == 0) continue;
+      auto& b = static_cast<VulkanBuffer&>(*u.buffer);
+      const Allocation& a = b.allocation();
+      if (a.mapped != nullptr) {  // unified memory: no copy through staging
+        std::memcpy(a.mapped + u.offset, u.data, u.bytes);
+        if (absl::Status s = Flush(a, u.offset, u.bytes); !s.ok()) return s;
+        continue;
+      }
+      std::memcpy(staging_->allocation().mapped + at, u.data, u.bytes);
+      copies.push_back({b.handle(), VkBufferCopy{at, u.offset, u.bytes}});
+      at += (u.bytes + 15) / 16 * 16;
+    }
+    if (copies.empty()) return absl::OkStatus();
+    if (absl::Status s = Flush(staging_->allocation(), 0, at); !s.ok()) return s;
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = command_pool_;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    VkCommandBuffer cb;
+    MGD_VK(vkAllocateCommandBuffers(device_, &cai, &cb));
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkBeginCommandBuffer(cb, &begin);
+    ComputeBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                   VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                   VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    for (const auto& [dst, region] : copies) vkCmdCopyBuffer(cb, staging_->handle(), dst, 1, &region);
+    ComputeBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
+    vkEndCommandBuffer(cb);
+    absl::Status s = SubmitAndWait(cb);
+    vkFreeCommandBuffers(device_, command_pool_, 1, &cb);
+    return s;
+  }
+
   absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset) override {
     const auto& b = static_cast<const VulkanBuffer&>(buffer);
     if (offset > b.size() || bytes > b.size() - offset) {

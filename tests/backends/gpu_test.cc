@@ -166,6 +166,23 @@ TEST_P(GpuTest, BufferRoundTripsOddSizes) {
   }
 }
 
+TEST_P(GpuTest, UploadAllMatchesUploadsOneByOne) {
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<std::vector<float>> values;
+  std::vector<Device::UploadRequest> uploads;
+  for (size_t i = 0; i < 5; ++i) {
+    values.push_back(std::vector<float>(3 + i * 1000, -1.0f));
+    buffers.push_back(MakeBuffer(*device_, values.back()));
+    std::vector<float>& v = values.back();
+    for (size_t k = 1; k < v.size(); ++k) v[k] = static_cast<float>(i * 100000 + k);  // element 0 stays: offset 4
+    uploads.push_back({buffers.back().get(), v.data() + 1, (v.size() - 1) * 4, 4});
+  }
+  ASSERT_TRUE(device_->UploadAll(uploads).ok());
+  for (size_t i = 0; i < buffers.size(); ++i) EXPECT_EQ(Read(*device_, *buffers[i]), values[i]) << "buffer " << i;
+  uploads[2].offset = 8;  // one past the end: refused, naming the sizes
+  EXPECT_THAT(std::string(device_->UploadAll(uploads).message()), HasSubstr("bytes at offset 8"));
+}
+
 TEST_P(GpuTest, BufferMisuseIsAnError) {
   EXPECT_FALSE(device_->CreateBuffer(0).ok());
   auto buffer = device_->CreateBuffer(16);
