@@ -69,6 +69,12 @@ bool CompiledFile::Has(const std::string& key) const {
   return false;
 }
 
+std::vector<std::string> CompiledFile::keys() const {
+  std::vector<std::string> keys;
+  for (const Span& e : entries_) keys.push_back(e.key);
+  return keys;
+}
+
 absl::StatusOr<CompiledModel> CompiledFile::Load(const std::string& key) const {
   for (const Span& e : entries_) {
     if (e.key != key) continue;

@@ -51,6 +51,7 @@ class CompiledFile {
   const CompiledTarget& target() const { return target_; }
   size_t size() const { return entries_.size(); }
   bool Has(const std::string& key) const;
+  std::vector<std::string> keys() const;
   // The entry's CompiledModel after checking its SHA-256; an error names
   // what is wrong (no such entry, hash mismatch, the field that fails).
   absl::StatusOr<CompiledModel> Load(const std::string& key) const;

@@ -345,6 +345,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
     places.push_back({buffer->get(), gpu::Access::kRead, 0, 0});
     kernel->buffers.push_back(std::move(*buffer));
   }
+  Step("buffers");
   if (absl::Status s = device_->UploadAll(uploads); !s.ok()) return s;
   for (int i : model.inputs) kernel->input_buffers.push_back(places[static_cast<size_t>(i)].buffer);
   for (int i : model.outputs) kernel->output_buffers.push_back(places[static_cast<size_t>(i)].buffer);
@@ -352,7 +353,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   // blocks of a model), which saves most of the driver's compile time.
   // Foreign or stale pipeline cache data is refused by the device and only
   // costs the driver's compile time.
-  Step("buffers and weights");
+  Step("weights");
   if (!model.pipeline_cache.empty()) (void)device_->MergePipelineCacheData(model.pipeline_cache);
   std::vector<std::string> sources;
   std::map<std::string, size_t> program_of;  // source -> index into `built`

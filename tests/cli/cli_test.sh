@@ -142,6 +142,20 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     cmp -s "$work/c1/output_1.npy" "$work/c3/output_1.npy" && cmp -s "$work/vulkan/output_1.npy" "$work/c3/output_1.npy" \
       || fail "cold and warm starts differ"
   fi
+  # Offline compiled models: compile, load without compiling (same outputs),
+  # refuse another backend unless --recompile.
+  if expect_ok "compile" compile "$face" --backend vulkan --out "$work/face.mgd.tflite" --json; then
+    grep -q '"partitions": 1' "$work/out" || fail "compile --json: $(head -c 300 "$work/out")"
+    if expect_ok "run a compiled model" run "$work/face.mgd.tflite" --input "$face_input" --output-dir "$work/cm" --json; then
+      grep -q '"cache":\["compiled model: loaded"\]' "$work/out" && grep -q '"backend":"vulkan"' "$work/out" \
+        || fail "the compiled model was not loaded as compiled: $(head -c 300 "$work/out")"
+      cmp -s "$work/vulkan/output_1.npy" "$work/cm/output_1.npy" || fail "the compiled model's outputs differ from a plain run"
+    fi
+    expect_error "compiled model on another backend" 2 "was compiled for .*--recompile" -- \
+      run "$work/face.mgd.tflite" --backend gl --input "$face_input"
+    expect_ok "--recompile" run "$work/face.mgd.tflite" --backend gl --input "$face_input" --recompile
+  fi
+  expect_error "compile --backend cpu" 2 "compiles for a GPU" -- compile "$face" --backend cpu --out "$work/x.tflite"
   MGD_DEVICE=no-such-gpu "$mgd" run "$face" --backend vulkan --input "$face_input" >"$work/out" 2>"$work/err"
   if [ $? -ne 2 ] || ! grep -q "no device matches 'no-such-gpu'" "$work/err"; then
     fail "MGD_DEVICE=no-such-gpu: $(cat "$work/err")"

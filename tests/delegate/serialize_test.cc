@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "delegate/cache.h"
 #include "delegate/compile_only.h"
+#include "delegate/compiled_file.h"
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
 #include "tests/test_util.h"
@@ -104,10 +106,24 @@ TEST(CompiledModelFormat, WritesFuzzSeedsWhenAsked) {
     if (b.role == BufferRole::kConstant) b.bytes = std::min<size_t>(b.bytes, 64);
   }
   m.dispatches.resize(6);
-  const std::vector<uint8_t> seed = SerializeCompiledModel(m);
-  ASSERT_EQ(Error(seed), "parsed");  // a seed the reader accepts, for the fuzzer to mutate
-  std::ofstream(std::string(dir) + "/face_detection_fp16.mgcm", std::ios::binary)
-      .write(reinterpret_cast<const char*>(seed.data()), static_cast<std::streamsize>(seed.size()));
+  const std::vector<uint8_t> model = SerializeCompiledModel(m);
+  ASSERT_EQ(Error(model), "parsed");  // a seed the reader accepts, for the fuzzer to mutate
+  // One seed per reader of the fuzzer, behind its selector byte.
+  auto write = [&](const std::string& name, uint8_t reader, const std::vector<uint8_t>& bytes) {
+    std::ofstream out(std::string(dir) + "/" + name, std::ios::binary);
+    out.put(static_cast<char>(reader));
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  };
+  write("face_detection_fp16.mgcm", 0, model);
+  const std::string hash = ContentHashHex(model.data(), model.size());
+  CompiledTarget target{"vulkan", "Mesa", "llvmpipe", "22.3.6", "1.3.230", false, true, "0.1.0+seed"};
+  write("face_detection_fp16.mgcf", 1, SerializeCompiledFile(target, {{"k", hash, model}}));
+  std::vector<uint8_t> folder;
+  const std::string index = "0123abcd " + hash + "\n";
+  folder.insert(folder.end(), index.begin(), index.end());
+  folder.push_back(0);
+  folder.insert(folder.end(), model.begin(), model.end());
+  write("face_detection_fp16.cache", 2, folder);
 }
 
 }  // namespace
