@@ -1,10 +1,14 @@
 /* A minimal mgd C API program: load a model, feed a raw float32 input file,
  * run, and print each output's shape and first values.
- *   run_model MODEL.tflite INPUT.f32 */
+ *   run_model MODEL.tflite INPUT.f32 [CACHE_DIR]
+ * With CACHE_DIR, the model runs on the GPU delegate (the best GPU, fp16)
+ * with its compilation cache in CACHE_DIR: the second start skips compiling.
+ * MODEL may also come from `mgd compile`. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "mgd/c_api.h"
+#include "mgd/gpu_delegate.h"
 
 static void report(void* user_data, const char* message) {
   (void)user_data;
@@ -28,14 +32,23 @@ static void* read_file(const char* path, size_t* size) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: run_model MODEL.tflite INPUT.f32\n");
+  if (argc != 3 && argc != 4) {
+    fprintf(stderr, "usage: run_model MODEL.tflite INPUT.f32 [CACHE_DIR]\n");
     return 2;
   }
   MgdModel* model = MgdModelCreateFromFileWithErrorReporter(argv[1], report, NULL);
   if (model == NULL) return 2;
   MgdInterpreterOptions* options = MgdInterpreterOptionsCreate();
   MgdInterpreterOptionsSetErrorReporter(options, report, NULL);
+  MgdDelegate* gpu = NULL;
+  if (argc == 4) {
+    MgdGpuDelegateOptions gpu_options = MgdGpuDelegateOptionsDefault();
+    gpu_options.precision_loss_allowed = 1;
+    gpu_options.cache_dir = argv[3];
+    gpu = MgdGpuDelegateCreate(&gpu_options, report, NULL);
+    if (gpu == NULL) return 2;
+    MgdInterpreterOptionsAddDelegate(options, gpu);
+  }
   MgdInterpreter* interpreter = MgdInterpreterCreate(model, options);
   MgdInterpreterOptionsDelete(options);
   MgdModelDelete(model); /* the interpreter keeps what it needs */
@@ -64,5 +77,6 @@ int main(int argc, char** argv) {
   }
   free(input);
   MgdInterpreterDelete(interpreter);
+  MgdGpuDelegateDelete(gpu); /* after the interpreters that use it */
   return status;
 }
