@@ -184,10 +184,9 @@ absl::StatusOr<CompiledModel> GpuDelegate::LoadPrecompiled(const std::string& me
         fmt::format("the model was compiled for {}; this is {}", describe(made), describe(here)));
   }
   if (!file->Has(key)) {
-    return absl::FailedPreconditionError(fmt::format(
-        "the model was compiled with other options (fusion, memory strategy) or partitions than these; "
-        "its {} entries do not include this partition",
-        file->size()));
+    // Not a device mismatch: other options (fusion, memory strategy) than
+    // at compile time, or a partition that fell back to the CPU then.
+    return absl::NotFoundError(fmt::format("none of its {} entries is for this partition with these options", file->size()));
   }
   auto model = file->Load(key);
   if (!model.ok()) return model.status();
@@ -228,13 +227,14 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   const std::string key = Sha256Hex(key_text.data(), key_text.size());
   if (precompiled != graph.metadata.end()) {
     compiled = LoadPrecompiled(precompiled->second, partition, key);
-    if (!compiled.ok() && !options_.recompile) {
+    if (!compiled.ok() && !absl::IsNotFound(compiled.status()) && !options_.recompile) {
       return RefuseModel(fmt::format("{}: compile it again on this device (mgd compile), or let mgd recompile it from "
                                      "the model it embeds (--recompile)",
                                      Message(compiled.status())));
     }
-    cache_events_.push_back(compiled.ok() ? "compiled model: loaded"
-                                          : "compiled model: recompiling (" + Message(compiled.status()) + ")");
+    cache_events_.push_back(compiled.ok()                           ? "compiled model: loaded"
+                            : absl::IsNotFound(compiled.status()) ? "compiled model: compiling (" + Message(compiled.status()) + ")"
+                                                                  : "compiled model: recompiling (" + Message(compiled.status()) + ")");
     Step("compiled model entry");
   }
   std::optional<CompilationCache> cache;

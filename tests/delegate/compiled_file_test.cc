@@ -26,8 +26,10 @@ constexpr char kModel[] = "face_detection_short_range";
 std::vector<float> Input() { return testing::ReadF32(testing::DataPath(std::string("reference/") + kModel + "/image/input_0.f32")); }
 Graph Model() { return *ReadModelFile(testing::DataPath(std::string("models/") + kModel + ".tflite")); }
 
-std::unique_ptr<GpuDelegate> Delegate(gpu::Api api, bool fp16, bool recompile = false, bool collect = false) {
+std::unique_ptr<GpuDelegate> Delegate(gpu::Api api, bool fp16, bool recompile = false, bool collect = false,
+                                      bool fusion = true) {
   GpuDelegateOptions options;
+  options.fusion = fusion;
   options.api = api;
   options.fp16 = fp16;
   options.validation = true;
@@ -103,6 +105,19 @@ TEST_P(CompiledFileTest, AnotherDeviceOrPrecisionIsRefusedUnlessRecompiling) {
     ASSERT_EQ(outputs->size(), expected.size());
     for (size_t k = 0; k < expected.size(); ++k) EXPECT_LE(testing::RelativeRms((*outputs)[k], expected[k]), 1e-2);
   }
+}
+
+// Not a device mismatch: a partition the file has no entry for (other
+// options, or one that fell back to the CPU when compiling) is compiled.
+TEST_P(CompiledFileTest, OtherOptionsCompileWithoutRefusing) {
+  std::vector<std::vector<float>> expected;
+  const Graph compiled = Compiled(&expected);
+  auto unfused = Delegate(GetParam().api, GetParam().fp16, false, false, false);
+  auto outputs = RunWith(compiled, *unfused);
+  ASSERT_TRUE(outputs.ok()) << outputs.status();
+  ASSERT_EQ(unfused->cache_events().size(), 1u);
+  EXPECT_THAT(unfused->cache_events()[0], HasSubstr("compiled model: compiling (none of its 1 entries"));
+  for (size_t k = 0; k < expected.size(); ++k) EXPECT_LE(testing::RelativeRms((*outputs)[k], expected[k]), 1e-2);
 }
 
 TEST_P(CompiledFileTest, DamagedEntriesAndHeadersAreRefused) {
