@@ -5,15 +5,26 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <thread>
 #include <vector>
 
 namespace mgd {
 
-// body(0..n-1), each index once, on up to one thread per core.
+// How many threads start-up work may use: MGD_THREADS when set (a phone
+// may want its big cores only), else one per core.
+inline size_t MaxThreads() {
+  if (const char* env = std::getenv("MGD_THREADS")) {
+    const long n = std::strtol(env, nullptr, 10);
+    if (n >= 1) return static_cast<size_t>(n);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// body(0..n-1), each index once, on up to MaxThreads() threads.
 inline void ParallelFor(size_t n, const std::function<void(size_t)>& body) {
-  const size_t workers = std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  const size_t workers = std::min(n, MaxThreads());
   if (workers <= 1) {
     for (size_t i = 0; i < n; ++i) body(i);
     return;
