@@ -89,6 +89,11 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
   auto delegate = std::unique_ptr<GpuDelegate>(new GpuDelegate(options, std::move(*device)));
   if (delegate->options_.workgroups) delegate->tables_.push_back(&*delegate->options_.workgroups);
   if (const tuning::Table* builtin = tuning::BuiltinTableFor(delegate->device_->info())) delegate->tables_.push_back(builtin);
+  // The tables as the cache token names them, once (serializing the H200's
+  // table at every prepare took a few ms).
+  std::string tables;
+  for (const tuning::Table* t : delegate->tables_) tables += t->name + "\n" + tuning::SerializeTable(*t);
+  delegate->tables_digest_ = Sha256Hex(tables.data(), tables.size());
   return delegate;
 }
 
@@ -157,7 +162,7 @@ absl::StatusOr<std::string> GpuDelegate::CacheToken(const Graph& graph, const Pa
   std::string key = fmt::format("mgd {} format {}\napi {} device {} vendor {} driver {} version {} clamped {}\n", BuildId(),
                                 kCompiledModelVersion, gpu::ApiName(info.api), info.device_name, info.vendor,
                                 info.driver_version, info.api_version, info.clamped_limits);
-  for (const tuning::Table* t : tables_) key += t->name + "\n" + tuning::SerializeTable(*t);
+  key += "tables " + tables_digest_ + "\n";
   key += PartitionKeyText(partition, c) + "model " + model_id + "\n";
   return Sha256Hex(key.data(), key.size());
 }

@@ -161,6 +161,7 @@ class GpuDelegate : public Delegate {
   std::vector<MemoryUse> memory_uses_;
   std::vector<std::vector<DispatchInfo>> dispatch_infos_;
   std::vector<const tuning::Table*> tables_;
+  std::string tables_digest_;  // SHA-256 of the tables, for cache tokens
   std::vector<CompiledModel> compiled_models_;
   std::vector<std::string> cache_events_;
   std::vector<CompiledFileEntry> compiled_entries_;
