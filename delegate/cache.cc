@@ -126,6 +126,16 @@ std::vector<std::string> ContentHashes(const std::vector<Span>& spans) {
 
 std::string ContentHashHex(const void* data, size_t size) { return ContentHashes({{data, size}})[0]; }
 
+std::string CacheToken(const TokenParts& p) {
+  std::string text = fmt::format("mgd cache token {}\n", p.format);
+  for (const std::string* field : {&p.build_id, &p.api, &p.device, &p.vendor, &p.driver, &p.api_version, &p.tables,
+                                   &p.partition, &p.model}) {
+    text += fmt::format("{}:{}\n", field->size(), *field);
+  }
+  text += p.clamped_limits ? "clamped\n" : "full limits\n";
+  return Sha256Hex(text.data(), text.size());
+}
+
 std::string CompilationCache::EntryPath(const std::string& token) const { return (fs::path(dir_) / (token + ".mgcm")).string(); }
 std::string CompilationCache::IndexPath() const { return (fs::path(dir_) / "index").string(); }
 

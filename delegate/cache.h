@@ -37,6 +37,20 @@ struct Span {
 std::vector<std::string> ContentHashes(const std::vector<Span>& spans);
 std::string ContentHashHex(const void* data, size_t size);
 
+// Everything a cache token names (GpuDelegate fills it in). Each field is
+// written with its length, so that no two different sets of parts (a device
+// name holding a newline, say) give the same text, hence the same token.
+struct TokenParts {
+  std::string build_id;  // BuildId(): a rebuilt mgd never reuses an entry
+  uint32_t format = 0;   // kCompiledModelVersion
+  std::string api, device, vendor, driver, api_version;
+  bool clamped_limits = false;
+  std::string tables;     // digest of the workgroup tables consulted
+  std::string partition;  // the partition's nodes and the compile options
+  std::string model;      // hashes of the model's structure and constants, or the app's model token
+};
+std::string CacheToken(const TokenParts& parts);
+
 class CompilationCache {
  public:
   explicit CompilationCache(std::string dir) : dir_(std::move(dir)) {}

@@ -3,10 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <functional>
 #include <map>
-#include <thread>
 
 #include "delegate/build_id.h"
 #include "delegate/cache.h"
@@ -139,8 +136,8 @@ absl::StatusOr<CompiledModel> FitsPartition(CompiledModel model, const Partition
   return model;
 }
 
-// Everything the compiled partition depends on: the model (written back from
-// the graph the delegate sees, constants included, or the app's model token),
+// Everything the compiled partition depends on: the model (its structure and
+// every constant's bytes, as the delegate sees them, or the app's model token),
 // the partition, the compile options, the workgroup tables, the backend,
 // GPU, driver and mgd's build.
 absl::StatusOr<std::string> GpuDelegate::CacheToken(const Graph& graph, const Partition& partition,
@@ -159,12 +156,9 @@ absl::StatusOr<std::string> GpuDelegate::CacheToken(const Graph& graph, const Pa
     model_id = fmt::format("{}", fmt::join(ContentHashes(spans), " "));
   }
   const gpu::GpuInfo& info = device_->info();
-  std::string key = fmt::format("mgd {} format {}\napi {} device {} vendor {} driver {} version {} clamped {}\n", BuildId(),
-                                kCompiledModelVersion, gpu::ApiName(info.api), info.device_name, info.vendor,
-                                info.driver_version, info.api_version, info.clamped_limits);
-  key += "tables " + tables_digest_ + "\n";
-  key += PartitionKeyText(partition, c) + "model " + model_id + "\n";
-  return Sha256Hex(key.data(), key.size());
+  return mgd::CacheToken({BuildId(), kCompiledModelVersion, gpu::ApiName(info.api), info.device_name, info.vendor,
+                          info.driver_version, info.api_version, info.clamped_limits, tables_digest_,
+                          PartitionKeyText(partition, c), model_id});
 }
 
 CompiledTarget GpuDelegate::Target() const {
@@ -206,7 +200,7 @@ void GpuDelegate::Step(const char* name) {
 
 absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph& graph, const Partition& partition) {
   step_start_ = std::chrono::steady_clock::now();
-  struct Count {
+  struct Count {  // numbers this prepare's steps, however it returns
     size_t& n;
     ~Count() { ++n; }
   } count{prepares_};

@@ -479,26 +479,7 @@ class VulkanDevice : public Device {
     }
     if (copies.empty()) return absl::OkStatus();
     if (absl::Status s = Flush(staging_->allocation(), 0, at); !s.ok()) return s;
-    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cai.commandPool = command_pool_;
-    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cai.commandBufferCount = 1;
-    VkCommandBuffer cb;
-    MGD_VK(vkAllocateCommandBuffers(device_, &cai, &cb));
-    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    vkBeginCommandBuffer(cb, &begin);
-    ComputeBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                   VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                   VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-    for (const auto& [dst, region] : copies) vkCmdCopyBuffer(cb, staging_->handle(), dst, 1, &region);
-    ComputeBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                   VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);
-    vkEndCommandBuffer(cb);
-    absl::Status s = SubmitAndWait(cb);
-    vkFreeCommandBuffers(device_, command_pool_, 1, &cb);
-    return s;
+    return CopyNow(staging_->handle(), copies);
   }
 
   absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset) override {
@@ -836,6 +817,12 @@ class VulkanDevice : public Device {
 
   // One-off copy between buffers, waited for. Caller holds mutex_.
   absl::Status CopyNow(VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset, size_t bytes) {
+    return CopyNow(src, {{dst, VkBufferCopy{src_offset, dst_offset, bytes}}});
+  }
+
+  // Copies from `src` into each destination in one submission, and waits.
+  // Caller holds mutex_.
+  absl::Status CopyNow(VkBuffer src, const std::vector<std::pair<VkBuffer, VkBufferCopy>>& copies) {
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     cai.commandPool = command_pool_;
     cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -850,8 +837,7 @@ class VulkanDevice : public Device {
     ComputeBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                    VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT,
                    VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
-    VkBufferCopy region{src_offset, dst_offset, bytes};
-    vkCmdCopyBuffer(cb, src, dst, 1, &region);
+    for (const auto& [dst, region] : copies) vkCmdCopyBuffer(cb, src, dst, 1, &region);
     ComputeBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
                    VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                    VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT);

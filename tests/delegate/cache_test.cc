@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
+#include <set>
 #include <fstream>
 
 #include "model/reader.h"
@@ -167,6 +169,31 @@ TEST_P(CacheTest, SwappedEntriesAndOtherOptionsAreNotReused) {
     for (size_t k = 0; k < reference.size(); ++k) {
       EXPECT_EQ(std::memcmp(r.outputs[k].data(), reference[k].data(), reference[k].size() * 4), 0);
     }
+  }
+}
+
+// A changed driver version, GPU, API, mgd build, format, table, option,
+// partition or model gives another token, so no entry is ever reused across
+// them (the cache looks entries up by token only).
+TEST(CacheTokenTest, EveryPartChangesTheToken) {
+  const TokenParts base{"0.1.0+abc", 3, "vulkan", "NVIDIA H200", "NVIDIA", "550.54.15", "1.3.277", false,
+                        "tables", "fp16 1 fusion 1 nodes 1,2,3", "model-hash"};
+  std::set<std::string> tokens{CacheToken(base)};
+  EXPECT_EQ(CacheToken(base), CacheToken(TokenParts(base)));  // deterministic
+  const std::vector<std::function<void(TokenParts&)>> changes = {
+      [](TokenParts& p) { p.build_id = "0.1.0+abd"; },     [](TokenParts& p) { p.format = 4; },
+      [](TokenParts& p) { p.api = "gl"; },                 [](TokenParts& p) { p.device = "NVIDIA H100"; },
+      [](TokenParts& p) { p.vendor = "Mesa"; },            [](TokenParts& p) { p.driver = "550.54.16"; },
+      [](TokenParts& p) { p.api_version = "1.3.278"; },    [](TokenParts& p) { p.clamped_limits = true; },
+      [](TokenParts& p) { p.tables = "tables2"; },          [](TokenParts& p) { p.partition = "fp16 0 fusion 1 nodes 1,2,3"; },
+      [](TokenParts& p) { p.model = "model-hash2"; },
+      // Moving text from one field to the next is another set of parts too.
+      [](TokenParts& p) { p.device = "NVIDIA"; p.vendor = "H200NVIDIA"; },
+  };
+  for (size_t i = 0; i < changes.size(); ++i) {
+    TokenParts changed = base;
+    changes[i](changed);
+    EXPECT_TRUE(tokens.insert(CacheToken(changed)).second) << "change " << i << " kept the token";
   }
 }
 
