@@ -192,6 +192,11 @@ absl::StatusOr<CompiledModel> GpuDelegate::LoadPrecompiled(const std::string& me
   return FitsPartition(std::move(*model), partition);
 }
 
+void GpuDelegate::Note(std::string event) {
+  if (options_.logger) options_.logger(LogLevel::kDebug, "compilation cache: " + event);
+  cache_events_.push_back(std::move(event));
+}
+
 void GpuDelegate::Step(const char* name) {
   const auto now = std::chrono::steady_clock::now();
   prepare_steps_.push_back({prepares_, name, std::chrono::duration<double, std::milli>(now - step_start_).count()});
@@ -231,9 +236,12 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
                                      "the model it embeds (--recompile)",
                                      Message(compiled.status())));
     }
-    cache_events_.push_back(compiled.ok()                           ? "compiled model: loaded"
-                            : absl::IsNotFound(compiled.status()) ? "compiled model: compiling (" + Message(compiled.status()) + ")"
-                                                                  : "compiled model: recompiling (" + Message(compiled.status()) + ")");
+    if (compiled.ok()) {
+      Note("compiled model: loaded");
+    } else {
+      Note(fmt::format("compiled model: {} ({})", absl::IsNotFound(compiled.status()) ? "compiling" : "recompiling",
+                       Message(compiled.status())));
+    }
     Step("compiled model entry");
   }
   std::optional<CompilationCache> cache;
@@ -253,7 +261,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
       if (compiled.ok()) compiled = FitsPartition(std::move(*compiled), partition);
       if (!compiled.ok()) why = std::string(compiled.status().message());
     }
-    cache_events_.push_back(compiled.ok() ? "hit" : "miss: " + why);
+    Note(compiled.ok() ? "hit" : "miss: " + why);
     Step("cache read");
   }
   const bool from_cache = compiled.ok();
@@ -269,7 +277,8 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
                                    Message(kernel.status())));
   }
   if (!kernel.ok() && from_cache) {  // an entry that passed every check and still fails: compile afresh
-    cache_events_.back() = "miss: the entry did not realize (" + std::string(kernel.status().message()) + ")";
+    cache_events_.pop_back();
+    Note("miss: the entry did not realize (" + std::string(kernel.status().message()) + ")");
     compiled = CompilePartition(graph, partition, compile);
     if (!compiled.ok()) return compiled.status();
     ChooseWorkgroups(*compiled, tables_, device_->info());
@@ -279,7 +288,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   // Stored once it ran: Realize filled in each program's SPIR-V.
   if (cache && !from_file && (!from_cache || cache_events_.back() != "hit")) {
     const absl::Status stored = cache->Store(token, SerializeCompiledModel(*compiled));
-    cache_events_.push_back(stored.ok() ? "stored" : "not stored: " + std::string(stored.message()));
+    Note(stored.ok() ? "stored" : "not stored: " + std::string(stored.message()));
     Step("cache store");
   }
   if (options_.collect_compiled) {

@@ -17,6 +17,7 @@
 #include "memory/strategy.h"
 #include "tuning/workgroups.h"
 #include "interpreter/delegate.h"
+#include "interpreter/interpreter.h"
 
 namespace mgd {
 
@@ -63,6 +64,8 @@ struct GpuDelegateOptions {
   bool recompile = false;
   // mgd compile: keep each prepared partition as a compiled-file entry.
   bool collect_compiled = false;
+  // Debug messages (what the compilation cache did and why) go here.
+  Logger logger;
   // Tests only: the shader running this model node adds 0.5 to its output,
   // so that tests can check that a broken op is found (mgd compare).
   int fault_node = -1;
@@ -170,6 +173,8 @@ class GpuDelegate : public Delegate {
   std::chrono::steady_clock::time_point step_start_;
   // Ends a prepare step: its time since the last one.
   void Step(const char* name);
+  // Records a cache event (cache_events) and logs it at debug level.
+  void Note(std::string event);
   // options.keep_tensors: per prepared partition, where each activation is.
   struct KeptTensor {
     int tensor = -1;

@@ -142,6 +142,16 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     cmp -s "$work/c1/output_1.npy" "$work/c3/output_1.npy" && cmp -s "$work/vulkan/output_1.npy" "$work/c3/output_1.npy" \
       || fail "cold and warm starts differ"
   fi
+  # MGD_LOG=debug says why an entry was not used (here: one byte changed).
+  entry=$(ls "$work/cache"/*.mgcm | head -1)
+  printf 'x' | dd of="$entry" bs=1 seek=100 conv=notrunc 2>/dev/null
+  MGD_LOG=debug "$mgd" run "$face" --backend vulkan --input "$face_input" --cache-dir "$work/cache" >"$work/out" 2>"$work/err"
+  if grep -q "mgd: debug: compilation cache: miss: the entry's SHA-256 does not match the index" "$work/err" && \
+     grep -q "mgd: debug: compilation cache: stored" "$work/err"; then
+    passed=$((passed + 1))
+  else
+    fail "MGD_LOG=debug did not report the damaged entry: $(cat "$work/err")"
+  fi
   # Offline compiled models: compile, load without compiling (same outputs),
   # refuse another backend unless --recompile.
   if expect_ok "compile" compile "$face" --backend vulkan --out "$work/face.mgd.tflite" --json; then

@@ -1,5 +1,8 @@
 #include "tools/mgd/backend_choice.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "delegate/compiled_file.h"
 
 #include <fmt/format.h>
@@ -64,6 +67,11 @@ absl::Status FollowCompiledModel(const Graph& graph, RunOptions& run) {
 absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
   GpuDelegateOptions options;
   options.recompile = run.recompile;
+  // MGD_LOG=debug: the delegate's debug messages (what the compilation cache
+  // did and why) on stderr.
+  if (const char* log = std::getenv("MGD_LOG"); log != nullptr && std::string(log) == "debug") {
+    options.logger = [](LogLevel, const std::string& message) { std::fprintf(stderr, "mgd: debug: %s\n", message.c_str()); };
+  }
   options.fp16 = run.precision == "fp16";
   options.fusion = !run.no_fusion;
   options.cache_dir = run.cache_dir;
