@@ -50,6 +50,19 @@ absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested, GpuDel
   return BackendChoice{"cpu", "CPU reference kernels", "auto: no GPU found", nullptr};
 }
 
+nlohmann::json PrepareSteps(const GpuDelegate* delegate) {
+  nlohmann::json steps = nlohmann::json::array();
+  if (delegate == nullptr) return steps;
+  for (const GpuDelegate::PrepareStep& s : delegate->prepare_steps()) {
+    steps.push_back({{"partition", s.prepare}, {"name", s.name}, {"ms", s.ms}});
+  }
+  return steps;
+}
+
+nlohmann::json CacheEvents(const GpuDelegate* delegate) {
+  return delegate ? nlohmann::json(delegate->cache_events()) : nlohmann::json::array();
+}
+
 absl::Status FollowCompiledModel(const Graph& graph, RunOptions& run) {
   const auto metadata = graph.metadata.find(kCompiledMetadataName);
   if (metadata == graph.metadata.end()) return absl::OkStatus();
@@ -59,7 +72,7 @@ absl::Status FollowCompiledModel(const Graph& graph, RunOptions& run) {
     return absl::InvalidArgumentError(fmt::format("{}: {} (--recompile compiles the embedded model instead)", run.model,
                                                   file.status().message()));
   }
-  if (!run.backend_given) run.backend = file->target().api;
+  if (!run.backend_given || run.backend == "auto") run.backend = file->target().api;
   if (!run.precision_given) run.precision = file->target().fp16 ? "fp16" : "fp32";
   return absl::OkStatus();
 }

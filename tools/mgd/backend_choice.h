@@ -4,6 +4,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/status/statusor.h"
 #include "delegate/gpu_delegate.h"
 
@@ -31,5 +33,10 @@ absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run);
 // it was compiled for unless --backend / --precision say otherwise; its
 // metadata must parse unless --recompile. No-op for a plain model.
 absl::Status FollowCompiledModel(const Graph& graph, RunOptions& run);
+
+// The delegate's prepare steps as [{partition, name, ms}] (empty for the CPU).
+nlohmann::json PrepareSteps(const GpuDelegate* delegate);
+// What its compilation cache did ([] for the CPU).
+nlohmann::json CacheEvents(const GpuDelegate* delegate);
 
 }  // namespace mgd::cli

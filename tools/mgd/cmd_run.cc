@@ -47,16 +47,6 @@ Stats Summarize(const float* v, int64_t n) {
   return s;
 }
 
-// The delegate's prepare steps, as [{partition, name, ms}].
-nlohmann::json PrepareSteps(const GpuDelegate* delegate) {
-  nlohmann::json steps = nlohmann::json::array();
-  if (delegate == nullptr) return steps;
-  for (const GpuDelegate::PrepareStep& s : delegate->prepare_steps()) {
-    steps.push_back({{"partition", s.prepare}, {"name", s.name}, {"ms", s.ms}});
-  }
-  return steps;
-}
-
 }  // namespace
 
 absl::Status UsageError(const std::string& message) { return absl::InvalidArgumentError(message); }
@@ -214,7 +204,7 @@ absl::Status Run(const RunOptions& given) {
                         {"activation_bytes", activation_bytes},
                         {"memory_plans", plans},
                         {"dispatches", dispatches},
-                        {"cache", backend.delegate ? nlohmann::json(backend.delegate->cache_events()) : nlohmann::json::array()},
+                        {"cache", CacheEvents(backend.delegate.get())},
                         {"prepare_steps", PrepareSteps(backend.delegate.get())},
                         {"outputs", outputs}};
     fmt::print("{}\n", j.dump());
