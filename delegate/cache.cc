@@ -1,7 +1,5 @@
 #include "delegate/cache.h"
 
-#include "delegate/parallel.h"
-
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <openssl/evp.h>
@@ -11,9 +9,12 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
+
+#include "delegate/parallel.h"
+#include "model/reader.h"
+#include "model/writer.h"
 
 namespace mgd {
 namespace {
@@ -29,37 +30,16 @@ std::map<std::string, std::string> ParseIndex(const std::string& text) {
   return index;
 }
 
-// The whole file in one read, or nullopt; files over `limit` bytes are not
-// read (a cache folder is no place for gigabytes).
-std::optional<std::vector<uint8_t>> ReadWhole(const std::string& path, uint64_t limit = uint64_t{1} << 31) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return std::nullopt;
-  const std::streamoff size = in.tellg();
-  if (size < 0 || static_cast<uint64_t>(size) > limit) return std::nullopt;
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(bytes.data()), size)) return std::nullopt;
-  return bytes;
+// A cache folder is no place for gigabytes: larger files are not read.
+constexpr uint64_t kMaxFileBytes = uint64_t{1} << 31;
+
+std::optional<std::vector<uint8_t>> ReadWhole(const std::string& path) {
+  auto bytes = ReadFileBytes(path, kMaxFileBytes);
+  if (!bytes.ok()) return std::nullopt;
+  return std::move(*bytes);
 }
 
 std::string AsText(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
-
-absl::Status WriteAtomically(const std::string& path, const void* data, size_t size) {
-  const std::string temp = fmt::format("{}.tmp{}", path, getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-    out.flush();
-    if (!out) return absl::PermissionDeniedError(fmt::format("{}: cannot write", temp));
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    return absl::PermissionDeniedError(fmt::format("{}: cannot replace ({})", path, ec.message()));
-  }
-  return absl::OkStatus();
-}
 
 // An exclusive advisory lock on DIR/index.lock for as long as it lives.
 class IndexLock {
@@ -173,12 +153,12 @@ absl::Status CompilationCache::Store(const std::string& token, const std::vector
   // storing one token cannot leave one's entry under the other's hash.
   IndexLock lock((fs::path(dir_) / "index.lock").string());
   if (!lock.locked()) return absl::PermissionDeniedError(fmt::format("--cache-dir {}: cannot lock the index", dir_));
-  if (absl::Status s = WriteAtomically(EntryPath(token), bytes.data(), bytes.size()); !s.ok()) return s;
+  if (absl::Status s = WriteFileAtomically(EntryPath(token), bytes.data(), bytes.size()); !s.ok()) return s;
   auto index = ParseIndex(AsText(ReadWhole(IndexPath()).value_or(std::vector<uint8_t>{})));
   index[token] = hash;
   std::string text;
   for (const auto& [t, h] : index) text += t + " " + h + "\n";
-  return WriteAtomically(IndexPath(), text.data(), text.size());
+  return WriteFileAtomically(IndexPath(), text.data(), text.size());
 }
 
 }  // namespace mgd

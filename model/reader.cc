@@ -464,7 +464,7 @@ absl::StatusOr<Graph> ReadModel(const uint8_t* data, size_t size, std::string_vi
   return graph;
 }
 
-absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path) {
+absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, uint64_t max_bytes) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
     return absl::InvalidArgumentError(fmt::format("{}: is not a regular file", path));
@@ -475,6 +475,9 @@ absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path) {
   // 17 MB model); a file that changes size meanwhile reads short and fails.
   const std::streamoff size = file.tellg();
   if (size < 0) return absl::DataLossError(fmt::format("{}: cannot tell the file's size", path));
+  if (static_cast<uint64_t>(size) > max_bytes) {
+    return absl::OutOfRangeError(fmt::format("{}: {} bytes, more than the {} expected at most", path, size, max_bytes));
+  }
   std::vector<uint8_t> bytes(static_cast<size_t>(size));
   file.seekg(0);
   if (!file.read(reinterpret_cast<char*>(bytes.data()), size)) return absl::DataLossError(fmt::format("{}: read error", path));

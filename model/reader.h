@@ -17,7 +17,8 @@ namespace mgd {
 absl::StatusOr<Graph> ReadModel(const uint8_t* data, size_t size, std::string_view source);
 absl::StatusOr<Graph> ReadModelFile(const std::string& path);
 
-// The whole file, or an error naming it.
-absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path);
+// The whole file in one read, or an error naming it (also when it holds more
+// than `max_bytes`).
+absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, uint64_t max_bytes = UINT64_MAX);
 
 }  // namespace mgd

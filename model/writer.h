@@ -23,4 +23,9 @@ struct StructureOptions {
 absl::StatusOr<std::vector<uint8_t>> WriteModelStructure(const Graph& graph, const StructureOptions& options);
 absl::Status WriteModelFile(const Graph& graph, const std::string& path);
 
+// Writes `size` bytes to PATH.tmp<pid> beside `path` and renames it into
+// place: a reader never sees half a file, and concurrent writers never share
+// a temporary file. Errors name `path`.
+absl::Status WriteFileAtomically(const std::string& path, const void* data, size_t size);
+
 }  // namespace mgd

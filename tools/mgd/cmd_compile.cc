@@ -5,8 +5,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "delegate/compiled_file.h"
@@ -47,16 +45,9 @@ absl::Status Compile(const CompileFileOptions& options) {
   const std::vector<uint8_t> payload = SerializeCompiledFile(target, entries);
   model.metadata[kCompiledMetadataName] = std::string(payload.begin(), payload.end());
   MGD_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, WriteModel(model));
-  // Written beside the destination and renamed: a reader never sees half a file.
-  const std::string temp = options.out + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) return absl::PermissionDeniedError(fmt::format("--out {}: cannot write", options.out));
+  if (absl::Status s = WriteFileAtomically(options.out, bytes.data(), bytes.size()); !s.ok()) {
+    return absl::Status(s.code(), "--out " + std::string(s.message()));
   }
-  std::error_code ec;
-  std::filesystem::rename(temp, options.out, ec);
-  if (ec) return absl::PermissionDeniedError(fmt::format("--out {}: cannot write ({})", options.out, ec.message()));
 
   if (run.json) {
     nlohmann::json j = {{"model", run.model},         {"out", options.out},

@@ -9,12 +9,12 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
+#include "model/writer.h"
 #include "model/status_macros.h"
 #include "tools/mgd/backend_choice.h"
 #include "tools/mgd/commands.h"
@@ -41,19 +41,6 @@ class Progress {
   std::string label_;
   bool tty_;
 };
-
-absl::Status WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out) return absl::PermissionDeniedError(fmt::format("--out {}: cannot write", path));
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) return absl::PermissionDeniedError(fmt::format("--out {}: cannot write ({})", path, ec.message()));
-  return absl::OkStatus();
-}
 
 struct ModelSummary {
   std::string model;
@@ -115,7 +102,10 @@ absl::Status Tune(const TuneOptions& options) {
     summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     summaries.push_back(summary);
   }
-  MGD_RETURN_IF_ERROR(WriteAtomically(options.out, tuning::SerializeTable(table)));
+  const std::string text = tuning::SerializeTable(table);
+  if (absl::Status s = WriteFileAtomically(options.out, text.data(), text.size()); !s.ok()) {
+    return absl::Status(s.code(), "--out " + std::string(s.message()));
+  }
 
   if (options.json) {
     nlohmann::json models = nlohmann::json::array();

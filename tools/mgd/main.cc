@@ -30,18 +30,23 @@ void AddBackendOptions(CLI::App* cmd, std::string& backend, std::string& precisi
   cmd->add_option("--precision", precision, "fp32|fp16 (GPU backends)")->check(CLI::IsMember({"fp32", "fp16"}));
 }
 
-// The options `run` and `bench` share.
-void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
+// The options that shape the compiled code (compile, and run and bench).
+void AddCodeOptions(CLI::App* cmd, mgd::cli::RunOptions& run, const std::string& backend_help) {
   cmd->add_option("model", run.model, "Model (.tflite)")->required();
-  AddBackendOptions(cmd, run.backend, run.precision, "auto|vulkan|gl|cpu");
-  cmd->add_option("--input", run.inputs, "Input file (.npy float32 or raw .f32), one per model input, in order");
-  cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache folder: the second start skips compiling (GPU backends)");
+  AddBackendOptions(cmd, run.backend, run.precision, backend_help);
   cmd->add_option("--workgroups", run.workgroups, "Workgroup table (from mgd tune), ahead of the built-in one (GPU backends)");
   cmd->add_option("--memory-strategy", run.memory_strategy,
                   "How activations share GPU memory: naive|equality|greedy_in_order|greedy_by_breadth|greedy_by_size|"
                   "min_cost_flow|best (default), optionally :offsets or :shared_objects");
   cmd->add_flag("--no-fusion", run.no_fusion, "Disable operator fusion (GPU backends)");
   cmd->add_flag("--json", run.json, "Print one JSON object on stdout");
+}
+
+// The options `run` and `bench` share.
+void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
+  AddCodeOptions(cmd, run, "auto|vulkan|gl|cpu");
+  cmd->add_option("--input", run.inputs, "Input file (.npy float32 or raw .f32), one per model input, in order");
+  cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache folder: the second start skips compiling (GPU backends)");
   cmd->add_flag("--recompile", run.recompile,
                 "A model from mgd compile made for another GPU, driver, precision or options: compile it again "
                 "instead of refusing it");
@@ -123,13 +128,8 @@ int main(int argc, char** argv) {
   mgd::cli::CompileFileOptions compile;
   auto* compile_cmd = app.add_subcommand(
       "compile", "Prepare a model for this GPU and write it with the result: it later loads without compiling");
-  compile_cmd->add_option("model", compile.run.model, "Model (.tflite)")->required();
+  AddCodeOptions(compile_cmd, compile.run, "auto|vulkan|gl");
   compile_cmd->add_option("--out", compile.out, "Compiled model to write (a .tflite with mgd's code inside)")->required();
-  AddBackendOptions(compile_cmd, compile.run.backend, compile.run.precision, "auto|vulkan|gl");
-  compile_cmd->add_option("--workgroups", compile.run.workgroups, "Workgroup table (from mgd tune), ahead of the built-in one");
-  compile_cmd->add_option("--memory-strategy", compile.run.memory_strategy, "As for mgd run");
-  compile_cmd->add_flag("--no-fusion", compile.run.no_fusion, "Disable operator fusion");
-  compile_cmd->add_flag("--json", compile.run.json, "Print one JSON object on stdout");
 
   mgd::cli::InfoOptions info;
   auto* info_cmd = app.add_subcommand("info", "GPUs, drivers, limits and features per backend");
