@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace mgd {
@@ -74,6 +75,19 @@ class ByteReader {
     std::vector<uint8_t> out(data_ + at_, data_ + at_ + n);
     at_ += static_cast<size_t>(n);
     return out;
+  }
+  // Like Bytes, without copying: where the bytes are in the data (nullptr
+  // after a failure) and how many.
+  std::pair<const uint8_t*, size_t> View(const char* field) {
+    const uint64_t n = Get<uint64_t>(field);
+    if (!error_.empty()) return {nullptr, 0};
+    if (n > size_ - at_) {
+      Fail(field, fmt::format("{} bytes exceed the data", n));
+      return {nullptr, 0};
+    }
+    const uint8_t* at = data_ + at_;
+    at_ += static_cast<size_t>(n);
+    return {at, static_cast<size_t>(n)};
   }
   std::string String(const char* field) {
     const std::vector<uint8_t> b = Bytes(field);

@@ -6,13 +6,15 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
 
-#include "delegate/parallel.h"
+#include "base/parallel.h"
 #include "model/reader.h"
 #include "model/writer.h"
 
@@ -68,8 +70,31 @@ std::string Sha256Hex(const void* data, size_t size) {
   return hex;
 }
 
+namespace {
+
+constexpr size_t kChunk = size_t{1} << 20;
+static_assert(kChunk == kReadChunkBytes, "entries are hashed as they are read, chunk by chunk");
+using Digest = std::array<unsigned char, 32>;
+
+Digest DigestChunk(const void* data, size_t size) {
+  Digest d{};
+  unsigned int length = 0;
+  EVP_Digest(data, size, d.data(), &length, EVP_sha256(), nullptr);
+  return d;
+}
+
+size_t ChunkCount(size_t size) { return std::max<size_t>(1, (size + kChunk - 1) / kChunk); }
+
+// The root of the tree: the size and the chunk digests, hashed.
+std::string TreeHashHex(size_t size, const Digest* digests, size_t count) {
+  std::string tree = fmt::format("mgd sha256 tree 1MiB {}\n", size);
+  for (size_t j = 0; j < count; ++j) tree.append(reinterpret_cast<const char*>(digests[j].data()), 32);
+  return Sha256Hex(tree.data(), tree.size());
+}
+
+}  // namespace
+
 std::vector<std::string> ContentHashes(const std::vector<Span>& spans) {
-  constexpr size_t kChunk = size_t{1} << 20;
   struct Job {
     size_t span, offset;
   };
@@ -79,12 +104,10 @@ std::vector<std::string> ContentHashes(const std::vector<Span>& spans) {
     first_job.push_back(jobs.size());
     for (size_t at = 0; at == 0 || at < spans[i].size; at += kChunk) jobs.push_back({i, at});
   }
-  std::vector<std::array<unsigned char, 32>> digests(jobs.size());
+  std::vector<Digest> digests(jobs.size());
   auto hash = [&](size_t j) {
     const Span& s = spans[jobs[j].span];
-    const size_t n = std::min(kChunk, s.size - jobs[j].offset);
-    unsigned int length = 0;
-    EVP_Digest(static_cast<const uint8_t*>(s.data) + jobs[j].offset, n, digests[j].data(), &length, EVP_sha256(), nullptr);
+    digests[j] = DigestChunk(static_cast<const uint8_t*>(s.data) + jobs[j].offset, std::min(kChunk, s.size - jobs[j].offset));
   };
   // A few MiB hash faster on this thread than threads start.
   size_t total = 0;
@@ -96,10 +119,8 @@ std::vector<std::string> ContentHashes(const std::vector<Span>& spans) {
   }
   std::vector<std::string> hashes;
   for (size_t i = 0; i < spans.size(); ++i) {
-    std::string tree = fmt::format("mgd sha256 tree 1MiB {}\n", spans[i].size);
     const size_t end = i + 1 < spans.size() ? first_job[i + 1] : jobs.size();
-    for (size_t j = first_job[i]; j < end; ++j) tree.append(reinterpret_cast<const char*>(digests[j].data()), 32);
-    hashes.push_back(Sha256Hex(tree.data(), tree.size()));
+    hashes.push_back(TreeHashHex(spans[i].size, digests.data() + first_job[i], end - first_job[i]));
   }
   return hashes;
 }
@@ -131,17 +152,29 @@ std::optional<std::vector<uint8_t>> CompilationCache::Load(const std::string& to
     why = "no entry";
     return std::nullopt;
   }
-  // Copied into memory once; everything below looks at this copy only.
-  const auto entry = ReadWhole(EntryPath(token));
-  if (!entry) {
-    why = "the entry file is missing";
+  // Copied into memory once, each chunk hashed from the copy as soon as it
+  // is read (on the thread that read it); nothing looks at the file again.
+  std::error_code ec;
+  const uintmax_t expected_size = fs::file_size(EntryPath(token), ec);
+  std::vector<Digest> digests(ec || expected_size > kMaxFileBytes ? 0 : ChunkCount(static_cast<size_t>(expected_size)));
+  std::atomic<bool> unexpected_chunk{false};  // the file grew after its size was read
+  auto entry = ReadFileBytes(EntryPath(token), kMaxFileBytes, [&](size_t i, const uint8_t* data, size_t size) {
+    if (i < digests.size()) {
+      digests[i] = DigestChunk(data, size);
+    } else {
+      unexpected_chunk = true;
+    }
+  });
+  if (!entry.ok()) {
+    why = "the entry file is missing or unreadable";
     return std::nullopt;
   }
-  if (ContentHashHex(entry->data(), entry->size()) != it->second) {
+  if (unexpected_chunk || digests.size() != ChunkCount(entry->size()) ||
+      TreeHashHex(entry->size(), digests.data(), digests.size()) != it->second) {
     why = fmt::format("the entry's SHA-256 does not match the index ({} bytes read)", entry->size());
     return std::nullopt;
   }
-  return entry;
+  return std::move(*entry);
 }
 
 absl::Status CompilationCache::Store(const std::string& token, const std::vector<uint8_t>& bytes) const {

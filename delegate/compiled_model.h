@@ -2,8 +2,10 @@
 // it can be inspected (mgd dump), planned (memory) and cached.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,27 @@
 #include "shaders/dialect.h"
 
 namespace mgd {
+
+// One constant's bytes in its GPU layout, immutable once made: its own, or a
+// range of a buffer it shares (a model parsed from a cache entry points into
+// the entry instead of copying megabytes of weights out of it again).
+class ConstantBytes {
+ public:
+  ConstantBytes() = default;
+  ConstantBytes(std::vector<uint8_t> bytes)  // NOLINT(google-explicit-constructor): owned bytes
+      : whole_(std::make_shared<const std::vector<uint8_t>>(std::move(bytes))), data_(whole_->data()), size_(whole_->size()) {}
+  // Bytes [offset, offset + size) of `whole`, which the caller has bounds-checked.
+  ConstantBytes(std::shared_ptr<const std::vector<uint8_t>> whole, size_t offset, size_t size)
+      : whole_(std::move(whole)), data_(whole_->data() + offset), size_(size) {}
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  void truncate(size_t size) { size_ = std::min(size_, size); }
+
+ private:
+  std::shared_ptr<const std::vector<uint8_t>> whole_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
 
 enum class BufferRole {
   kActivation,  // a PHWC4 tensor inside the partition
@@ -56,13 +79,14 @@ struct CompiledDispatch {
   // Vulkan: the program's SPIR-V once built (first dispatch of each program
   // only), so that a cached model skips GLSL compilation.
   std::vector<uint32_t> spirv;
-  // GL: the driver's program binary (gpu::Program::binary()), likewise.
+  // gpu::Program::binary(), likewise: GL's program binary, Vulkan's shader
+  // module identifier.
   std::vector<uint8_t> binary;
 };
 
 struct CompiledModel {
   std::vector<CompiledBuffer> buffers;
-  std::vector<std::vector<uint8_t>> constants;
+  std::vector<ConstantBytes> constants;
   std::vector<CompiledDispatch> dispatches;
   std::vector<int> inputs, outputs;  // user-side buffers, in the partition's order
   // The device buffers the activations live in (delegate/memory_plan.h), and

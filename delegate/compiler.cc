@@ -8,6 +8,7 @@
 
 #include "delegate/fusion.h"
 #include "layout/phwc4.h"
+#include "model/fp16.h"
 #include "shaders/generator.h"
 #include "shaders/layout_conversion.h"
 #include "shaders/ops.h"
@@ -57,9 +58,14 @@ class Builder {
     return activation_[t];
   }
 
-  int Constant(const std::vector<float>& values) {
-    std::vector<uint8_t> bytes(values.size() * 4);
-    std::memcpy(bytes.data(), values.data(), bytes.size());
+  int Constant(const std::vector<float>& values, bool half) {
+    std::vector<uint8_t> bytes(values.size() * (half ? 2 : 4));
+    if (half) {
+      auto* out = reinterpret_cast<uint16_t*>(bytes.data());
+      for (size_t i = 0; i < values.size(); ++i) out[i] = FloatToHalf(values[i]);
+    } else {
+      std::memcpy(bytes.data(), values.data(), bytes.size());
+    }
     CompiledBuffer b;
     b.role = BufferRole::kConstant;
     b.bytes = bytes.size();
@@ -120,7 +126,17 @@ class Builder {
       if (!b.ok()) return Error(group.head, b.status());
       d.bindings.push_back({*b, true});
     }
-    for (const std::vector<float>& constant : shader->constants) d.bindings.push_back({Constant(constant), false});
+    // The k-th constant is the k-th buffer that is not an activation; vec4
+    // constants (weights) are stored as fp16 when activations are
+    // (shaders/dialect.cc reads them back through NAME_at).
+    std::vector<const shaders::BufferDecl*> constant_decls;
+    for (const shaders::BufferDecl& b : d.code.buffers) {
+      if (!b.activation) constant_decls.push_back(&b);
+    }
+    for (size_t k = 0; k < shader->constants.size(); ++k) {
+      const bool half = d.code.half_storage && k < constant_decls.size() && constant_decls[k]->element_type == "vec4";
+      d.bindings.push_back({Constant(shader->constants[k], half), false});
+    }
     if (shader->linkable) {
       auto body = LinkedBody(group, *shader, d);
       if (!body.ok()) return body.status();

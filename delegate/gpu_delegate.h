@@ -175,6 +175,10 @@ class GpuDelegate : public Delegate {
   void Step(const char* name);
   // Records a cache event (cache_events) and logs it at debug level.
   void Note(std::string event);
+  // Logs at debug level how the programs were built: how many from the
+  // cache's binaries or pipeline cache, and where the time went.
+  void LogProgramBuilds(const std::vector<absl::StatusOr<std::unique_ptr<gpu::Program>>>& built,
+                        const std::vector<double>& build_ms) const;
   // options.keep_tensors: per prepared partition, where each activation is.
   struct KeptTensor {
     int tensor = -1;

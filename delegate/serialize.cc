@@ -87,7 +87,10 @@ std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& m) {
   return w.Take();
 }
 
-absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t size) {
+namespace {
+
+// `shared`, when given, holds `data`: constants then point into it.
+absl::StatusOr<CompiledModel> Parse(const uint8_t* data, size_t size, const std::shared_ptr<const std::vector<uint8_t>>& shared) {
   ByteReader r(data, size);
   if (r.Get<uint32_t>("magic") != kCompiledModelMagic) {
     return absl::InvalidArgumentError("not an mgd compiled model (bad magic)");
@@ -113,7 +116,14 @@ absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t siz
     b.shape = {s[0], s[1], s[2], s[3]};
   }
   m.constants.resize(r.Count("constants", 8));
-  for (auto& c : m.constants) c = r.Bytes("constant");
+  for (ConstantBytes& c : m.constants) {
+    if (shared == nullptr) {
+      c = r.Bytes("constant");
+      continue;
+    }
+    const auto [at, n] = r.View("constant");
+    if (at != nullptr) c = ConstantBytes(shared, static_cast<size_t>(at - data), n);
+  }
   m.dispatches.resize(r.Count("dispatches", 100));
   for (CompiledDispatch& d : m.dispatches) {
     shaders::ShaderCode& c = d.code;
@@ -192,6 +202,15 @@ absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t siz
   if (r.ok() && !r.at_end()) r.Fail("end", "bytes after the model");
   if (!r.ok()) return absl::InvalidArgumentError("compiled model: " + r.error());
   return m;
+}
+
+}  // namespace
+
+absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t size) { return Parse(data, size, nullptr); }
+
+absl::StatusOr<CompiledModel> ParseCompiledModel(std::shared_ptr<const std::vector<uint8_t>> bytes) {
+  if (bytes == nullptr) return absl::InvalidArgumentError("compiled model: no bytes");
+  return Parse(bytes->data(), bytes->size(), bytes);
 }
 
 }  // namespace mgd

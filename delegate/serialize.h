@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -14,9 +15,12 @@
 namespace mgd {
 
 inline constexpr uint32_t kCompiledModelMagic = 0x4D43474D;  // "MGCM" little-endian
-inline constexpr uint32_t kCompiledModelVersion = 3;  // 2: SPIR-V per dispatch; 3: GL binaries, pipeline cache
+inline constexpr uint32_t kCompiledModelVersion = 4;  // 2: SPIR-V per dispatch; 3: GL binaries, pipeline cache;
+                                                      // 4: fp16 weights in fp16, Vulkan module identifiers
 
 std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& model);
 absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t size);
+// The same, with the constants left in `bytes` (shared) instead of copied.
+absl::StatusOr<CompiledModel> ParseCompiledModel(std::shared_ptr<const std::vector<uint8_t>> bytes);
 
 }  // namespace mgd

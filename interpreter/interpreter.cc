@@ -7,6 +7,7 @@
 #include <new>
 #include <numeric>
 
+#include "base/parallel.h"
 #include "model/status_macros.h"
 #include "model/validator.h"
 
@@ -160,31 +161,56 @@ absl::Status Interpreter::Build(InterpreterOptions options) {
   return PlanArena();
 }
 
+absl::Status Interpreter::PrepareNode(size_t n) {
+  KernelContext& ctx = contexts_[n];
+  MGD_RETURN_IF_ERROR(kernels_[n]->Prepare(ctx));
+  // A kernel may have resized its outputs (custom ops do): keep sizes and the
+  // graph the delegates see in step.
+  for (TensorRef* out : ctx.outputs) {
+    out->bytes = static_cast<size_t>(out->elements()) * ElementSize(out->type);
+    graph_.tensors[static_cast<size_t>(out->index)].shape = out->shape;
+  }
+  return absl::OkStatus();
+}
+
+bool Interpreter::Foldable(size_t n) const {
+  const KernelContext& ctx = contexts_[n];
+  return FoldableAtLoad(graph_.nodes[n].op) &&
+         std::all_of(ctx.inputs.begin(), ctx.inputs.end(), [](const TensorRef* t) { return t == nullptr || t->is_constant; });
+}
+
+// Computes a prepared node once now; its output becomes a constant of the graph.
+absl::Status Interpreter::Fold(size_t n) {
+  KernelContext& ctx = contexts_[n];
+  TensorRef& out = ctx.out(0);
+  Tensor& folded = graph_.tensors[static_cast<size_t>(out.index)];
+  folded.data.assign(out.bytes, 0);
+  out.data = folded.data.data();
+  MGD_RETURN_IF_ERROR(kernels_[n]->Invoke(ctx));
+  folded.is_constant = true;
+  out.is_constant = true;
+  placements_[n].where = NodePlacement::Where::kFolded;
+  placements_[n].reason = "folded at load (constant input)";
+  return absl::OkStatus();
+}
+
 absl::Status Interpreter::PrepareNodes(const std::vector<int>& order) {
+  // Folds of what the file holds as constants (a model's fp16 weights behind
+  // DEQUANTIZE: megabytes of fresh memory to fill) depend on nothing else,
+  // so they run first, on all cores; folds of folded outputs follow in order.
+  std::vector<size_t> early;
+  for (int n : order) {
+    if (Foldable(static_cast<size_t>(n))) early.push_back(static_cast<size_t>(n));
+  }
+  for (size_t n : early) MGD_RETURN_IF_ERROR(PrepareNode(n));
+  std::vector<absl::Status> folded(early.size());
+  ParallelFor(early.size(), [&](size_t i) { folded[i] = Fold(early[i]); });
+  for (const absl::Status& s : folded) MGD_RETURN_IF_ERROR(s);
   for (int n : order) {
     const size_t un = static_cast<size_t>(n);
-    KernelContext& ctx = contexts_[un];
-    MGD_RETURN_IF_ERROR(kernels_[un]->Prepare(ctx));
-    // A kernel may have resized its outputs (custom ops do): keep sizes and the
-    // graph the delegates see in step.
-    for (TensorRef* out : ctx.outputs) {
-      out->bytes = static_cast<size_t>(out->elements()) * ElementSize(out->type);
-      graph_.tensors[static_cast<size_t>(out->index)].shape = out->shape;
-    }
-    const Node& node = graph_.nodes[un];
-    const bool constant_inputs = std::all_of(ctx.inputs.begin(), ctx.inputs.end(),
-                                             [](const TensorRef* t) { return t == nullptr || t->is_constant; });
-    if (!FoldableAtLoad(node.op) || !constant_inputs) continue;
-    // Fold: compute once now; the output becomes a constant of the graph.
-    TensorRef& out = ctx.out(0);
-    Tensor& folded = graph_.tensors[static_cast<size_t>(out.index)];
-    folded.data.assign(out.bytes, 0);
-    out.data = folded.data.data();
-    MGD_RETURN_IF_ERROR(kernels_[un]->Invoke(ctx));
-    folded.is_constant = true;
-    out.is_constant = true;
-    placements_[un].where = NodePlacement::Where::kFolded;
-    placements_[un].reason = "folded at load (constant input)";
+    if (placements_[un].where == NodePlacement::Where::kFolded) continue;
+    MGD_RETURN_IF_ERROR(PrepareNode(un));
+    if (Foldable(un)) MGD_RETURN_IF_ERROR(Fold(un));
   }
   return absl::OkStatus();
 }

@@ -67,6 +67,9 @@ class Interpreter {
 
   absl::Status Build(InterpreterOptions options);
   absl::Status PrepareNodes(const std::vector<int>& order);
+  absl::Status PrepareNode(size_t n);
+  bool Foldable(size_t n) const;  // prepared, foldable at load, constant inputs
+  absl::Status Fold(size_t n);
   absl::Status ApplyDelegate(Delegate& delegate, int max_partitions);
   absl::Status PlanArena();
   void Log(LogLevel level, const std::string& message) const;

@@ -31,10 +31,15 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
   }
   for (size_t i = 0; i < code.buffers.size(); ++i) {
     const BufferDecl& b = code.buffers[i];
-    const std::string type = !b.activation ? b.element_type : code.half_storage ? "uvec2" : "highp vec4";
+    // Weights (vec4 constants) are stored as fp16 too when activations are.
+    const bool half = code.half_storage && (b.activation || b.element_type == "vec4");
+    const std::string type = half ? "uvec2" : b.activation ? "highp vec4" : b.element_type;
     s += fmt::format("layout(std430, binding = {}) {}buffer Buffer{} {{ {} {}[]; }};\n", i, Qualifier(b.access), i,
                      type, b.name);
-    if (!b.activation) continue;
+    if (!b.activation) {
+      if (b.element_type == "vec4") s += fmt::format("#define {0}_at(i) {1}\n", b.name, half ? "mgd_unpack(" + b.name + "[i])" : b.name + "[i]");
+      continue;
+    }
     if (code.half_storage) {
       s += fmt::format("#define {0}_at(i) mgd_unpack({0}[i])\n#define {0}_set(i, v) {0}[i] = mgd_pack(v)\n", b.name);
     } else {

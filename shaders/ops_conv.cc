@@ -71,7 +71,7 @@ std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, i
   std::vector<float>& weights = g.constants.at(0);
   const size_t offset = weights.size() / 4;
   weights.insert(weights.end(), padded.begin(), padded.end());
-  return fmt::format("weights[{} + s]", offset);
+  return fmt::format("weights_at({} + s)", offset);
 }
 
 std::string BiasInit(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
@@ -102,10 +102,10 @@ std::string WindowLoops(const layout::Bhwc& in, const ConvGeometry& g, const std
 // column at a time.
 std::string MultiplyAccumulate(const std::string& w, const std::string& v) {
   return fmt::format(
-      "        acc += weights[{0}] * {1}.x;\n"
-      "        acc += weights[{0} + 1] * {1}.y;\n"
-      "        acc += weights[{0} + 2] * {1}.z;\n"
-      "        acc += weights[{0} + 3] * {1}.w;\n",
+      "        acc += weights_at({0}) * {1}.x;\n"
+      "        acc += weights_at({0} + 1) * {1}.y;\n"
+      "        acc += weights_at({0} + 2) * {1}.z;\n"
+      "        acc += weights_at({0} + 3) * {1}.w;\n",
       w, v);
 }
 
@@ -236,7 +236,7 @@ absl::StatusOr<GeneratedShader> DepthwiseConv2d(const NodeContext& ctx) {
                            glsl::Read("in0", *in, "b", fmt::format("ic[{}] / 4", k), "iy", "ix"), k);
     }
   }
-  inner += fmt::format("      acc += {} * weights[(s * {} + ky) * {} + kx];\n", read == "v" ? "v" : "vec4(" + read + ")",
+  inner += fmt::format("      acc += {} * weights_at((s * {} + ky) * {} + kx);\n", read == "v" ? "v" : "vec4(" + read + ")",
                        ws[1], ws[2]);
   g.code.body += Finish(BiasInit(ctx, g, 2, out->channels) + WindowLoops(*in, geometry, inner), a.activation);
   return g;

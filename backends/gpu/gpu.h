@@ -92,9 +92,11 @@ struct ProgramSource {
   // Vulkan: SPIR-V compiled earlier from this GLSL (Program::spirv(), kept by
   // a compilation cache): validated and used instead of compiling again.
   std::vector<uint32_t> spirv{};
-  // GL: a program binary from Program::binary() (kept by a compilation
-  // cache), loaded instead of compiling; when the driver refuses it (another
-  // driver version), the GLSL is compiled after all.
+  // What Program::binary() gave (kept by a compilation cache), used instead
+  // of compiling. GL: the program binary; when the driver refuses it
+  // (another driver version), the GLSL is compiled after all. Vulkan: the
+  // shader module identifier; when the driver no longer has that pipeline,
+  // it is built from `spirv`.
   std::vector<uint8_t> binary{};
 };
 
@@ -105,11 +107,26 @@ class Program {
   virtual std::array<uint32_t, 3> workgroup_size() const = 0;  // from the shader
   // Vulkan: the SPIR-V it was built from (empty on GL).
   virtual std::vector<uint32_t> spirv() const { return {}; }
-  // GL: the driver's program binary, its format tag first (4 bytes, little
-  // endian); empty on Vulkan and where the driver offers none.
+  // What lets the driver rebuild it without compiling, empty where the
+  // driver offers nothing. GL: the program binary, its format tag first
+  // (4 bytes, little endian). Vulkan: the shader module identifier
+  // (VK_EXT_shader_module_identifier), its algorithm's UUID first; the
+  // pipeline itself comes from the pipeline cache data.
   virtual std::vector<uint8_t> binary() const { return {}; }
   // Whether it was built from ProgramSource::binary without compiling.
   virtual bool from_binary() const { return false; }
+  // How building it went, for the debug log (Vulkan 1.3's pipeline
+  // creation feedback): the driver's own time for the pipeline, and whether
+  // the pipeline cache served it.
+  struct BuildFeedback {
+    bool driver_known = false;
+    bool cache_hit = false;
+    double driver_ms = 0;
+    // Vulkan, wall time per phase: SPIR-V (compiled, or given and
+    // validated), shader module and layouts, vkCreateComputePipelines.
+    double spirv_ms = 0, module_ms = 0, pipeline_ms = 0;
+  };
+  virtual BuildFeedback build_feedback() const { return {}; }
 };
 
 enum class Access { kRead, kWrite, kReadWrite };

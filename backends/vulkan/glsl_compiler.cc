@@ -22,19 +22,6 @@ std::mutex& GlslangMutex() {
 
 constexpr spv_target_env kTargetEnv = SPV_ENV_VULKAN_1_1;
 
-std::array<uint32_t, 3> LocalSize(const std::vector<uint32_t>& words) {
-  constexpr uint32_t kOpExecutionMode = 16, kLocalSize = 17;
-  for (size_t i = 5; i < words.size();) {
-    const uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
-    if (count == 0) break;
-    if (opcode == kOpExecutionMode && count >= 6 && words[i + 2] == kLocalSize) {
-      return {words[i + 3], words[i + 4], words[i + 5]};
-    }
-    i += count;
-  }
-  return {1, 1, 1};
-}
-
 // glslang's default resources cap workgroups at 1024x1024x64, below what
 // some devices allow; CheckProgramLimits holds every program to the device's
 // own limits, so the front end accepts any size.
@@ -91,7 +78,7 @@ absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::stri
     }
     module.words = std::move(optimized);
   }
-  module.workgroup_size = LocalSize(module.words);
+  module.workgroup_size = SpirvLocalSize(module.words);
   return module;
 }
 
@@ -105,9 +92,22 @@ absl::StatusOr<SpirvModule> LoadSpirv(const std::string& name, std::vector<uint3
     return absl::InvalidArgumentError(fmt::format("program '{}': the given SPIR-V does not validate: {}", name, diagnostics));
   }
   SpirvModule module;
-  module.workgroup_size = LocalSize(words);
+  module.workgroup_size = SpirvLocalSize(words);
   module.words = std::move(words);
   return module;
+}
+
+std::array<uint32_t, 3> SpirvLocalSize(const std::vector<uint32_t>& words) {
+  constexpr uint32_t kOpExecutionMode = 16, kLocalSize = 17;
+  for (size_t i = 5; i < words.size();) {
+    const uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
+    if (count == 0 || count > words.size() - i) break;
+    if (opcode == kOpExecutionMode && count >= 6 && words[i + 2] == kLocalSize) {
+      return {words[i + 3], words[i + 4], words[i + 5]};
+    }
+    i += count;
+  }
+  return {1, 1, 1};
 }
 
 std::string DisassembleSpirv(const std::vector<uint32_t>& words) {

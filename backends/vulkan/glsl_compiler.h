@@ -24,6 +24,10 @@ absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::stri
 // size read; nothing else is trusted.
 absl::StatusOr<SpirvModule> LoadSpirv(const std::string& name, std::vector<uint32_t> words);
 
+// The workgroup size its OpExecutionMode LocalSize declares ({1,1,1} if
+// none); safe on words that were never validated.
+std::array<uint32_t, 3> SpirvLocalSize(const std::vector<uint32_t>& words);
+
 // SPIR-V disassembly (for dumps and error messages).
 std::string DisassembleSpirv(const std::vector<uint32_t>& words);
 

@@ -7,8 +7,10 @@
 #include <vulkan/vulkan.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 
@@ -313,22 +315,28 @@ class VulkanProgram : public Program {
   VulkanProgram(VkDevice device, std::string name) : device_(device), name_(std::move(name)) {}
   ~VulkanProgram() override {
     if (pipeline != VK_NULL_HANDLE) vkDestroyPipeline(device_, pipeline, nullptr);
-    if (pipeline_layout != VK_NULL_HANDLE) vkDestroyPipelineLayout(device_, pipeline_layout, nullptr);
-    if (set_layout != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(device_, set_layout, nullptr);
     if (module != VK_NULL_HANDLE) vkDestroyShaderModule(device_, module, nullptr);
   }
   const std::string& name() const override { return name_; }
   std::array<uint32_t, 3> workgroup_size() const override { return workgroup; }
   std::vector<uint32_t> spirv() const override { return spirv_words; }
+  // The shader module identifier, tagged with its algorithm's UUID, where the
+  // driver offers them (VK_EXT_shader_module_identifier).
+  std::vector<uint8_t> binary() const override { return identifier; }
+  bool from_binary() const override { return from_identifier; }
+  BuildFeedback build_feedback() const override { return feedback; }
 
-  VkShaderModule module = VK_NULL_HANDLE;
-  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkShaderModule module = VK_NULL_HANDLE;              // none when made from an identifier
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;  // both owned by the device, shared
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   VkPipeline pipeline = VK_NULL_HANDLE;
   std::array<uint32_t, 3> workgroup{1, 1, 1};
   uint32_t num_bindings = 0;
   uint32_t push_constant_bytes = 0;
   std::vector<uint32_t> spirv_words;
+  std::vector<uint8_t> identifier;
+  bool from_identifier = false;
+  BuildFeedback feedback;
 
  private:
   VkDevice device_;
@@ -404,6 +412,10 @@ class VulkanDevice : public Device {
       staging_.reset();
       allocator_.reset();
       if (pipeline_cache_ != VK_NULL_HANDLE) vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
+      for (const auto& [shape, l] : layouts_) {
+        vkDestroyPipelineLayout(device_, l.pipeline, nullptr);
+        vkDestroyDescriptorSetLayout(device_, l.set, nullptr);
+      }
       if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device_, fence_, nullptr);
       if (command_pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device_, command_pool_, nullptr);
       vkDestroyDevice(device_, nullptr);
@@ -503,42 +515,44 @@ class VulkanDevice : public Device {
   }
 
   absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) override {
+    using Clock = std::chrono::steady_clock;
+    const auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    const auto t0 = Clock::now();
+    auto p = std::make_unique<VulkanProgram>(device_, source.name);
+    p->num_bindings = source.num_bindings;
+    p->push_constant_bytes = source.push_constant_bytes;
+    if (absl::Status s = SharedLayouts(source.num_bindings, source.push_constant_bytes, *p); !s.ok()) return s;
+    if (CreateFromIdentifier(source, *p)) {
+      p->feedback.pipeline_ms = ms(t0, Clock::now());
+      return std::unique_ptr<Program>(std::move(p));
+    }
     auto module = source.spirv.empty() ? CompileGlsl(source.name, source.glsl, kOptimizeSpirv) : LoadSpirv(source.name, source.spirv);
     if (!module.ok()) return module.status();
     if (absl::Status s = CheckProgramLimits(info_, source, module->workgroup_size); !s.ok()) return s;
-    auto p = std::make_unique<VulkanProgram>(device_, source.name);
     p->workgroup = module->workgroup_size;
-    p->num_bindings = source.num_bindings;
-    p->push_constant_bytes = source.push_constant_bytes;
     p->spirv_words = std::move(module->words);
-
+    const auto t1 = Clock::now();
     VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     smi.codeSize = p->spirv_words.size() * 4;
     smi.pCode = p->spirv_words.data();
     MGD_VK(vkCreateShaderModule(device_, &smi, nullptr, &p->module));
-    std::vector<VkDescriptorSetLayoutBinding> bindings(source.num_bindings);
-    for (uint32_t i = 0; i < source.num_bindings; ++i) {
-      bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    if (get_identifier_ != nullptr) {
+      VkShaderModuleIdentifierEXT id{VK_STRUCTURE_TYPE_SHADER_MODULE_IDENTIFIER_EXT};
+      get_identifier_(device_, p->module, &id);
+      if (id.identifierSize > 0 && id.identifierSize <= VK_MAX_SHADER_MODULE_IDENTIFIER_SIZE_EXT) {
+        p->identifier.assign(identifier_algorithm_.begin(), identifier_algorithm_.end());
+        p->identifier.insert(p->identifier.end(), id.identifier, id.identifier + id.identifierSize);
+      }
     }
-    VkDescriptorSetLayoutCreateInfo dsl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    dsl.bindingCount = source.num_bindings;
-    dsl.pBindings = bindings.data();
-    MGD_VK(vkCreateDescriptorSetLayout(device_, &dsl, nullptr, &p->set_layout));
-    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, source.push_constant_bytes};
-    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    pl.setLayoutCount = 1;
-    pl.pSetLayouts = &p->set_layout;
-    pl.pushConstantRangeCount = source.push_constant_bytes > 0 ? 1 : 0;
-    pl.pPushConstantRanges = &range;
-    MGD_VK(vkCreatePipelineLayout(device_, &pl, nullptr, &p->pipeline_layout));
-    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    ci.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    ci.stage.module = p->module;
-    ci.stage.pName = "main";
-    ci.layout = p->pipeline_layout;
-    std::shared_lock<std::shared_mutex> lock(cache_mutex_);  // many creations at once; no merge meanwhile
-    MGD_VK(vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &p->pipeline));
+    const auto t2 = Clock::now();
+    VkPipelineShaderStageCreateInfo stage{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    stage.module = p->module;
+    stage.pName = "main";
+    if (VkResult r = CreatePipeline(stage, 0, *p); r != VK_SUCCESS) return VkError("vkCreateComputePipelines", r);
+    p->feedback.spirv_ms = ms(t0, t1);
+    p->feedback.module_ms = ms(t1, t2);
+    p->feedback.pipeline_ms = ms(t2, Clock::now());
     return std::unique_ptr<Program>(std::move(p));
   }
 
@@ -724,7 +738,8 @@ class VulkanDevice : public Device {
     qci.queueCount = 1;
     qci.pQueuePriorities = &priority;
     // fp16 arithmetic and 16-bit storage when the device has them.
-    Features f = QueryFeatures(physical_, std::min(props.apiVersion, instance_->api_version()));
+    device_api_ = std::min(props.apiVersion, instance_->api_version());
+    Features f = QueryFeatures(physical_, device_api_);
     std::vector<const char*> extensions;
     VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     features.pNext = &f.storage16;
@@ -734,6 +749,26 @@ class VulkanDevice : public Device {
         extensions.push_back("VK_KHR_shader_float16_int8");
       }
     }
+    // Pipelines named by shader module identifiers, for the compilation
+    // cache (VK_EXT_shader_module_identifier; it needs 1.3's
+    // pipelineCreationCacheControl for FAIL_ON_PIPELINE_COMPILE_REQUIRED).
+    VkPhysicalDeviceShaderModuleIdentifierFeaturesEXT identifier_features{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_MODULE_IDENTIFIER_FEATURES_EXT};
+    VkPhysicalDevicePipelineCreationCacheControlFeatures cache_control{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_CREATION_CACHE_CONTROL_FEATURES};
+    const bool identifiers = [&] {
+      if (device_api_ < VK_API_VERSION_1_3 || !HasExtension(physical_, VK_EXT_SHADER_MODULE_IDENTIFIER_EXTENSION_NAME)) return false;
+      VkPhysicalDeviceFeatures2 query{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+      query.pNext = &identifier_features;
+      identifier_features.pNext = &cache_control;
+      vkGetPhysicalDeviceFeatures2(physical_, &query);
+      return identifier_features.shaderModuleIdentifier == VK_TRUE && cache_control.pipelineCreationCacheControl == VK_TRUE;
+    }();
+    if (identifiers) {
+      extensions.push_back(VK_EXT_SHADER_MODULE_IDENTIFIER_EXTENSION_NAME);
+      cache_control.pNext = features.pNext;
+      features.pNext = &identifier_features;  // -> cache_control -> the rest
+    }
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = &features;
     dci.queueCreateInfoCount = 1;
@@ -742,6 +777,16 @@ class VulkanDevice : public Device {
     dci.ppEnabledExtensionNames = extensions.data();
     MGD_VK(vkCreateDevice(physical_, &dci, nullptr, &device_));
     vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+    if (identifiers) {
+      VkPhysicalDeviceShaderModuleIdentifierPropertiesEXT identifier_props{
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_MODULE_IDENTIFIER_PROPERTIES_EXT};
+      VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+      props2.pNext = &identifier_props;
+      vkGetPhysicalDeviceProperties2(physical_, &props2);
+      std::memcpy(identifier_algorithm_.data(), identifier_props.shaderModuleIdentifierAlgorithmUUID, VK_UUID_SIZE);
+      get_identifier_ = reinterpret_cast<PFN_vkGetShaderModuleIdentifierEXT>(
+          vkGetDeviceProcAddr(device_, "vkGetShaderModuleIdentifierEXT"));
+    }
 
     VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     cpi.queueFamilyIndex = queue_family_;
@@ -755,6 +800,97 @@ class VulkanDevice : public Device {
     vkGetPhysicalDeviceMemoryProperties(physical_, &memory);
     allocator_ = std::make_unique<MemoryAllocator>(device_, memory);
     return absl::OkStatus();
+  }
+
+  // The descriptor set and pipeline layouts for programs of this shape, made
+  // once per device: every program with n storage buffers and the same push
+  // constants has the same layouts, and creating them per program costs
+  // driver time at start-up.
+  absl::Status SharedLayouts(uint32_t num_bindings, uint32_t push_constant_bytes, VulkanProgram& p) {
+    std::lock_guard<std::mutex> lock(layouts_mutex_);
+    auto [it, added] = layouts_.try_emplace({num_bindings, push_constant_bytes});
+    if (added) {
+      std::vector<VkDescriptorSetLayoutBinding> bindings(num_bindings);
+      for (uint32_t i = 0; i < num_bindings; ++i) {
+        bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+      }
+      VkDescriptorSetLayoutCreateInfo dsl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+      dsl.bindingCount = num_bindings;
+      dsl.pBindings = bindings.data();
+      VkResult r = vkCreateDescriptorSetLayout(device_, &dsl, nullptr, &it->second.set);
+      VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes};
+      VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+      pl.setLayoutCount = 1;
+      pl.pSetLayouts = &it->second.set;
+      pl.pushConstantRangeCount = push_constant_bytes > 0 ? 1 : 0;
+      pl.pPushConstantRanges = &range;
+      if (r == VK_SUCCESS) r = vkCreatePipelineLayout(device_, &pl, nullptr, &it->second.pipeline);
+      if (r != VK_SUCCESS) {
+        if (it->second.set != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(device_, it->second.set, nullptr);
+        layouts_.erase(it);
+        return VkError("creating the pipeline layout", r);
+      }
+    }
+    p.set_layout = it->second.set;
+    p.pipeline_layout = it->second.pipeline;
+    return absl::OkStatus();
+  }
+
+  // vkCreateComputePipelines through the device's pipeline cache, with the
+  // driver's creation feedback (Vulkan 1.3) kept in the program.
+  VkResult CreatePipeline(const VkPipelineShaderStageCreateInfo& stage, VkPipelineCreateFlags flags, VulkanProgram& p) {
+    VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    ci.flags = flags;
+    ci.stage = stage;
+    ci.layout = p.pipeline_layout;
+    VkPipelineCreationFeedback whole{}, stage_feedback{};
+    VkPipelineCreationFeedbackCreateInfo feedback{VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
+    feedback.pPipelineCreationFeedback = &whole;
+    feedback.pipelineStageCreationFeedbackCount = 1;
+    feedback.pPipelineStageCreationFeedbacks = &stage_feedback;
+    if (device_api_ >= VK_API_VERSION_1_3) ci.pNext = &feedback;
+    VkResult r;
+    {
+      std::shared_lock<std::shared_mutex> lock(cache_mutex_);  // many creations at once; no merge meanwhile
+      r = vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &p.pipeline);
+    }
+    if (r != VK_SUCCESS) p.pipeline = VK_NULL_HANDLE;
+    if ((whole.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) != 0) {
+      p.feedback.driver_known = true;
+      p.feedback.cache_hit = (whole.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT) != 0;
+      p.feedback.driver_ms = static_cast<double>(whole.duration) / 1e6;
+    }
+    return r;
+  }
+
+  // A pipeline the driver already has, named by the shader module identifier
+  // a cache kept (ProgramSource::binary: the identifier algorithm's UUID,
+  // then the identifier): nothing is compiled, and the SPIR-V is neither
+  // parsed by the driver nor validated, since the driver never sees it.
+  // False when the driver would have to compile (another driver, an evicted
+  // pipeline): the caller then builds from the SPIR-V.
+  bool CreateFromIdentifier(const ProgramSource& source, VulkanProgram& p) {
+    const std::vector<uint8_t>& tagged = source.binary;
+    if (get_identifier_ == nullptr || source.spirv.empty() || tagged.size() <= VK_UUID_SIZE ||
+        tagged.size() > VK_UUID_SIZE + VK_MAX_SHADER_MODULE_IDENTIFIER_SIZE_EXT ||
+        std::memcmp(tagged.data(), identifier_algorithm_.data(), VK_UUID_SIZE) != 0) {
+      return false;
+    }
+    const std::array<uint32_t, 3> workgroup = SpirvLocalSize(source.spirv);
+    if (!CheckProgramLimits(info_, source, workgroup).ok()) return false;
+    VkPipelineShaderStageModuleIdentifierCreateInfoEXT id{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_MODULE_IDENTIFIER_CREATE_INFO_EXT};
+    id.identifierSize = static_cast<uint32_t>(tagged.size() - VK_UUID_SIZE);
+    id.pIdentifier = tagged.data() + VK_UUID_SIZE;
+    VkPipelineShaderStageCreateInfo stage{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    stage.pNext = &id;
+    stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    stage.pName = "main";
+    if (CreatePipeline(stage, VK_PIPELINE_CREATE_FAIL_ON_PIPELINE_COMPILE_REQUIRED_BIT, p) != VK_SUCCESS) return false;
+    p.workgroup = workgroup;
+    p.spirv_words = source.spirv;
+    p.identifier = tagged;
+    p.from_identifier = true;
+    return true;
   }
 
   absl::StatusOr<std::unique_ptr<VulkanBuffer>> MakeBuffer(size_t bytes, VkBufferUsageFlags usage,
@@ -868,6 +1004,16 @@ class VulkanDevice : public Device {
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
+  uint32_t device_api_ = VK_API_VERSION_1_1;  // the Vulkan version the device is used at
+  // VK_EXT_shader_module_identifier, when the driver has it (else null).
+  PFN_vkGetShaderModuleIdentifierEXT get_identifier_ = nullptr;
+  std::array<uint8_t, VK_UUID_SIZE> identifier_algorithm_{};
+  struct Layouts {
+    VkDescriptorSetLayout set = VK_NULL_HANDLE;
+    VkPipelineLayout pipeline = VK_NULL_HANDLE;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, Layouts> layouts_;  // (bindings, push constant bytes) -> layouts
+  std::mutex layouts_mutex_;
   VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   // vkMergePipelineCaches needs its destination to itself; pipeline creation
   // synchronizes on the cache inside the driver.

@@ -214,7 +214,10 @@ TEST_P(GpuTest, SmallKernelIsExact) {
 // What a compilation cache keeps: GL program binaries load without
 // compiling, a binary the driver refuses falls back to the GLSL; Vulkan
 // pipeline cache data merges, and data naming another device or driver is
-// refused with the field that differs.
+// refused with the field that differs; where the driver has shader module
+// identifiers, one names the pipeline on a new device given the pipeline
+// cache data, and an identifier it does not know means building from the
+// SPIR-V.
 TEST_P(GpuTest, KeptBinariesAndPipelineCachesAreReusedOrRefused) {
   auto first = MakeProgram(*device_, "affine", kAffine, 2, 8);
   ASSERT_NE(first, nullptr);
@@ -234,7 +237,6 @@ TEST_P(GpuTest, KeptBinariesAndPipelineCachesAreReusedOrRefused) {
     CheckAffine(*device_, 1000, 2.0f, refused->get());
     return;
   }
-  EXPECT_TRUE(first->binary().empty());
   const std::vector<uint8_t> data = device_->PipelineCacheData();
   ASSERT_GE(data.size(), 32u);  // at least VkPipelineCacheHeaderVersionOne
   EXPECT_TRUE(device_->MergePipelineCacheData(data).ok());
@@ -252,6 +254,25 @@ TEST_P(GpuTest, KeptBinariesAndPipelineCachesAreReusedOrRefused) {
   EXPECT_THAT(changed(4), HasSubstr("header version"));
   EXPECT_THAT(std::string(device_->MergePipelineCacheData({data.begin(), data.begin() + 10}).message()),
               HasSubstr("shorter than its header"));
+
+  std::vector<uint8_t> identifier = first->binary();
+  if (identifier.empty()) return;  // no VK_EXT_shader_module_identifier (lavapipe)
+  std::unique_ptr<Device> fresh = Open();
+  ASSERT_NE(fresh, nullptr);
+  ASSERT_TRUE(fresh->MergePipelineCacheData(data).ok());
+  auto named = fresh->CreateProgram({"affine", glsl, 2, 8, 0, first->spirv(), identifier});
+  ASSERT_TRUE(named.ok()) << named.status();
+  EXPECT_TRUE((*named)->from_binary());
+  CheckAffine(*fresh, 1000, 2.0f, named->get());
+  for (size_t at : {size_t{0}, identifier.size() - 1}) {  // the algorithm's UUID, the identifier
+    std::vector<uint8_t> unknown = identifier;
+    unknown[at] ^= 0x5a;
+    auto built = fresh->CreateProgram({"affine", glsl, 2, 8, 0, first->spirv(), unknown});
+    ASSERT_TRUE(built.ok()) << built.status();
+    EXPECT_FALSE((*built)->from_binary()) << "byte " << at;
+    CheckAffine(*fresh, 1000, 2.0f, built->get());
+  }
+  EXPECT_THAT(fresh->validation_messages(), ::testing::IsEmpty());
 }
 
 TEST_P(GpuTest, DependentDispatchesAreOrderedAndIndependentOnesNotSerialized) {

@@ -7,7 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <fstream>
 
 #include "delegate/cache.h"
@@ -15,6 +18,7 @@
 #include "delegate/compiled_file.h"
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
+#include "shaders/dialect.h"
 #include "tests/test_util.h"
 
 namespace mgd {
@@ -54,6 +58,67 @@ TEST(CompiledModelFormat, EveryTestModelRoundTrips) {
       EXPECT_EQ(parsed->dispatches.back().code.body, compiled[0].dispatches.back().code.body);
     }
   }
+}
+
+// A warm start parses its entry in place: the constants are views into the
+// bytes read (which they keep alive), the same bytes a copying parse gives.
+TEST(CompiledModelFormat, ParsingInPlaceKeepsConstantsInTheEntry) {
+  const std::vector<uint8_t> bytes = SerializeCompiledModel(Compile("face_landmark", true)[0]);
+  auto copied = ParseCompiledModel(bytes.data(), bytes.size());
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  auto entry = std::make_shared<const std::vector<uint8_t>>(bytes);
+  auto in_place = ParseCompiledModel(entry);
+  ASSERT_TRUE(in_place.ok()) << in_place.status();
+  ASSERT_EQ(in_place->constants.size(), copied->constants.size());
+  ASSERT_FALSE(in_place->constants.empty());
+  const uint8_t* begin = entry->data();
+  const uint8_t* end = begin + entry->size();
+  for (size_t i = 0; i < in_place->constants.size(); ++i) {
+    const ConstantBytes& c = in_place->constants[i];
+    EXPECT_TRUE(c.data() >= begin && c.data() + c.size() <= end) << "constant " << i << " was copied";
+    ASSERT_EQ(c.size(), copied->constants[i].size());
+    EXPECT_EQ(std::memcmp(c.data(), copied->constants[i].data(), c.size()), 0) << "constant " << i;
+  }
+  entry.reset();  // the model holds the entry's bytes on its own
+  EXPECT_EQ(SerializeCompiledModel(*in_place), bytes);
+  EXPECT_FALSE(ParseCompiledModel(std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end() - 1)).ok());
+}
+
+// fp16 stores weights as fp16 too: 2 bytes per value, read through
+// weights_at() from uvec2 words; fp32 keeps vec4.
+TEST(CompiledModelFormat, Fp16WeightsAreStoredAsHalves) {
+  for (bool fp16 : {false, true}) {
+    SCOPED_TRACE(fp16 ? "fp16" : "fp32");
+    const CompiledModel m = Compile("face_detection_short_range", fp16)[0];
+    size_t conv_dispatches = 0;
+    for (const CompiledDispatch& d : m.dispatches) {
+      const auto weights = std::find_if(d.code.buffers.begin(), d.code.buffers.end(),
+                                        [](const shaders::BufferDecl& b) { return b.name == "weights"; });
+      if (weights == d.code.buffers.end()) continue;
+      ++conv_dispatches;
+      const std::string glsl = shaders::Emit(shaders::Dialect::kVulkan, d.code);
+      EXPECT_THAT(glsl, HasSubstr(fp16 ? "uvec2 weights[]" : "vec4 weights[]")) << d.code.name;
+      EXPECT_THAT(d.code.body, HasSubstr("weights_at(")) << d.code.name;
+      EXPECT_THAT(d.code.body, ::testing::Not(HasSubstr("weights["))) << d.code.name;
+      // Binding i is buffer declaration i.
+      const size_t at = static_cast<size_t>(weights - d.code.buffers.begin());
+      ASSERT_LT(at, d.bindings.size()) << d.code.name;
+      const CompiledBuffer& buffer = m.buffers[static_cast<size_t>(d.bindings[at].buffer)];
+      ASSERT_EQ(buffer.role, BufferRole::kConstant) << d.code.name;
+      EXPECT_EQ(buffer.bytes % (fp16 ? 8 : 16), 0u) << d.code.name;  // whole vec4s
+      EXPECT_EQ(m.constants[static_cast<size_t>(buffer.constant)].size(), buffer.bytes) << d.code.name;
+    }
+    EXPECT_GT(conv_dispatches, 10u);
+  }
+  // Half the bytes in all.
+  auto total = [](const CompiledModel& m) {
+    size_t bytes = 0;
+    for (const ConstantBytes& c : m.constants) bytes += c.size();
+    return bytes;
+  };
+  const size_t fp32 = total(Compile("face_detection_short_range", false)[0]);
+  const size_t fp16 = total(Compile("face_detection_short_range", true)[0]);
+  EXPECT_LT(fp16 * 10, fp32 * 6) << fp16 << " vs " << fp32;
 }
 
 TEST(CompiledModelFormat, TruncationsAndCorruptionsAreErrors) {
@@ -101,7 +166,7 @@ TEST(CompiledModelFormat, WritesFuzzSeedsWhenAsked) {
   const char* dir = std::getenv("MGD_WRITE_FUZZ_SEEDS");
   if (dir == nullptr) GTEST_SKIP() << "MGD_WRITE_FUZZ_SEEDS not set";
   CompiledModel m = Compile("face_detection_short_range", true)[0];
-  for (auto& c : m.constants) c.resize(std::min<size_t>(c.size(), 64));  // small seeds mutate faster
+  for (auto& c : m.constants) c.truncate(64);  // small seeds mutate faster
   for (CompiledBuffer& b : m.buffers) {
     if (b.role == BufferRole::kConstant) b.bytes = std::min<size_t>(b.bytes, 64);
   }

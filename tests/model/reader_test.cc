@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
 
+#include <map>
+#include <mutex>
 #include <random>
 
 #include "interpreter/interpreter.h"
@@ -91,6 +93,36 @@ TEST(WriterTest, RoundTripKeepsTheGraph) {
     }
     EXPECT_EQ(again->metadata, graph->metadata);
   }
+}
+
+// Files of several MiB are read in 1 MiB chunks on all cores, each chunk
+// handed to the callback once it is in memory; small files, in one piece.
+TEST(ReadFileBytesTest, ReadsLargeFilesInChunksAndSmallOnesWhole) {
+  const std::string path = ::testing::TempDir() + "/mgd_read_chunks.bin";
+  for (size_t size : {size_t{0}, size_t{1000}, (size_t{9} << 20) + 123, size_t{6} << 20}) {
+    SCOPED_TRACE(size);
+    std::vector<uint8_t> written(size);
+    std::mt19937 rng(static_cast<unsigned>(size));
+    for (uint8_t& b : written) b = static_cast<uint8_t>(rng());
+    ASSERT_TRUE(WriteFileAtomically(path, written.data(), written.size()).ok());
+    std::mutex mutex;
+    std::map<size_t, std::pair<const uint8_t*, size_t>> chunks;
+    auto read = ReadFileBytes(path, UINT64_MAX, [&](size_t i, const uint8_t* data, size_t n) {
+      std::lock_guard<std::mutex> lock(mutex);
+      EXPECT_TRUE(chunks.emplace(i, std::make_pair(data, n)).second) << "chunk " << i << " twice";
+    });
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(*read, written);
+    const size_t expected_chunks = std::max<size_t>(1, (size + kReadChunkBytes - 1) / kReadChunkBytes);
+    ASSERT_EQ(chunks.size(), expected_chunks);
+    for (const auto& [i, chunk] : chunks) {
+      EXPECT_EQ(chunk.first, read->data() + i * kReadChunkBytes) << "chunk " << i;
+      EXPECT_EQ(chunk.second, std::min(kReadChunkBytes, size - i * kReadChunkBytes)) << "chunk " << i;
+    }
+  }
+  EXPECT_THAT(std::string(ReadFileBytes(path, 10).status().message()), HasSubstr("more than the 10 expected"));
+  EXPECT_THAT(std::string(ReadFileBytes(::testing::TempDir()).status().message()), HasSubstr("not a regular file"));
+  EXPECT_THAT(std::string(ReadFileBytes(path + ".missing").status().message()), HasSubstr("cannot open"));
 }
 
 TEST(ReaderErrorTest, TruncatedFileIsMalformed) {

@@ -200,6 +200,7 @@ absl::Status Run(const RunOptions& given) {
                         {"delegated_nodes", delegated},
                         {"partitions", interpreter->partitions().size()},
                         {"prepare_ms", prepare_ms},
+                        {"read_ms", read_ms},
                         {"run_ms", run_ms},
                         {"activation_bytes", activation_bytes},
                         {"memory_plans", plans},

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <thread>
@@ -22,9 +23,10 @@ inline size_t MaxThreads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// body(0..n-1), each index once, on up to MaxThreads() threads.
-inline void ParallelFor(size_t n, const std::function<void(size_t)>& body) {
-  const size_t workers = std::min(n, MaxThreads());
+// body(0..n-1), each index once, on up to MaxThreads() threads (fewer when
+// `max_threads` says so).
+inline void ParallelFor(size_t n, const std::function<void(size_t)>& body, size_t max_threads = SIZE_MAX) {
+  const size_t workers = std::min({n, MaxThreads(), std::max<size_t>(max_threads, 1)});
   if (workers <= 1) {
     for (size_t i = 0; i < n; ++i) body(i);
     return;
