@@ -202,7 +202,8 @@ void GpuDelegate::LogProgramBuilds(const std::vector<absl::StatusOr<std::unique_
                                    const std::vector<double>& build_ms) const {
   if (!options_.logger) return;
   size_t from_binary = 0, driver_known = 0, cache_hits = 0;
-  double driver_ms = 0, sum_ms = 0, max_ms = 0, spirv_ms = 0, module_ms = 0, pipeline_ms = 0;
+  double driver_ms = 0, sum_ms = 0, max_ms = 0;
+  std::vector<std::pair<std::string, double>> phases;  // summed by name, in first-seen order
   for (size_t k = 0; k < built.size(); ++k) {
     sum_ms += build_ms[k];
     max_ms = std::max(max_ms, build_ms[k]);
@@ -210,9 +211,11 @@ void GpuDelegate::LogProgramBuilds(const std::vector<absl::StatusOr<std::unique_
     const gpu::Program& p = **built[k];
     from_binary += p.from_binary() ? 1 : 0;
     const gpu::Program::BuildFeedback f = p.build_feedback();
-    spirv_ms += f.spirv_ms;
-    module_ms += f.module_ms;
-    pipeline_ms += f.pipeline_ms;
+    for (const gpu::Program::BuildFeedback::Phase& phase : f.phases) {
+      auto it = std::find_if(phases.begin(), phases.end(), [&](const auto& p) { return p.first == phase.name; });
+      if (it == phases.end()) it = phases.insert(phases.end(), {phase.name, 0.0});
+      it->second += phase.ms;
+    }
     if (!f.driver_known) continue;
     ++driver_known;
     cache_hits += f.cache_hit ? 1 : 0;
@@ -220,8 +223,10 @@ void GpuDelegate::LogProgramBuilds(const std::vector<absl::StatusOr<std::unique_
   }
   std::string line = fmt::format("programs: {} built, {:.1f} ms in all (longest {:.1f} ms)", built.size(), sum_ms, max_ms);
   if (options_.api == gpu::Api::kGles) line += fmt::format(", {} from program binaries", from_binary);
-  if (options_.api == gpu::Api::kVulkan) {
-    line += fmt::format(" (SPIR-V {:.1f} ms, modules and layouts {:.1f} ms, pipelines {:.1f} ms)", spirv_ms, module_ms, pipeline_ms);
+  if (!phases.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [name, ms] : phases) parts.push_back(fmt::format("{} {:.1f} ms", name, ms));
+    line += fmt::format(" ({})", fmt::join(parts, ", "));
   }
   if (driver_known > 0) {
     line += fmt::format(", {} of {} pipelines from the pipeline cache, {:.1f} ms in the driver", cache_hits, driver_known,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "base/parallel.h"
@@ -54,9 +55,20 @@ class Converter {
     const tflite::SubGraph& subgraph = *model.subgraphs()->Get(0);
     if (subgraph.tensors() != nullptr) {
       const auto& tensors = *subgraph.tensors();
+      // Copying the constants out of the file into fresh memory is most of
+      // reading a large model: tensors convert on all cores then. The first
+      // error in tensor order is the one reported, as in one pass.
+      std::vector<absl::StatusOr<Tensor>> converted(tensors.size(), absl::UnknownError("not converted"));
+      auto convert = [&](size_t i) {
+        converted[i] = ConvertTensor(*tensors.Get(static_cast<flatbuffers::uoffset_t>(i)), static_cast<int>(i), buffers);
+      };
+      if (size_ >= (size_t{4} << 20)) {
+        ParallelFor(converted.size(), convert);
+      } else {
+        for (size_t i = 0; i < converted.size(); ++i) convert(i);
+      }
       graph.tensors.reserve(tensors.size());
-      for (flatbuffers::uoffset_t i = 0; i < tensors.size(); ++i) {
-        auto tensor = ConvertTensor(*tensors.Get(i), static_cast<int>(i), buffers);
+      for (absl::StatusOr<Tensor>& tensor : converted) {
         if (!tensor.ok()) return tensor.status();
         graph.tensors.push_back(std::move(*tensor));
       }

@@ -91,6 +91,8 @@ class GlProgram final : public Program {
   // cache, its format first; empty when the driver offers none.
   std::vector<uint8_t> binary() const override;
   bool from_binary() const override { return from_binary_; }
+  BuildFeedback build_feedback() const override { return feedback_; }
+  void set_build_feedback(BuildFeedback feedback) { feedback_ = std::move(feedback); }
 
   void set_workgroup_size(const std::array<uint32_t, 3>& size) { workgroup_size_ = size; }
   void set_binary(std::vector<uint8_t> binary, GLenum format, bool loaded) {
@@ -109,6 +111,7 @@ class GlProgram final : public Program {
   std::vector<uint8_t> binary_;
   GLenum binary_format_ = 0;
   bool from_binary_ = false;
+  BuildFeedback feedback_;
 };
 
 // Compiles and links `source` on the current context (worker thread).

@@ -2,6 +2,7 @@
 // the ProgramSource declares, and keep the driver's binary for the cache.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstring>
 
 #include "backends/gl/gl_objects.h"
@@ -164,6 +165,9 @@ bool LoadBinary(GlProgram& program, const std::vector<uint8_t>& tagged) {
 
 absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCore> core,
                                                         const ProgramSource& source) {
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  const auto t0 = Clock::now();
   const std::string where = fmt::format("program '{}'", source.name);
   DrainGlErrors();
   const bool retrievable = core->binary_formats;
@@ -187,6 +191,7 @@ absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCo
     if (absl::Status status = Link(id, *shader, retrievable, where); !status.ok()) return status;
   }
   const GLuint id = program->id();
+  const auto t1 = Clock::now();
 
   GLint size[3] = {0, 0, 0};
   glGetProgramiv(id, GL_COMPUTE_WORK_GROUP_SIZE, size);
@@ -198,7 +203,12 @@ absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCo
   if (absl::Status status = CheckProgramLimits(info, source, workgroup); !status.ok()) return status;
   if (absl::Status status = CheckStorageBlocks(id, source, where); !status.ok()) return status;
   if (absl::Status status = CheckUniformBlocks(id, source, where); !status.ok()) return status;
+  const auto t2 = Clock::now();
   if (retrievable && !program->from_binary()) FetchBinary(*program);
+  program->set_build_feedback({false, false, 0,
+                               {{program->from_binary() ? "binary" : "compile and link", ms(t0, t1)},
+                                {"interface checks", ms(t1, t2)},
+                                {"fetching the binary", ms(t2, Clock::now())}}});
   return program;
 }
 

@@ -122,9 +122,13 @@ class Program {
     bool driver_known = false;
     bool cache_hit = false;
     double driver_ms = 0;
-    // Vulkan, wall time per phase: SPIR-V (compiled, or given and
-    // validated), shader module and layouts, vkCreateComputePipelines.
-    double spirv_ms = 0, module_ms = 0, pipeline_ms = 0;
+    // Wall time per phase, in order (Vulkan: SPIR-V, modules and layouts,
+    // pipelines; GL: compile and link or binary, interface checks).
+    struct Phase {
+      const char* name;
+      double ms;
+    };
+    std::vector<Phase> phases;
   };
   virtual BuildFeedback build_feedback() const { return {}; }
 };

@@ -523,7 +523,7 @@ class VulkanDevice : public Device {
     p->push_constant_bytes = source.push_constant_bytes;
     if (absl::Status s = SharedLayouts(source.num_bindings, source.push_constant_bytes, *p); !s.ok()) return s;
     if (CreateFromIdentifier(source, *p)) {
-      p->feedback.pipeline_ms = ms(t0, Clock::now());
+      p->feedback.phases = {{"SPIR-V", 0}, {"modules and layouts", 0}, {"pipelines", ms(t0, Clock::now())}};
       return std::unique_ptr<Program>(std::move(p));
     }
     auto module = source.spirv.empty() ? CompileGlsl(source.name, source.glsl, kOptimizeSpirv) : LoadSpirv(source.name, source.spirv);
@@ -550,9 +550,7 @@ class VulkanDevice : public Device {
     stage.module = p->module;
     stage.pName = "main";
     if (VkResult r = CreatePipeline(stage, 0, *p); r != VK_SUCCESS) return VkError("vkCreateComputePipelines", r);
-    p->feedback.spirv_ms = ms(t0, t1);
-    p->feedback.module_ms = ms(t1, t2);
-    p->feedback.pipeline_ms = ms(t2, Clock::now());
+    p->feedback.phases = {{"SPIR-V", ms(t0, t1)}, {"modules and layouts", ms(t1, t2)}, {"pipelines", ms(t2, Clock::now())}};
     return std::unique_ptr<Program>(std::move(p));
   }
 
