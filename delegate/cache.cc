@@ -8,7 +8,7 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -113,11 +113,7 @@ std::vector<std::string> ContentHashes(const std::vector<Span>& spans) {
   // for 16); a few MiB already take ~2 ms on one core.
   size_t total = 0;
   for (const Span& s : spans) total += s.size;
-  if (total < kChunk) {
-    for (size_t j = 0; j < jobs.size(); ++j) hash(j);
-  } else {
-    ParallelFor(jobs.size(), hash);
-  }
+  ParallelFor(jobs.size(), hash, total < kChunk ? 1 : SIZE_MAX);
   std::vector<std::string> hashes;
   for (size_t i = 0; i < spans.size(); ++i) {
     const size_t end = i + 1 < spans.size() ? first_job[i + 1] : jobs.size();
@@ -155,23 +151,15 @@ std::optional<std::vector<uint8_t>> CompilationCache::Load(const std::string& to
   }
   // Copied into memory once, each chunk hashed from the copy as soon as it
   // is read (on the thread that read it); nothing looks at the file again.
-  std::error_code ec;
-  const uintmax_t expected_size = fs::file_size(EntryPath(token), ec);
-  std::vector<Digest> digests(ec || expected_size > kMaxFileBytes ? 0 : ChunkCount(static_cast<size_t>(expected_size)));
-  std::atomic<bool> unexpected_chunk{false};  // the file grew after its size was read
-  auto entry = ReadFileBytes(EntryPath(token), kMaxFileBytes, [&](size_t i, const uint8_t* data, size_t size) {
-    if (i < digests.size()) {
-      digests[i] = DigestChunk(data, size);
-    } else {
-      unexpected_chunk = true;
-    }
-  });
+  // ReadFileBytes reads no file over kMaxFileBytes, so every chunk has a slot.
+  std::vector<Digest> digests(ChunkCount(kMaxFileBytes));
+  auto entry = ReadFileBytes(EntryPath(token), kMaxFileBytes,
+                             [&](size_t i, const uint8_t* data, size_t size) { digests[i] = DigestChunk(data, size); });
   if (!entry.ok()) {
     why = "the entry file is missing or unreadable";
     return std::nullopt;
   }
-  if (unexpected_chunk || digests.size() != ChunkCount(entry->size()) ||
-      TreeHashHex(entry->size(), digests.data(), digests.size()) != it->second) {
+  if (TreeHashHex(entry->size(), digests.data(), ChunkCount(entry->size())) != it->second) {
     why = fmt::format("the entry's SHA-256 does not match the index ({} bytes read)", entry->size());
     return std::nullopt;
   }

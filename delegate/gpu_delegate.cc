@@ -303,11 +303,15 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     Note(compiled.ok() ? "hit" : "miss: " + why);
     Step(compiled.ok() ? "cache parse" : "cache read");
   }
-  const bool from_cache = compiled.ok();
-  if (!from_cache) {
-    compiled = CompilePartition(graph, partition, compile);
+  auto compile_afresh = [&]() -> absl::StatusOr<CompiledModel> {
+    auto made = CompilePartition(graph, partition, compile);
+    if (made.ok()) ChooseWorkgroups(*made, tables_, device_->info());
+    return made;
+  };
+  bool reused = compiled.ok();  // from the compiled model or the cache
+  if (!reused) {
+    compiled = compile_afresh();
     if (!compiled.ok()) return compiled.status();
-    ChooseWorkgroups(*compiled, tables_, device_->info());
     Step("compile");
   }
   auto kernel = Realize(*compiled);
@@ -315,19 +319,19 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     return RefuseModel(fmt::format("the compiled model does not run on this device ({}); let mgd recompile it (--recompile)",
                                    Message(kernel.status())));
   }
-  if (!kernel.ok() && from_cache) {  // an entry that passed every check and still fails: compile afresh
+  if (!kernel.ok() && reused) {  // an entry that passed every check and still fails: compile afresh
     cache_events_.pop_back();
     Note("miss: the entry did not realize (" + std::string(kernel.status().message()) + ")");
-    compiled = CompilePartition(graph, partition, compile);
+    reused = false;
+    compiled = compile_afresh();
     if (!compiled.ok()) return compiled.status();
-    ChooseWorkgroups(*compiled, tables_, device_->info());
     kernel = Realize(*compiled);
   }
   if (!kernel.ok()) return kernel.status();
   // Stored once it ran: Realize filled in each program's SPIR-V or binary,
   // and the driver's pipeline cache now holds the pipelines (read only when
   // it is kept: serializing it costs milliseconds).
-  const bool store = cache && !from_file && (!from_cache || cache_events_.back() != "hit");
+  const bool store = cache && !from_file && !reused;
   if (store || options_.collect_compiled || options_.keep_compiled) compiled->pipeline_cache = device_->PipelineCacheData();
   if (store) {
     const absl::Status stored = cache->Store(token, SerializeCompiledModel(*compiled));
