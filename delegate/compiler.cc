@@ -12,6 +12,7 @@
 #include "shaders/generator.h"
 #include "shaders/layout_conversion.h"
 #include "shaders/ops.h"
+#include "shaders/parameters.h"
 
 namespace mgd {
 namespace {
@@ -285,6 +286,12 @@ absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partiti
   CompiledModel model = builder.Finish();
   if (absl::Status s = PlanMemory(model, options.memory); !s.ok()) return s;
   return model;
+}
+
+void SharePrograms(CompiledModel& model) {
+  std::vector<shaders::ParameterizedShader> shaders;
+  for (CompiledDispatch& d : model.dispatches) shaders.push_back({&d.code, &d.params});
+  shaders::LiftDifferingLiterals(shaders, shaders::kMaxParams);
 }
 
 }  // namespace mgd

@@ -19,11 +19,17 @@ struct CompileOptions {
   bool linear_grid = false;      // shaders::LinearGridFor where it fits
   bool dont_unroll = false;      // shaders::ShaderCode::dont_unroll (software GPUs)
   bool fusion = true;
+  bool share_programs = true;    // GpuDelegateOptions::inline_parameters off (applied by the delegate)
   MemoryOptions memory;
   int fault_node = -1;  // tests only: GpuDelegateOptions::fault_node
 };
 
 absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partition& partition,
                                                const CompileOptions& options);
+
+// Lets dispatches that differ only in inlined sizes and constants share a
+// program, reading those as parameters (shaders/parameters.h). Run after the
+// workgroups are chosen: they are part of a program.
+void SharePrograms(CompiledModel& model);
 
 }  // namespace mgd

@@ -118,9 +118,9 @@ NodeSupport GpuNodeSupport(const Graph& graph, int node_index) {
 // offline compiled model, whose file holds the model and names the device.
 std::string PartitionKeyText(const Partition& partition, const CompileOptions& c) {
   return fmt::format(
-      "fp16 {} acc32 {} arith16 {} fusion {} linear {} unroll {} fault {}\nmemory {} {} {} {}\n"
+      "fp16 {} acc32 {} arith16 {} fusion {} shared {} linear {} unroll {} fault {}\nmemory {} {} {} {}\n"
       "nodes {}\ninputs {}\noutputs {}\n",
-      c.fp16, c.fp32_accumulation, c.fp16_arithmetic, c.fusion, c.linear_grid, c.dont_unroll, c.fault_node,
+      c.fp16, c.fp32_accumulation, c.fp16_arithmetic, c.fusion, c.share_programs, c.linear_grid, c.dont_unroll, c.fault_node,
       memory::StrategyName(c.memory.strategy), c.memory.problem ? memory::ProblemName(*c.memory.problem) : "any",
       c.memory.alignment, c.memory.max_object_bytes, fmt::join(partition.nodes, ","), fmt::join(partition.inputs, ","),
       fmt::join(partition.outputs, ","));
@@ -252,6 +252,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   compile.fp32_accumulation = options_.fp32_accumulation || WantsFp32Accumulation(graph);
   compile.fusion = options_.fusion && !options_.keep_tensors;
   compile.fault_node = options_.fault_node;
+  compile.share_programs = !options_.inline_parameters;
   // mediump arithmetic: not on software GPUs (emulated half floats, 100x
   // slower) nor on GLES, where NVIDIA's ES driver computes mediump in true
   // fp16 and hand_landmark's world landmarks then miss the fp16 bound
@@ -305,7 +306,10 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   }
   auto compile_afresh = [&]() -> absl::StatusOr<CompiledModel> {
     auto made = CompilePartition(graph, partition, compile);
-    if (made.ok()) ChooseWorkgroups(*made, tables_, device_->info());
+    if (!made.ok()) return made;
+    ChooseWorkgroups(*made, tables_, device_->info());
+    // After the workgroups: they are part of each program.
+    if (compile.share_programs) SharePrograms(*made);
     return made;
   };
   bool reused = compiled.ok();  // from the compiled model or the cache
@@ -346,8 +350,9 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   // Recorded only for partitions that run, so that index k of each list is
   // the k-th prepared partition.
   std::vector<DispatchInfo> infos;
-  for (const CompiledDispatch& d : compiled->dispatches) {
-    infos.push_back({d.code.name, d.nodes, d.code.workgroup, d.workgroup_source, d.key, d.grid});
+  for (size_t i = 0; i < compiled->dispatches.size(); ++i) {
+    const CompiledDispatch& d = compiled->dispatches[i];
+    infos.push_back({d.code.name, d.nodes, d.code.workgroup, d.workgroup_source, d.key, d.grid, realized_programs_.at(i)});
   }
   dispatch_infos_.push_back(std::move(infos));
   last_dispatch_count_ = compiled->dispatches.size();
@@ -388,6 +393,8 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
     sources.push_back(shaders::Emit(DialectOf(options_.api), model.dispatches[i].code));
     if (program_of.emplace(sources.back(), first_dispatch.size()).second) first_dispatch.push_back(i);
   }
+  realized_programs_.clear();
+  for (const std::string& source : sources) realized_programs_.push_back(program_of.at(source));
   Step("shader sources");
   // The programs are built on other threads while this one creates the
   // buffers and uploads the weights: on Vulkan the two overlap (a driver

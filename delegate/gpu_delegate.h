@@ -34,6 +34,11 @@ struct GpuDelegateOptions {
   bool fp16 = false;
   bool fp32_accumulation = false;
   bool fusion = true;          // graph transforms that merge nodes (--no-fusion: off)
+  // Every size and constant inlined into each dispatch's program, as the
+  // generators write them (--inline-parameters). Off: dispatches that differ
+  // only in those share a program and read them as parameters
+  // (shaders/parameters.h): fewer programs to compile and to load.
+  bool inline_parameters = false;
   // Also record each partition with GPU timestamps, replayed instead of the
   // plain recording while SetTimedRuns(true) (mgd bench's per-op profile).
   bool profile = false;
@@ -112,6 +117,9 @@ class GpuDelegate : public Delegate {
     std::string source;  // "table", "bucket", "op_rule", "default" or "generator"
     tuning::DispatchKey key;
     std::array<uint32_t, 3> grid{};  // all 0: the workgroup is fixed
+    // Its program among the partition's: dispatches alike but for their
+    // parameters share one (GpuDelegateOptions::inline_parameters).
+    size_t program = 0;
   };
   const std::vector<std::vector<DispatchInfo>>& dispatch_infos() const { return dispatch_infos_; }
   // The tables consulted, in precedence (the user's, the built-in one).
@@ -161,6 +169,7 @@ class GpuDelegate : public Delegate {
   GpuDelegateOptions options_;
   std::unique_ptr<gpu::Device> device_;
   size_t last_dispatch_count_ = 0;
+  std::vector<size_t> realized_programs_;  // the last Realize's program of each dispatch
   std::vector<MemoryUse> memory_uses_;
   std::vector<std::vector<DispatchInfo>> dispatch_infos_;
   std::vector<const tuning::Table*> tables_;

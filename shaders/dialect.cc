@@ -23,8 +23,9 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
   if (dialect == Dialect::kVulkan && code.dont_unroll) s += "#extension GL_EXT_control_flow_attributes : require\n";
   s += code.mediump ? "precision mediump float;\n" : "precision highp float;\n";
   s += "precision highp int;\n";
-  s += fmt::format("// {}\nlayout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;\n", code.name,
-                   code.workgroup[0], code.workgroup[1], code.workgroup[2]);
+  // No name: dispatches alike but for it share one program.
+  s += fmt::format("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;\n", code.workgroup[0],
+                   code.workgroup[1], code.workgroup[2]);
   if (code.half_storage) {
     s += "vec4 mgd_unpack(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }\n"
          "uvec2 mgd_pack(vec4 v) { return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw)); }\n";

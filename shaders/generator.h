@@ -1,7 +1,8 @@
 // The op shader generators: for one graph node, the GLSL body of a compute
 // shader over PHWC4 activations, with every scalar parameter (sizes, strides,
-// padding, axes) and small constants inlined, plus the weight buffers to
-// upload at prepare. A registry maps op kinds to generators; a generator that
+// padding, axes) and small constants inlined (the delegate then turns those
+// that differ between otherwise equal shaders into parameters:
+// shaders/parameters.h), plus the weight buffers to upload at prepare. A registry maps op kinds to generators; a generator that
 // cannot handle a node says why, and that reason is what `mgd ops` shows.
 #pragma once
 

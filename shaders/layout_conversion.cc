@@ -18,7 +18,7 @@ std::array<uint32_t, 3> Grid(const layout::Bhwc& s) {
 
 std::string Prologue(const layout::Bhwc& s) {
   return fmt::format(
-      "  const int W = {}, H = {}, C = {}, S = {}, B = {};\n"
+      "  int W = {}, H = {}, C = {}, S = {}, B = {};\n"
       "  ivec3 gid = ivec3(gl_GlobalInvocationID);\n"
       "  if (gid.x >= W || gid.y >= H || gid.z >= B * S) return;\n"
       "  int b = gid.z / S;\n"
@@ -62,7 +62,7 @@ ConversionShader Phwc4ToBhwcShader(const layout::Bhwc& s, bool half_storage) {
   const uint64_t groups = std::max<uint64_t>(1, (elements + kThreads - 1) / kThreads);
   const uint32_t row_groups = static_cast<uint32_t>(std::min<uint64_t>(groups, kMaxGroups));
   shader.code.body = fmt::format(
-      "  const int W = {}, H = {}, C = {}, S = {}, E = {};\n"
+      "  int W = {}, H = {}, C = {}, S = {}, E = {};\n"
       "  int i = int(gl_GlobalInvocationID.y) * {} + int(gl_GlobalInvocationID.x);\n"
       "  if (i >= E) return;\n"
       "  int c = i % C, p = i / C;\n"

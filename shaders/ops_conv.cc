@@ -1,10 +1,11 @@
 // The convolution family over PHWC4: CONV_2D, DEPTHWISE_CONV_2D (any
 // multiplier), FULLY_CONNECTED, TRANSPOSE_CONV and MediaPipe's
-// Convolution2DTransposeBias, with weights in the vec4 layouts of
-// layout/weights.h and bias inlined. Sizes, strides, padding and dilation are
+// Convolution2DTransposeBias, with weights (bias at their end) in the vec4
+// layouts of layout/weights.h. Sizes, strides, padding and dilation are
 // constants in the source, so the compiler unrolls and folds the index
-// arithmetic. Each sums input channels in sequence per tap, the CPU kernels'
-// order, which keeps deep models closer to them than mat4 * vec4's
+// arithmetic, unless dispatches share the program (shaders/parameters.h).
+// Each sums input channels in sequence per tap, the CPU kernels' order,
+// which keeps deep models closer to them than mat4 * vec4's
 // dot-product-first order.
 #include <fmt/format.h>
 
@@ -49,25 +50,19 @@ GeneratedShader Start(const NodeContext& ctx, const layout::Bhwc& out, int input
   return g;
 }
 
-// The bias of output slice s: a const array when small; a large one rides at
-// the end of the weights buffer instead (software GPUs spend seconds
-// compiling big constant arrays, and hardware ones gain nothing from them).
-constexpr int kMaxInlineSlices = 16;
-
 // Packed weights, unless the context only asks whether the node is supported.
 template <typename Pack>
 std::vector<float> PackUnlessSupportOnly(const NodeContext& ctx, Pack pack) {
   return ctx.support_only ? std::vector<float>{} : pack();
 }
 
-std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels, std::string* declarations) {
+// The bias of output slice s rides at the end of the weights buffer: as a
+// const array in the source it made every convolution its own program (see
+// shaders/parameters.h), and software GPUs spend seconds compiling big ones.
+std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
   if (bias_input < 0 || !ctx.has_input(static_cast<size_t>(bias_input))) return "vec4(0.0)";
   const std::vector<float> bias = ConstantFloats(ctx.input(static_cast<size_t>(bias_input)));
   const std::vector<float> padded = layout::PadToSlices(bias.data(), channels);
-  if (padded.size() / 4 <= kMaxInlineSlices) {
-    *declarations += glsl::ConstVec4Array("bias", padded);
-    return "bias[s]";
-  }
   std::vector<float>& weights = g.constants.at(0);
   const size_t offset = weights.size() / 4;
   weights.insert(weights.end(), padded.begin(), padded.end());
@@ -75,9 +70,7 @@ std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, i
 }
 
 std::string BiasInit(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
-  std::string declarations;
-  const std::string bias = BiasOf(ctx, g, bias_input, channels, &declarations);
-  return declarations + "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = " + bias + ";\n";
+  return "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = " + BiasOf(ctx, g, bias_input, channels) + ";\n";
 }
 
 // The loops over the filter window, skipping taps outside the input (zero
@@ -166,9 +159,7 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
       "  acc = vec4(0.0);\n"
       "  for (int k = 0; k < {split}; ++k) acc += partial[l][k];\n",
       fmt::arg("split", kSplit));
-  std::string declarations;
-  const std::string bias = BiasOf(ctx, g, 2, out.channels, &declarations);
-  g.code.body += declarations + "  acc += " + bias + ";\n";
+  g.code.body += "  acc += " + BiasOf(ctx, g, 2, out.channels) + ";\n";
   g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
   return g;
 }

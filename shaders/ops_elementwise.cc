@@ -70,7 +70,8 @@ absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const 
     if (t.type != DataType::kFloat32) return absl::UnimplementedError("non-float constants are not supported");
     const std::vector<float> values = ConstantFloats(t);
     if (values.size() == 1) return Operand{"", fmt::format("vec4({})", glsl::Float(values[0])), false};
-    // A per-channel vector is inlined when small (see ops_conv.cc's BiasOf);
+    // A per-channel vector is inlined when small (a shader with one cannot
+    // share its program with others, but most fold into convolutions first);
     // a larger one is read from a buffer like any operand.
     if (static_cast<int>(values.size()) == out.channels && shape->channels == out.channels && out.channels <= 64) {
       return Operand{glsl::ConstVec4Array(const_name, layout::PadToSlices(values.data(), out.channels)),

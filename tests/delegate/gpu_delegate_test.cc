@@ -493,6 +493,54 @@ TEST_P(GpuDelegateTest, Fp16PrecisionStoresHalves) {
   }
 }
 
+// Convolutions alike but for their input depth share one program, reading
+// the sizes that differ as parameters (shaders/parameters.h), and still
+// compute what the CPU does; with inline_parameters each shape has its own.
+TEST_P(GpuDelegateTest, DispatchesAlikeButForSizesShareAProgram) {
+  GraphBuilder b;
+  int t = b.Input({1, 8, 8, 4}), depth = 4;
+  uint32_t seed = 40;
+  for (int k = 0; k < 3; ++k) {  // 4 -> 8, 8 -> 8, 8 -> 8 channels
+    const int w = b.Constant({8, 3, 3, depth}, Uniform(static_cast<size_t>(8 * 9 * depth), seed++, 0.2f));
+    const int bias = b.Constant({8}, Uniform(8, seed++));
+    const int y = b.Tensor({1, 8, 8, 8});
+    Conv2dAttributes a;
+    a.padding = Padding::kSame;
+    a.activation = Activation::kRelu6;
+    b.Op(OpKind::kConv2d, a, {t, w, bias}, {y});
+    t = y;
+    depth = 8;
+  }
+  b.Output(t);
+  const Graph graph = b.Build();
+  const std::vector<std::vector<float>> input = {Uniform(8 * 8 * 4, seed)};
+  const auto cpu = Run(graph, input, nullptr);
+  // The convolutions' dispatches: 1..3 (0 and 4 convert the layouts).
+  auto conv_programs = [](const GpuDelegate& delegate) {
+    const auto& infos = delegate.dispatch_infos().back();
+    EXPECT_EQ(infos.size(), 5u);
+    EXPECT_EQ(infos[1].workgroup, infos[2].workgroup) << "the tables gave equal shapes different workgroups";
+    return std::array<size_t, 3>{infos[1].program, infos[2].program, infos[3].program};
+  };
+  ExpectNear(Run(graph, input, delegate_.get()), cpu);
+  const std::array<size_t, 3> shared = conv_programs(*delegate_);
+  EXPECT_EQ(shared[0], shared[1]);
+  EXPECT_EQ(shared[1], shared[2]);
+
+  GpuDelegateOptions options;
+  options.api = GetParam().api;
+  options.fp16 = GetParam().fp16;
+  options.validation = true;
+  options.inline_parameters = true;
+  auto inlined = GpuDelegate::Create(options);
+  ASSERT_TRUE(inlined.ok()) << inlined.status();
+  ExpectNear(Run(graph, input, inlined->get()), cpu);
+  const std::array<size_t, 3> own = conv_programs(**inlined);
+  EXPECT_NE(own[0], own[1]);
+  EXPECT_EQ(own[1], own[2]);  // the same shape: the same source, whatever the weights
+  EXPECT_THAT((*inlined)->device().validation_messages(), ::testing::IsEmpty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, GpuDelegateTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
 
 }  // namespace

@@ -175,12 +175,16 @@ absl::Status Run(const RunOptions& given) {
   // Each GPU dispatch's workgroup and where it came from.
   nlohmann::json dispatches = nlohmann::json::array();
   std::map<std::string, int> sources;
+  size_t programs = 0;  // over all partitions
   if (backend.delegate != nullptr) {
     for (const auto& partition : backend.delegate->dispatch_infos()) {
+      size_t partition_programs = 0;
       for (const GpuDelegate::DispatchInfo& d : partition) {
-        dispatches.push_back({{"name", d.name}, {"workgroup", d.workgroup}, {"source", d.source}});
+        dispatches.push_back({{"name", d.name}, {"workgroup", d.workgroup}, {"source", d.source}, {"program", programs + d.program}});
         ++sources[d.source];
+        partition_programs = std::max(partition_programs, d.program + 1);
       }
+      programs += partition_programs;
     }
   }
   // Where the GPU partitions' activations live.
@@ -205,6 +209,7 @@ absl::Status Run(const RunOptions& given) {
                         {"activation_bytes", activation_bytes},
                         {"memory_plans", plans},
                         {"dispatches", dispatches},
+                        {"programs", programs},
                         {"cache", CacheEvents(backend.delegate.get())},
                         {"prepare_steps", PrepareSteps(backend.delegate.get())},
                         {"outputs", outputs}};
