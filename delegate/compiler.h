@@ -19,7 +19,7 @@ struct CompileOptions {
   bool linear_grid = false;      // shaders::LinearGridFor where it fits
   bool dont_unroll = false;      // shaders::ShaderCode::dont_unroll (software GPUs)
   bool fusion = true;
-  bool share_programs = true;    // GpuDelegateOptions::inline_parameters off (applied by the delegate)
+  bool share_programs = false;   // GpuDelegateOptions::share_programs (applied by the delegate)
   MemoryOptions memory;
   int fault_node = -1;  // tests only: GpuDelegateOptions::fault_node
 };

@@ -252,7 +252,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   compile.fp32_accumulation = options_.fp32_accumulation || WantsFp32Accumulation(graph);
   compile.fusion = options_.fusion && !options_.keep_tensors;
   compile.fault_node = options_.fault_node;
-  compile.share_programs = !options_.inline_parameters;
+  compile.share_programs = options_.share_programs;
   // mediump arithmetic: not on software GPUs (emulated half floats, 100x
   // slower) nor on GLES, where NVIDIA's ES driver computes mediump in true
   // fp16 and hand_landmark's world landmarks then miss the fp16 bound

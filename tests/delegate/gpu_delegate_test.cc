@@ -493,9 +493,10 @@ TEST_P(GpuDelegateTest, Fp16PrecisionStoresHalves) {
   }
 }
 
-// Convolutions alike but for their input depth share one program, reading
-// the sizes that differ as parameters (shaders/parameters.h), and still
-// compute what the CPU does; with inline_parameters each shape has its own.
+// With share_programs, convolutions alike but for their input depth share
+// one program, reading the sizes that differ as parameters
+// (shaders/parameters.h), and still compute what the CPU does; by default
+// each shape has its own.
 TEST_P(GpuDelegateTest, DispatchesAlikeButForSizesShareAProgram) {
   GraphBuilder b;
   int t = b.Input({1, 8, 8, 4}), depth = 4;
@@ -523,22 +524,22 @@ TEST_P(GpuDelegateTest, DispatchesAlikeButForSizesShareAProgram) {
     return std::array<size_t, 3>{infos[1].program, infos[2].program, infos[3].program};
   };
   ExpectNear(Run(graph, input, delegate_.get()), cpu);
-  const std::array<size_t, 3> shared = conv_programs(*delegate_);
-  EXPECT_EQ(shared[0], shared[1]);
-  EXPECT_EQ(shared[1], shared[2]);
+  const std::array<size_t, 3> own = conv_programs(*delegate_);
+  EXPECT_NE(own[0], own[1]);
+  EXPECT_EQ(own[1], own[2]);  // the same shape: the same source, whatever the weights
 
   GpuDelegateOptions options;
   options.api = GetParam().api;
   options.fp16 = GetParam().fp16;
   options.validation = true;
-  options.inline_parameters = true;
-  auto inlined = GpuDelegate::Create(options);
-  ASSERT_TRUE(inlined.ok()) << inlined.status();
-  ExpectNear(Run(graph, input, inlined->get()), cpu);
-  const std::array<size_t, 3> own = conv_programs(**inlined);
-  EXPECT_NE(own[0], own[1]);
-  EXPECT_EQ(own[1], own[2]);  // the same shape: the same source, whatever the weights
-  EXPECT_THAT((*inlined)->device().validation_messages(), ::testing::IsEmpty());
+  options.share_programs = true;
+  auto sharing = GpuDelegate::Create(options);
+  ASSERT_TRUE(sharing.ok()) << sharing.status();
+  ExpectNear(Run(graph, input, sharing->get()), cpu);
+  const std::array<size_t, 3> shared = conv_programs(**sharing);
+  EXPECT_EQ(shared[0], shared[1]);
+  EXPECT_EQ(shared[1], shared[2]);
+  EXPECT_THAT((*sharing)->device().validation_messages(), ::testing::IsEmpty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GpuDelegateTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);

@@ -36,16 +36,28 @@ double MaskIou(const std::vector<float>& a, const std::vector<float>& b) {
   return either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
 }
 
+// Every other model runs with share_programs (programs shared between
+// dispatches alike but for sizes), so that both ways of generating code meet
+// whole models without running each model twice.
 TEST_P(ModelTest, FullyDelegatedAndWithinTheBounds) {
   const bool fp16 = GetParam().fp16;
+  GpuDelegateOptions sharing_options;
+  sharing_options.api = GetParam().api;
+  sharing_options.fp16 = fp16;
+  sharing_options.validation = true;
+  sharing_options.share_programs = true;
+  auto sharing = GpuDelegate::Create(sharing_options);
+  ASSERT_TRUE(sharing.ok()) << sharing.status();
+  bool share = false;
   for (const char* model : {"face_detection_short_range", "face_landmark", "hand_landmark_lite", "palm_detection_lite",
                             "pose_landmark_lite", "selfie_segmentation"}) {
-    SCOPED_TRACE(model);
+    share = !share;
+    SCOPED_TRACE(std::string(model) + (share ? ", programs shared" : ""));
     const auto start = std::chrono::steady_clock::now();
     auto graph = ReadModelFile(testing::DataPath(std::string("models/") + model + ".tflite"));
     ASSERT_TRUE(graph.ok()) << graph.status();
     InterpreterOptions options;
-    options.delegates.push_back(delegate_.get());
+    options.delegates.push_back(share ? sharing->get() : delegate_.get());
     auto created = Interpreter::Create(std::move(*graph), std::move(options));
     ASSERT_TRUE(created.ok()) << created.status();
     Interpreter& interpreter = **created;
@@ -84,8 +96,9 @@ TEST_P(ModelTest, FullyDelegatedAndWithinTheBounds) {
       }
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("%s: %.1f s (prepare and one run)\n", model, seconds);
+    std::printf("%s%s: %.1f s (prepare and one run)\n", model, share ? " (programs shared)" : "", seconds);
   }
+  EXPECT_THAT((*sharing)->device().validation_messages(), ::testing::IsEmpty());
 }
 
 // Every shader of every model within the GLES 3.1 minimum limits (the

@@ -87,7 +87,7 @@ absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
   }
   options.fp16 = run.precision == "fp16";
   options.fusion = !run.no_fusion;
-  options.inline_parameters = run.inline_parameters;
+  options.share_programs = run.share_programs;
   options.cache_dir = run.cache_dir;
   if (!run.workgroups.empty()) {
     auto table = tuning::ReadTableFile(run.workgroups);

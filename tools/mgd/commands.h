@@ -24,7 +24,7 @@ struct RunOptions {
   std::string workgroups;
   std::string memory_strategy;
   bool no_fusion = false;
-  bool inline_parameters = false;
+  bool share_programs = false;
   bool json = false;
   std::string dump_tensors;  // a folder: every tensor as .npy (run only)
   bool recompile = false;    // an offline compiled model made for another GPU: compile it again

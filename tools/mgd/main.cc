@@ -39,9 +39,9 @@ void AddCodeOptions(CLI::App* cmd, mgd::cli::RunOptions& run, const std::string&
                   "How activations share GPU memory: naive|equality|greedy_in_order|greedy_by_breadth|greedy_by_size|"
                   "min_cost_flow|best (default), optionally :offsets or :shared_objects");
   cmd->add_flag("--no-fusion", run.no_fusion, "Disable operator fusion (GPU backends)");
-  cmd->add_flag("--inline-parameters", run.inline_parameters,
-                "Inline every size and constant into each dispatch's program instead of sharing programs between "
-                "dispatches that differ only in those (GPU backends)");
+  cmd->add_flag("--share-programs", run.share_programs,
+                "Let dispatches that differ only in sizes and constants share a program, reading those as parameters: "
+                "fewer programs to compile, a little slower to run (GPU backends)");
   cmd->add_flag("--json", run.json, "Print one JSON object on stdout");
 }
 
