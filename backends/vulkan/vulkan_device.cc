@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <shared_mutex>
+#include <thread>
 
 #include "backends/vulkan/glsl_compiler.h"
 #include "backends/vulkan/memory.h"
@@ -403,10 +404,12 @@ class VulkanDevice : public Device {
       self->info_.clamped_limits = true;
     }
     if (absl::Status s = self->Init(); !s.ok()) return s;
+    self->WarmUpLayouts();
     return std::unique_ptr<Device>(std::move(self));
   }
 
   ~VulkanDevice() override {
+    if (layouts_warm_up_.joinable()) layouts_warm_up_.join();
     if (device_ != VK_NULL_HANDLE) {
       vkDeviceWaitIdle(device_);
       staging_.reset();
@@ -804,6 +807,19 @@ class VulkanDevice : public Device {
   // once per device: every program with n storage buffers and the same push
   // constants has the same layouts, and creating them per program costs
   // driver time at start-up.
+  // NVIDIA's driver sets something up at a device's first pipeline layout:
+  // ~6 ms on the H200, which delayed the first program of the first prepare
+  // (and every program after it). Made on another thread as the device is
+  // created, it overlaps the app's reading its model (warm prepares 3-5 ms
+  // shorter; docs/perf.md). The layout made, three bindings without push
+  // constants, is the commonest, and is kept for the programs that use it.
+  void WarmUpLayouts() {
+    layouts_warm_up_ = std::thread([this] {
+      VulkanProgram unused(device_, "layouts warm-up");
+      (void)SharedLayouts(3, 0, unused);  // a failure here is met again, and reported, by the first program
+    });
+  }
+
   absl::Status SharedLayouts(uint32_t num_bindings, uint32_t push_constant_bytes, VulkanProgram& p) {
     std::lock_guard<std::mutex> lock(layouts_mutex_);
     auto [it, added] = layouts_.try_emplace({num_bindings, push_constant_bytes});
@@ -1022,6 +1038,7 @@ class VulkanDevice : public Device {
   std::unique_ptr<MemoryAllocator> allocator_;
   std::unique_ptr<VulkanBuffer> staging_;
   std::mutex mutex_;  // the queue, the command pool, the fence and staging
+  std::thread layouts_warm_up_;  // WarmUpLayouts; joined first at destruction
 };
 
 }  // namespace
