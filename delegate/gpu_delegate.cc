@@ -401,8 +401,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   // The programs are built on other threads while this one creates the
   // buffers and uploads the weights: on Vulkan the two overlap (a driver
   // builds pipelines at about 0.15 ms each, one after another, even from
-  // its cache); GL builds them in a second context sharing the first's
-  // objects, on a thread of its own.
+  // its cache); GL runs both on its one context thread in turn.
   std::vector<absl::StatusOr<std::unique_ptr<gpu::Program>>> built;
   for (size_t k = 0; k < first_dispatch.size(); ++k) built.emplace_back(absl::UnknownError("not built"));
   std::vector<double> build_ms(first_dispatch.size());

@@ -244,11 +244,10 @@ absl::StatusOr<std::unique_ptr<EglContext>> EglContext::Create(std::unique_ptr<D
   const bool minor_versions = HasExtension(extensions, "EGL_KHR_create_context") || EglVersionAtLeast15(display);
   EGLContext context = EGL_NO_CONTEXT;
   EGLint error = EGL_SUCCESS;
-  std::vector<EGLint> attributes;
   for (EGLint minor : {2, 1}) {
-    attributes = minor_versions ? std::vector<EGLint>{EGL_CONTEXT_MAJOR_VERSION_KHR, 3, EGL_CONTEXT_MINOR_VERSION_KHR, minor, EGL_NONE}
-                                : std::vector<EGLint>{EGL_CONTEXT_CLIENT_VERSION, 3, EGL_NONE};
-    context = eglCreateContext(display, *config, EGL_NO_CONTEXT, attributes.data());
+    const EGLint versioned[] = {EGL_CONTEXT_MAJOR_VERSION_KHR, 3, EGL_CONTEXT_MINOR_VERSION_KHR, minor, EGL_NONE};
+    const EGLint plain[] = {EGL_CONTEXT_CLIENT_VERSION, 3, EGL_NONE};
+    context = eglCreateContext(display, *config, EGL_NO_CONTEXT, minor_versions ? versioned : plain);
     if (context != EGL_NO_CONTEXT || !minor_versions) break;
     error = eglGetError();
   }
@@ -257,23 +256,7 @@ absl::StatusOr<std::unique_ptr<EglContext>> EglContext::Create(std::unique_ptr<D
     return absl::UnavailableError(
         fmt::format("{}: eglCreateContext for OpenGL ES 3.2/3.1 failed: {}", label, EglErrorName(error)));
   }
-  std::unique_ptr<EglContext> result(new EglContext(std::move(display_ref), context, *config, std::move(attributes)));
-  if (absl::Status status = result->MakeCurrent(); !status.ok()) return status;
-  return result;
-}
-
-absl::StatusOr<std::unique_ptr<EglContext>> EglContext::CreateShared(const EglContext& share) {
-  const std::string& label = share.source().label;
-  absl::StatusOr<std::unique_ptr<DisplayRef>> display = DisplayRef::Open(share.source());  // one more use of it
-  if (!display.ok()) return display.status();
-  if (!eglBindAPI(EGL_OPENGL_ES_API)) {
-    return absl::UnavailableError(fmt::format("{}: eglBindAPI(EGL_OPENGL_ES_API) failed: {}", label, EglErrorName(eglGetError())));
-  }
-  const EGLContext context = eglCreateContext((*display)->display(), share.config_, share.context_, share.attributes_.data());
-  if (context == EGL_NO_CONTEXT) {
-    return absl::UnavailableError(fmt::format("{}: eglCreateContext sharing objects failed: {}", label, EglErrorName(eglGetError())));
-  }
-  std::unique_ptr<EglContext> result(new EglContext(std::move(*display), context, share.config_, share.attributes_));
+  std::unique_ptr<EglContext> result(new EglContext(std::move(display_ref), context));
   if (absl::Status status = result->MakeCurrent(); !status.ok()) return status;
   return result;
 }

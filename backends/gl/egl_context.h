@@ -54,10 +54,6 @@ class DisplayRef {
 class EglContext {
  public:
   static absl::StatusOr<std::unique_ptr<EglContext>> Create(std::unique_ptr<DisplayRef> display);
-  // Another context of the same display and version in `share`'s share group
-  // (programs and buffers made in one are objects of the other), current on
-  // the calling thread.
-  static absl::StatusOr<std::unique_ptr<EglContext>> CreateShared(const EglContext& share);
   ~EglContext();  // releases it from this thread, destroys it, drops the display
   EglContext(const EglContext&) = delete;
   EglContext& operator=(const EglContext&) = delete;
@@ -67,13 +63,10 @@ class EglContext {
   const DisplaySource& source() const { return display_->source(); }
 
  private:
-  EglContext(std::unique_ptr<DisplayRef> display, EGLContext context, EGLConfig config, std::vector<EGLint> attributes)
-      : display_(std::move(display)), context_(context), config_(config), attributes_(std::move(attributes)) {}
+  EglContext(std::unique_ptr<DisplayRef> display, EGLContext context)
+      : display_(std::move(display)), context_(context) {}
   std::unique_ptr<DisplayRef> display_;
   EGLContext context_;
-  EGLConfig config_;                // what it was made with, for CreateShared
-  std::vector<EGLint> attributes_;
-
 };
 
 }  // namespace mgd::gpu::gl

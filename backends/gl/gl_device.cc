@@ -261,14 +261,9 @@ class GlDevice final : public Device {
   }
 
   absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) override {
-    const bool shared = core_->program_context != nullptr;
-    return (shared ? core_->program_worker : core_->worker).Call([&]() -> absl::StatusOr<std::unique_ptr<Program>> {
+    return core_->worker.Call([&]() -> absl::StatusOr<std::unique_ptr<Program>> {
       absl::StatusOr<std::unique_ptr<GlProgram>> program = BuildProgram(core_, source);
       if (!program.ok()) return program.status();
-      // Done before the device's own context uses it: a change to a shared
-      // object is only certain to be seen by another context once the
-      // commands that made it have completed.
-      if (shared) glFinish();
       return std::unique_ptr<Program>(std::move(*program));
     });
   }
@@ -291,10 +286,6 @@ class GlDevice final : public Device {
   // Releases the context on its thread, then ends the thread. Objects still
   // alive find the worker stopped; destroying the context freed theirs.
   static void Shutdown(DeviceCore& core) {
-    core.program_worker.Stop([&core] {
-      core.program_context.reset();
-      eglReleaseThread();
-    });
     core.worker.Stop([&core] {
       core.context.reset();
       eglReleaseThread();  // EGL's per-thread state, or it leaks with the thread
@@ -473,11 +464,6 @@ absl::StatusOr<std::unique_ptr<Device>> CreateDevice(const DeviceOptions& option
     GlDevice::Shutdown(*core);
     return status;
   }
-  // No shared context is no error: programs are then built on the one thread.
-  (void)core->program_worker.RunAndWait([&] {
-    auto context = EglContext::CreateShared(*core->context);
-    if (context.ok()) core->program_context = std::move(*context);
-  });
   return std::unique_ptr<Device>(new GlDevice(std::move(core)));
 }
 

@@ -37,13 +37,6 @@ struct DeviceCore {
   Worker worker;
   // Only touched on the worker thread; null after the device is destroyed.
   std::unique_ptr<EglContext> context;
-  // Programs are built on a second thread, in a context sharing the first
-  // one's objects, while the first one makes buffers and uploads weights
-  // (one thread did both in turn). Null where the driver cannot share
-  // contexts: programs are then built on `worker`. Only touched on
-  // `program_worker`.
-  Worker program_worker;
-  std::unique_ptr<EglContext> program_context;
   GpuInfo info;  // fixed once the device exists
   GlExtensions ext;
   bool binary_formats = false;   // GL_NUM_PROGRAM_BINARY_FORMATS > 0
