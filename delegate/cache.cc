@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <sstream>
 
 #include "base/parallel.h"
@@ -124,23 +123,6 @@ std::vector<std::string> ContentHashes(const std::vector<Span>& spans) {
 }
 
 std::string ContentHashHex(const void* data, size_t size) { return ContentHashes({{data, size}})[0]; }
-
-absl::StatusOr<Graph> ReadModelFileWithDigest(const std::string& path) {
-  std::mutex mutex;
-  std::map<size_t, Digest> digests;  // by chunk
-  auto bytes = ReadFileBytes(path, UINT64_MAX, [&](size_t i, const uint8_t* data, size_t size) {
-    const Digest d = DigestChunk(data, size);
-    std::lock_guard<std::mutex> lock(mutex);
-    digests[i] = d;
-  });
-  if (!bytes.ok()) return bytes.status();
-  auto graph = ReadModel(bytes->data(), bytes->size(), path);
-  if (!graph.ok() || digests.size() != ChunkCount(bytes->size())) return graph;
-  std::vector<Digest> ordered;
-  for (const auto& [index, digest] : digests) ordered.push_back(digest);
-  graph->source_digest = TreeHashHex(bytes->size(), ordered.data(), ordered.size());
-  return graph;
-}
 
 std::string CacheToken(const TokenParts& p) {
   std::string text = fmt::format("mgd cache token {}\n", p.format);

@@ -21,8 +21,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "model/graph.h"
 
 namespace mgd {
 
@@ -38,12 +36,6 @@ struct Span {
 };
 std::vector<std::string> ContentHashes(const std::vector<Span>& spans);
 std::string ContentHashHex(const void* data, size_t size);
-
-// ReadModelFile, with each chunk of the file hashed as soon as it is read,
-// on the thread that read it, into Graph::source_digest (ContentHashHex of
-// the file): a cache token then need not hash the model's constants again
-// (pose_landmark's 8 MB: its fp16 weights and their fp32 folds).
-absl::StatusOr<Graph> ReadModelFileWithDigest(const std::string& path);
 
 // Everything a cache token names (GpuDelegate fills it in). Each field is
 // written with its length, so that no two different sets of parts (a device

@@ -147,16 +147,14 @@ absl::StatusOr<std::string> GpuDelegate::CacheToken(const Graph& graph, const Pa
   if (options_.model_token.empty()) {
     // The structure without constant data, then each constant's bytes, all
     // hashed in one parallel pass (writing and hashing the whole model took
-    // 50 ms of a 17 MB model's warm start), unless the reader hashed the
-    // file: the constants are the file's, or folds of them by this build.
+    // 50 ms of a 17 MB model's warm start).
     auto structure = WriteModelStructure(graph, StructureOptions{{kCompiledMetadataName}});
     if (!structure.ok()) return structure.status();
     std::vector<Span> spans{{structure->data(), structure->size()}};
     for (const Tensor& t : graph.tensors) {
-      if (t.is_constant && graph.source_digest.empty()) spans.push_back({t.data.data(), t.data.size()});
+      if (t.is_constant) spans.push_back({t.data.data(), t.data.size()});
     }
     model_id = fmt::format("{}", fmt::join(ContentHashes(spans), " "));
-    if (!graph.source_digest.empty()) model_id += " file " + graph.source_digest;
   }
   const gpu::GpuInfo& info = device_->info();
   return mgd::CacheToken({BuildId(), kCompiledModelVersion, gpu::ApiName(info.api), info.device_name, info.vendor,

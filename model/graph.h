@@ -172,11 +172,6 @@ struct Graph {
   std::string description;
   // Model metadata by name (e.g. "reduced_precision_support" -> "fp16accfp32").
   std::map<std::string, std::string> metadata;
-  // The SHA-256 tree hash of the file the graph was read from, when its
-  // reader took it (ReadModelFileWithDigest): compilation cache tokens then
-  // name the constants by it instead of hashing them again. Whoever changes
-  // a constant's bytes after reading must clear it.
-  std::string source_digest;
 };
 
 // A printable name for a node: "node 12 (CONV_2D)" or "node 3 (custom Foo)".

@@ -7,7 +7,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -31,10 +30,6 @@ class CacheTest : public testing::DelegateTest {
   Result RunCached(const std::string& model, bool fp16 = false, bool fusion = true) const {
     auto graph = ReadModelFile(testing::DataPath("models/" + model + ".tflite"));
     EXPECT_TRUE(graph.ok()) << graph.status();
-    return RunCachedGraph(*graph, model, fp16, fusion);
-  }
-  // `graph` with the input of `model`.
-  Result RunCachedGraph(const Graph& graph, const std::string& model, bool fp16 = false, bool fusion = true) const {
     GpuDelegateOptions options;
     options.api = GetParam().api;
     options.fp16 = fp16;
@@ -44,7 +39,7 @@ class CacheTest : public testing::DelegateTest {
     auto delegate = GpuDelegate::Create(options);
     EXPECT_TRUE(delegate.ok()) << delegate.status();
     const auto input = testing::ReadF32(testing::DataPath("reference/" + model + "/image/input_0.f32"));
-    Result r{Run(graph, {input}, delegate->get()), (*delegate)->cache_events()};
+    Result r{Run(*graph, {input}, delegate->get()), (*delegate)->cache_events()};
     EXPECT_THAT((*delegate)->device().validation_messages(), ::testing::IsEmpty());
     return r;
   }
@@ -175,65 +170,6 @@ TEST_P(CacheTest, SwappedEntriesAndOtherOptionsAreNotReused) {
       EXPECT_EQ(std::memcmp(r.outputs[k].data(), reference[k].data(), reference[k].size() * 4), 0);
     }
   }
-}
-
-// With the file's digest standing for the constants (ReadModelFileWithDigest,
-// as mgd run --cache-dir reads models), the same file hits and a file that
-// differs in one bit of one weight has another token.
-TEST_P(CacheTest, TheFileDigestNamesTheConstants) {
-  dir_ = TempDir(std::string("digest_") + gpu::ApiName(GetParam().api));
-  const std::string model = "face_detection_short_range";
-  const std::string original = testing::DataPath("models/" + model + ".tflite");
-  auto plain = ReadModelFile(original);
-  ASSERT_TRUE(plain.ok()) << plain.status();
-  const Tensor* largest = nullptr;
-  for (const Tensor& t : plain->tensors) {
-    if (t.is_constant && (largest == nullptr || t.data.size() > largest->data.size())) largest = &t;
-  }
-  ASSERT_TRUE(largest != nullptr && largest->data.size() >= 64);
-  std::vector<uint8_t> bytes = Read(original);
-  const auto at = std::search(bytes.begin(), bytes.end(), largest->data.begin(), largest->data.begin() + 64);
-  ASSERT_NE(at, bytes.end());
-  *(at + 32) ^= 1;  // a low bit of one weight
-  fs::create_directories(dir_);
-  const fs::path changed = fs::path(dir_) / "changed.tflite";
-  Write(changed, bytes);
-
-  auto read = [](const std::string& path) {
-    auto graph = ReadModelFileWithDigest(path);
-    EXPECT_TRUE(graph.ok()) << graph.status();
-    return graph.ok() ? std::move(*graph) : Graph{};
-  };
-  const Graph first = read(original), second = read(changed.string());
-  EXPECT_EQ(first.source_digest, ContentHashHex(Read(original).data(), Read(original).size()));
-  EXPECT_NE(first.source_digest, second.source_digest);
-  const Result cold = RunCachedGraph(first, model);
-  EXPECT_EQ(cold.events, (std::vector<std::string>{"miss: no index", "stored"}));
-  EXPECT_EQ(RunCachedGraph(read(original), model).events, (std::vector<std::string>{"hit"}));
-  const Result other = RunCachedGraph(second, model);
-  EXPECT_EQ(other.events, (std::vector<std::string>{"miss: no entry", "stored"}));
-  // Hashing the constants instead names the same model by other bytes: no
-  // entry is shared between the two ways.
-  EXPECT_EQ(RunCachedGraph(*plain, model).events, (std::vector<std::string>{"miss: no entry", "stored"}));
-}
-
-// The digest is the file's content hash whether the file is read on one
-// thread (face_detection, 0.2 MB) or in chunks on all (pose_landmark, 2.8
-// MB), and the graph is the one ReadModelFile gives.
-TEST(ModelDigestTest, IsTheFileHashOnBothReadPaths) {
-  for (const char* model : {"face_detection_short_range", "pose_landmark_lite"}) {
-    SCOPED_TRACE(model);
-    const std::string path = testing::DataPath(std::string("models/") + model + ".tflite");
-    auto hashed = ReadModelFileWithDigest(path);
-    auto plain = ReadModelFile(path);
-    ASSERT_TRUE(hashed.ok() && plain.ok());
-    const std::vector<uint8_t> bytes = Read(path);
-    EXPECT_EQ(hashed->source_digest, ContentHashHex(bytes.data(), bytes.size()));
-    EXPECT_TRUE(plain->source_digest.empty());
-    ASSERT_EQ(hashed->tensors.size(), plain->tensors.size());
-    for (size_t i = 0; i < plain->tensors.size(); ++i) EXPECT_EQ(hashed->tensors[i].data, plain->tensors[i].data) << i;
-  }
-  EXPECT_FALSE(ReadModelFileWithDigest(testing::DataPath("models/no_such_model.tflite")).ok());
 }
 
 // A changed driver version, GPU, API, mgd build, format, table, option,

@@ -3,12 +3,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "delegate/cache.h"
 #include "delegate/compiled_file.h"
 
 #include <fmt/format.h>
 
-#include "model/reader.h"
 #include "model/status_macros.h"
 #include "tools/mgd/commands.h"
 
@@ -63,10 +61,6 @@ nlohmann::json PrepareSteps(const GpuDelegate* delegate) {
 
 nlohmann::json CacheEvents(const GpuDelegate* delegate) {
   return delegate ? nlohmann::json(delegate->cache_events()) : nlohmann::json::array();
-}
-
-absl::StatusOr<Graph> ReadModelForRun(const RunOptions& run) {
-  return run.cache_dir.empty() ? ReadModelFile(run.model) : ReadModelFileWithDigest(run.model);
 }
 
 absl::Status FollowCompiledModel(const Graph& graph, RunOptions& run) {

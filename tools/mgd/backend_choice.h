@@ -29,10 +29,6 @@ struct RunOptions;
 // bad flag.
 absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run);
 
-// The model file, read with its digest taken when a compilation cache will
-// need a token for it (Graph::source_digest).
-absl::StatusOr<Graph> ReadModelForRun(const RunOptions& run);
-
 // An offline compiled model (mgd compile) runs on the backend and precision
 // it was compiled for unless --backend / --precision say otherwise; its
 // metadata must parse unless --recompile. No-op for a plain model.

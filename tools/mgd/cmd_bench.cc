@@ -117,7 +117,7 @@ std::string NodeNames(const Graph& graph, const std::vector<int>& nodes) {
 
 absl::Status Bench(const BenchOptions& given) {
   const auto read_start = Clock::now();
-  MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelForRun(given.run));
+  MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(given.run.model));
   const double read_ms = Ms(Clock::now() - read_start);
   BenchOptions options = given;
   MGD_RETURN_IF_ERROR(FollowCompiledModel(graph, options.run));

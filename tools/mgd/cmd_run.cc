@@ -89,7 +89,7 @@ absl::Status WithModelPath(const std::string& model, const absl::Status& status)
 
 absl::Status Run(const RunOptions& given) {
   const auto read_start = std::chrono::steady_clock::now();
-  MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelForRun(given));
+  MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(given.model));
   const double read_ms = MsSince(read_start);
   RunOptions options = given;
   MGD_RETURN_IF_ERROR(FollowCompiledModel(graph, options));
