@@ -26,7 +26,7 @@ namespace mgd {
 
 std::string Sha256Hex(const void* data, size_t size);
 
-// SHA-256 as a tree over 1 MiB chunks (hashed in parallel, then the chunk
+// SHA-256 as a tree over 256 KiB chunks (hashed in parallel, then the chunk
 // digests hashed with the size), hex: as collision-resistant as SHA-256 and
 // as fast as the cores together, for entries and weights of many MiB.
 // ContentHashes does several buffers in one parallel pass.

@@ -424,6 +424,20 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
       if (t.joinable()) t.join();
     }
   } join{builder};
+  // The weights' staging space is allocated on a thread of its own while
+  // this one creates the buffers (8 MB of host-visible memory took 2-2.6 ms
+  // on the H200).
+  size_t staged_bytes = 0;
+  for (const CompiledBuffer& b : model.buffers) {
+    if (b.object < 0 && b.role == BufferRole::kConstant) staged_bytes += (std::max<size_t>(b.bytes, 4) + 15) / 16 * 16;
+  }
+  std::thread stager([&] { device_->ReserveUploadBytes(staged_bytes); });
+  struct JoinStager {
+    std::thread& t;
+    ~JoinStager() {
+      if (t.joinable()) t.join();
+    }
+  } join_stager{stager};
   std::vector<gpu::Buffer*> objects;  // the memory plan's buffers
   for (uint64_t bytes : model.memory_objects) {
     auto buffer = device_->CreateBuffer(static_cast<size_t>(bytes), gpu::Device::Use::kDevice);

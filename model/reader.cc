@@ -510,7 +510,8 @@ absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, uint
     }
     if (on_chunk) on_chunk(i, bytes.data() + at, n);
   };
-  ParallelFor(chunks, read_chunk, bytes.size() < kParallelBytes ? 1 : SIZE_MAX);
+  // With a callback (hashing, say) each chunk is worth a thread sooner.
+  ParallelFor(chunks, read_chunk, bytes.size() < (on_chunk ? 2 * kReadChunkBytes : kParallelBytes) ? 1 : SIZE_MAX);
   if (std::find(short_read.begin(), short_read.end(), 1) != short_read.end()) {
     return absl::DataLossError(fmt::format("{}: read error (did the file change while it was read?)", path));
   }

@@ -204,6 +204,11 @@ class Device {
     }
     return absl::OkStatus();
   }
+  // Makes room ahead of time to stage `bytes` of UploadAll's (16-byte
+  // aligned each), so that another thread pays for a large host-visible
+  // allocation while this one creates buffers. A no-op where uploads are
+  // not staged; a failure is met again, and reported, by UploadAll.
+  virtual void ReserveUploadBytes(size_t /*bytes*/) {}
 
   virtual absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) = 0;
 

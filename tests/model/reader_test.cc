@@ -95,7 +95,7 @@ TEST(WriterTest, RoundTripKeepsTheGraph) {
   }
 }
 
-// Files of several MiB are read in 1 MiB chunks on all cores, each chunk
+// Files of several MiB are read in kReadChunkBytes chunks on all cores, each chunk
 // handed to the callback once it is in memory; small files, in one piece.
 TEST(ReadFileBytesTest, ReadsLargeFilesInChunksAndSmallOnesWhole) {
   const std::string path = ::testing::TempDir() + "/mgd_read_chunks.bin";
