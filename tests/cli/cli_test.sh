@@ -100,6 +100,20 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
         cmp -s "$work/vulkan/output_1.npy" "$work/m_$strategy/output_1.npy" || fail "--memory-strategy $strategy changed the outputs"
     fi
   done
+  # Shared programs: fewer of them, each reading the sizes that differ as
+  # parameters (which dump shows).
+  programs() { grep -oE '"programs":[0-9]+' "$work/out" | cut -d: -f2; }
+  if expect_ok "run --json programs" run "$face" --backend vulkan --input "$face_input" --json; then
+    own=$(programs)
+    if expect_ok "run --share-programs" run "$face" --backend vulkan --input "$face_input" --share-programs --json; then
+      shared=$(programs)
+      [ -n "$own" ] && [ -n "$shared" ] && [ "$shared" -lt "$own" ] \
+        || fail "--share-programs: $shared programs, without it $own"
+    fi
+  fi
+  if expect_ok "dump --share-programs" dump "$face" --backend vulkan --share-programs --out "$work/dump_shared"; then
+    grep -lq "params.mgd_p" "$work/dump_shared/dispatches/"*.vulkan.comp || fail "dump --share-programs: no shared program reads parameters"
+  fi
   if expect_ok "plan --json" plan "$face" --json --svg "$work/plan.svg"; then
     for field in '"lower_bound_bytes":[0-9]+' '"chosen":"[a-z_]+"' '"equality":\{"offsets_bytes":null,"shared_objects_bytes":[0-9]+\}' \
                  '"min_cost_flow":\{"offsets_bytes":null' '"greedy_by_breadth":\{"offsets_bytes":[0-9]+,"shared_objects_bytes":[0-9]+\}'; do

@@ -30,6 +30,10 @@ class CacheTest : public testing::DelegateTest {
   Result RunCached(const std::string& model, bool fp16 = false, bool fusion = true) const {
     auto graph = ReadModelFile(testing::DataPath("models/" + model + ".tflite"));
     EXPECT_TRUE(graph.ok()) << graph.status();
+    return RunCachedGraph(*graph, model, fp16, fusion);
+  }
+  // `graph` with the input of `model`.
+  Result RunCachedGraph(const Graph& graph, const std::string& model, bool fp16 = false, bool fusion = true) const {
     GpuDelegateOptions options;
     options.api = GetParam().api;
     options.fp16 = fp16;
@@ -39,7 +43,7 @@ class CacheTest : public testing::DelegateTest {
     auto delegate = GpuDelegate::Create(options);
     EXPECT_TRUE(delegate.ok()) << delegate.status();
     const auto input = testing::ReadF32(testing::DataPath("reference/" + model + "/image/input_0.f32"));
-    Result r{Run(*graph, {input}, delegate->get()), (*delegate)->cache_events()};
+    Result r{Run(graph, {input}, delegate->get()), (*delegate)->cache_events()};
     EXPECT_THAT((*delegate)->device().validation_messages(), ::testing::IsEmpty());
     return r;
   }
@@ -170,6 +174,25 @@ TEST_P(CacheTest, SwappedEntriesAndOtherOptionsAreNotReused) {
       EXPECT_EQ(std::memcmp(r.outputs[k].data(), reference[k].data(), reference[k].size() * 4), 0);
     }
   }
+}
+
+// The token names every weight the partition reads: one bit of one weight
+// changed is another entry (and a correct run), the same model again a hit.
+TEST_P(CacheTest, OneChangedWeightIsAnotherEntry) {
+  dir_ = TempDir(std::string("weight_") + gpu::ApiName(GetParam().api));
+  const std::string model = "face_detection_short_range";
+  auto graph = ReadModelFile(testing::DataPath("models/" + model + ".tflite"));
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(RunCachedGraph(*graph, model).events, (std::vector<std::string>{"miss: no index", "stored"}));
+  Tensor* largest = nullptr;
+  for (Tensor& t : graph->tensors) {
+    if (t.is_constant && (largest == nullptr || t.data.size() > largest->data.size())) largest = &t;
+  }
+  ASSERT_TRUE(largest != nullptr && largest->data.size() > 32);
+  largest->data[32] ^= 1;  // a low bit of one weight
+  EXPECT_EQ(RunCachedGraph(*graph, model).events, (std::vector<std::string>{"miss: no entry", "stored"}));
+  largest->data[32] ^= 1;
+  EXPECT_EQ(RunCachedGraph(*graph, model).events, (std::vector<std::string>{"hit"}));
 }
 
 // A changed driver version, GPU, API, mgd build, format, table, option,

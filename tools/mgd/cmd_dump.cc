@@ -59,6 +59,7 @@ absl::Status Dump(const DumpOptions& options) {
   RunOptions run;
   run.precision = options.precision;
   run.no_fusion = options.no_fusion;
+  run.share_programs = options.share_programs;
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(run));
   gpu_options.keep_compiled = true;
   if (options.backend == "cpu") return UsageError("--backend cpu: the CPU path has no shaders to dump");

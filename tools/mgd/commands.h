@@ -72,6 +72,7 @@ struct DumpOptions {
   std::string backend = "auto";
   std::string precision = "fp32";
   bool no_fusion = false;
+  bool share_programs = false;
 };
 absl::Status Dump(const DumpOptions& options);
 

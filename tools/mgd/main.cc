@@ -112,6 +112,8 @@ int main(int argc, char** argv) {
   dump_cmd->add_option("--out", dump.out, "Folder to write")->required();
   AddBackendOptions(dump_cmd, dump.backend, dump.precision, "auto|vulkan|gl");
   dump_cmd->add_flag("--no-fusion", dump.no_fusion, "One dispatch per node");
+  dump_cmd->add_flag("--share-programs", dump.share_programs,
+                     "Programs shared between dispatches that differ only in sizes and constants (as run's option)");
 
   mgd::cli::TuneOptions tune;
   auto* tune_cmd = app.add_subcommand("tune", "Measure workgroup sizes for each dispatch and write a workgroup table");
