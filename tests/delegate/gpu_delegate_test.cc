@@ -528,18 +528,13 @@ TEST_P(GpuDelegateTest, DispatchesAlikeButForSizesShareAProgram) {
   EXPECT_NE(own[0], own[1]);
   EXPECT_EQ(own[1], own[2]);  // the same shape: the same source, whatever the weights
 
-  GpuDelegateOptions options;
-  options.api = GetParam().api;
-  options.fp16 = GetParam().fp16;
-  options.validation = true;
-  options.share_programs = true;
-  auto sharing = GpuDelegate::Create(options);
-  ASSERT_TRUE(sharing.ok()) << sharing.status();
-  ExpectNear(Run(graph, input, sharing->get()), cpu);
-  const std::array<size_t, 3> shared = conv_programs(**sharing);
+  const std::unique_ptr<GpuDelegate> sharing = MakeDelegate(/*fusion=*/true, /*share_programs=*/true);
+  ASSERT_NE(sharing, nullptr);
+  ExpectNear(Run(graph, input, sharing.get()), cpu);
+  const std::array<size_t, 3> shared = conv_programs(*sharing);
   EXPECT_EQ(shared[0], shared[1]);
   EXPECT_EQ(shared[1], shared[2]);
-  EXPECT_THAT((*sharing)->device().validation_messages(), ::testing::IsEmpty());
+  EXPECT_THAT(sharing->device().validation_messages(), ::testing::IsEmpty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GpuDelegateTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);

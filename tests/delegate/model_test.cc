@@ -41,13 +41,8 @@ double MaskIou(const std::vector<float>& a, const std::vector<float>& b) {
 // whole models without running each model twice.
 TEST_P(ModelTest, FullyDelegatedAndWithinTheBounds) {
   const bool fp16 = GetParam().fp16;
-  GpuDelegateOptions sharing_options;
-  sharing_options.api = GetParam().api;
-  sharing_options.fp16 = fp16;
-  sharing_options.validation = true;
-  sharing_options.share_programs = true;
-  auto sharing = GpuDelegate::Create(sharing_options);
-  ASSERT_TRUE(sharing.ok()) << sharing.status();
+  const std::unique_ptr<GpuDelegate> sharing = MakeDelegate(/*fusion=*/true, /*share_programs=*/true);
+  ASSERT_NE(sharing, nullptr);
   bool share = false;
   for (const char* model : {"face_detection_short_range", "face_landmark", "hand_landmark_lite", "palm_detection_lite",
                             "pose_landmark_lite", "selfie_segmentation"}) {
@@ -57,7 +52,7 @@ TEST_P(ModelTest, FullyDelegatedAndWithinTheBounds) {
     auto graph = ReadModelFile(testing::DataPath(std::string("models/") + model + ".tflite"));
     ASSERT_TRUE(graph.ok()) << graph.status();
     InterpreterOptions options;
-    options.delegates.push_back(share ? sharing->get() : delegate_.get());
+    options.delegates.push_back(share ? sharing.get() : delegate_.get());
     auto created = Interpreter::Create(std::move(*graph), std::move(options));
     ASSERT_TRUE(created.ok()) << created.status();
     Interpreter& interpreter = **created;
@@ -98,7 +93,7 @@ TEST_P(ModelTest, FullyDelegatedAndWithinTheBounds) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("%s%s: %.1f s (prepare and one run)\n", model, share ? " (programs shared)" : "", seconds);
   }
-  EXPECT_THAT((*sharing)->device().validation_messages(), ::testing::IsEmpty());
+  EXPECT_THAT(sharing->device().validation_messages(), ::testing::IsEmpty());
 }
 
 // Every shader of every model within the GLES 3.1 minimum limits (the
