@@ -34,6 +34,7 @@ absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> CreateFor(const MgdGpuDelegate
   options.cache_dir = o.cache_dir != nullptr ? o.cache_dir : "";
   options.model_token = o.model_token != nullptr ? o.model_token : "";
   options.recompile = o.allow_recompile != 0;
+  options.share_programs = o.share_programs != 0;
   if (o.api != kMgdGpuApiAuto) {
     options.api = o.api == kMgdGpuApiVulkan ? mgd::gpu::Api::kVulkan : mgd::gpu::Api::kGles;
     return mgd::GpuDelegate::Create(options);

@@ -45,6 +45,10 @@ typedef struct MgdGpuDelegateOptions {
   /* Nonzero: a model from `mgd compile` made for another GPU, driver or
    * precision is compiled again from the model it embeds instead of refused. */
   int32_t allow_recompile;
+  /* Nonzero: dispatches that differ only in sizes and constants share one
+   * program, reading those as parameters: fewer programs to compile (a
+   * faster first start without a cache), a little slower to run. */
+  int32_t share_programs;
 } MgdGpuDelegateOptions;
 
 MgdGpuDelegateOptions MgdGpuDelegateOptionsDefault(void);

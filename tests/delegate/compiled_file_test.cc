@@ -201,6 +201,16 @@ TEST_P(CompiledFileTest, TheCApiLoadsCompiledModelsAndUsesTheCache) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), static_cast<long>(entries) + 1)
       << "the model token names a new entry";
   EXPECT_EQ(RunC(plain, cached, error), cold);
+  // Shared programs: other code, so another entry, and the same results
+  // within the op bounds.
+  cached.share_programs = 1;
+  const std::vector<float> shared = RunC(plain, cached, error);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator{}), static_cast<long>(entries) + 2)
+      << "share_programs names a new entry";
+  ASSERT_EQ(shared.size(), cold.size()) << error;
+  for (size_t i = 0; i < cold.size(); ++i) {
+    ASSERT_LE(std::abs(shared[i] - cold[i]), testing::OpBound(cold[i], GetParam().fp16, 4.0)) << "element " << i;
+  }
   fs::remove_all(dir);
 }
 
