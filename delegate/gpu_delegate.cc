@@ -126,6 +126,31 @@ std::string PartitionKeyText(const Partition& partition, const CompileOptions& c
       fmt::join(partition.outputs, ","));
 }
 
+// Where each constant goes: the constants share a few device buffers, each
+// at an aligned offset, since a buffer of its own each cost the driver ~20 us
+// apiece (pose_landmark has a hundred). A pack holds at most `max_bytes` (the
+// most one binding may cover; 0: no limit), so a constant past it has its own.
+struct ConstantPacks {
+  std::vector<uint64_t> bytes;            // per pack
+  std::vector<std::pair<int, uint64_t>> place;  // per CompiledBuffer: pack and offset; pack -1 if none
+};
+
+ConstantPacks PackConstants(const CompiledModel& model, uint64_t alignment, uint64_t max_bytes) {
+  ConstantPacks packs;
+  alignment = std::max<uint64_t>(alignment, 16);
+  for (const CompiledBuffer& b : model.buffers) {
+    if (b.object >= 0 || b.role != BufferRole::kConstant) {
+      packs.place.push_back({-1, 0});
+      continue;
+    }
+    const uint64_t size = (std::max<uint64_t>(b.bytes, 4) + 3) / 4 * 4;
+    if (packs.bytes.empty() || (max_bytes > 0 && packs.bytes.back() + size > max_bytes)) packs.bytes.push_back(0);
+    packs.place.push_back({static_cast<int>(packs.bytes.size()) - 1, packs.bytes.back()});
+    packs.bytes.back() += (size + alignment - 1) / alignment * alignment;
+  }
+  return packs;
+}
+
 // A cached or precompiled model must have the partition's inputs and outputs
 // (the kernel indexes its buffers by them).
 absl::StatusOr<CompiledModel> FitsPartition(CompiledModel model, const Partition& partition) {
@@ -438,7 +463,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   // on the H200).
   size_t staged_bytes = 0;
   for (const CompiledBuffer& b : model.buffers) {
-    if (b.object < 0 && b.role == BufferRole::kConstant) staged_bytes += (std::max<size_t>(b.bytes, 4) + 15) / 16 * 16;
+    if (b.object < 0 && b.role == BufferRole::kConstant) staged_bytes += (b.bytes + 15) / 16 * 16;
   }
   std::thread stager([&] { device_->ReserveUploadBytes(staged_bytes); });
   struct JoinStager {
@@ -454,12 +479,30 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
     objects.push_back(buffer->get());
     kernel->buffers.push_back(std::move(*buffer));
   }
-  // Where each CompiledBuffer is: its own buffer, or part of a memory object.
+  const gpu::GpuLimits& limits = device_->info().limits;
+  const ConstantPacks packs = PackConstants(model, limits.storage_buffer_offset_alignment, limits.max_storage_buffer_bytes);
+  std::vector<gpu::Buffer*> pack_buffers;
+  for (uint64_t bytes : packs.bytes) {
+    auto buffer = device_->CreateBuffer(static_cast<size_t>(bytes), gpu::Device::Use::kDevice);
+    if (!buffer.ok()) return buffer.status();
+    pack_buffers.push_back(buffer->get());
+    kernel->buffers.push_back(std::move(*buffer));
+  }
+  // Where each CompiledBuffer is: its own buffer, or part of a memory object
+  // or of a pack of constants.
   std::vector<gpu::Binding> places;
   std::vector<gpu::Device::UploadRequest> uploads;  // the weights, in one go
-  for (const CompiledBuffer& b : model.buffers) {
+  for (size_t i = 0; i < model.buffers.size(); ++i) {
+    const CompiledBuffer& b = model.buffers[i];
     if (b.object >= 0) {
       places.push_back({objects[static_cast<size_t>(b.object)], gpu::Access::kRead, b.offset, std::max<size_t>(b.bytes, 4)});
+      continue;
+    }
+    if (const auto [pack, offset] = packs.place[i]; pack >= 0) {
+      gpu::Buffer* buffer = pack_buffers[static_cast<size_t>(pack)];
+      const ConstantBytes& bytes = model.constants[static_cast<size_t>(b.constant)];
+      uploads.push_back({buffer, bytes.data(), bytes.size(), static_cast<size_t>(offset)});
+      places.push_back({buffer, gpu::Access::kRead, static_cast<size_t>(offset), (std::max<size_t>(b.bytes, 4) + 3) / 4 * 4});
       continue;
     }
     const gpu::Device::Use use = b.role == BufferRole::kUserInput    ? gpu::Device::Use::kUpload
