@@ -151,6 +151,54 @@ ConstantPacks PackConstants(const CompiledModel& model, uint64_t alignment, uint
   return packs;
 }
 
+// The device buffers a partition needs (its memory objects, its packs of
+// constants, its user-side inputs and outputs), kept in `owned`, and where
+// each CompiledBuffer lies in them; the constants' uploads go to `uploads`.
+absl::StatusOr<std::vector<gpu::Binding>> MakeBuffers(gpu::Device& device, const CompiledModel& model,
+                                                      std::vector<std::unique_ptr<gpu::Buffer>>& owned,
+                                                      std::vector<gpu::Device::UploadRequest>& uploads) {
+  auto make = [&](size_t bytes, gpu::Device::Use use) -> absl::StatusOr<gpu::Buffer*> {
+    auto buffer = device.CreateBuffer(bytes, use);
+    if (!buffer.ok()) return buffer.status();
+    owned.push_back(std::move(*buffer));
+    return owned.back().get();
+  };
+  std::vector<gpu::Buffer*> objects;  // the memory plan's buffers
+  for (uint64_t bytes : model.memory_objects) {
+    auto buffer = make(static_cast<size_t>(bytes), gpu::Device::Use::kDevice);
+    if (!buffer.ok()) return buffer.status();
+    objects.push_back(*buffer);
+  }
+  const gpu::GpuLimits& limits = device.info().limits;
+  const ConstantPacks packs = PackConstants(model, limits.storage_buffer_offset_alignment, limits.max_storage_buffer_bytes);
+  std::vector<gpu::Buffer*> pack_buffers;
+  for (uint64_t bytes : packs.bytes) {
+    auto buffer = make(static_cast<size_t>(bytes), gpu::Device::Use::kDevice);
+    if (!buffer.ok()) return buffer.status();
+    pack_buffers.push_back(*buffer);
+  }
+  std::vector<gpu::Binding> places;
+  for (size_t i = 0; i < model.buffers.size(); ++i) {
+    const CompiledBuffer& b = model.buffers[i];
+    if (b.object >= 0) {
+      places.push_back({objects[static_cast<size_t>(b.object)], gpu::Access::kRead, b.offset, std::max<size_t>(b.bytes, 4)});
+    } else if (const auto [pack, offset] = packs.place[i]; pack >= 0) {
+      gpu::Buffer* buffer = pack_buffers[static_cast<size_t>(pack)];
+      const ConstantBytes& bytes = model.constants[static_cast<size_t>(b.constant)];
+      uploads.push_back({buffer, bytes.data(), bytes.size(), static_cast<size_t>(offset)});
+      places.push_back({buffer, gpu::Access::kRead, static_cast<size_t>(offset), (std::max<size_t>(b.bytes, 4) + 3) / 4 * 4});
+    } else {
+      const gpu::Device::Use use = b.role == BufferRole::kUserInput    ? gpu::Device::Use::kUpload
+                                   : b.role == BufferRole::kUserOutput ? gpu::Device::Use::kDownload
+                                                                       : gpu::Device::Use::kDevice;
+      auto buffer = make(std::max<size_t>(b.bytes, 4), use);
+      if (!buffer.ok()) return buffer.status();
+      places.push_back({*buffer, gpu::Access::kRead, 0, 0});
+    }
+  }
+  return places;
+}
+
 // A cached or precompiled model must have the partition's inputs and outputs
 // (the kernel indexes its buffers by them).
 absl::StatusOr<CompiledModel> FitsPartition(CompiledModel model, const Partition& partition) {
@@ -472,55 +520,13 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
       if (t.joinable()) t.join();
     }
   } join_stager{stager};
-  std::vector<gpu::Buffer*> objects;  // the memory plan's buffers
-  for (uint64_t bytes : model.memory_objects) {
-    auto buffer = device_->CreateBuffer(static_cast<size_t>(bytes), gpu::Device::Use::kDevice);
-    if (!buffer.ok()) return buffer.status();
-    objects.push_back(buffer->get());
-    kernel->buffers.push_back(std::move(*buffer));
-  }
-  const gpu::GpuLimits& limits = device_->info().limits;
-  const ConstantPacks packs = PackConstants(model, limits.storage_buffer_offset_alignment, limits.max_storage_buffer_bytes);
-  std::vector<gpu::Buffer*> pack_buffers;
-  for (uint64_t bytes : packs.bytes) {
-    auto buffer = device_->CreateBuffer(static_cast<size_t>(bytes), gpu::Device::Use::kDevice);
-    if (!buffer.ok()) return buffer.status();
-    pack_buffers.push_back(buffer->get());
-    kernel->buffers.push_back(std::move(*buffer));
-  }
-  // Where each CompiledBuffer is: its own buffer, or part of a memory object
-  // or of a pack of constants.
-  std::vector<gpu::Binding> places;
   std::vector<gpu::Device::UploadRequest> uploads;  // the weights, in one go
-  for (size_t i = 0; i < model.buffers.size(); ++i) {
-    const CompiledBuffer& b = model.buffers[i];
-    if (b.object >= 0) {
-      places.push_back({objects[static_cast<size_t>(b.object)], gpu::Access::kRead, b.offset, std::max<size_t>(b.bytes, 4)});
-      continue;
-    }
-    if (const auto [pack, offset] = packs.place[i]; pack >= 0) {
-      gpu::Buffer* buffer = pack_buffers[static_cast<size_t>(pack)];
-      const ConstantBytes& bytes = model.constants[static_cast<size_t>(b.constant)];
-      uploads.push_back({buffer, bytes.data(), bytes.size(), static_cast<size_t>(offset)});
-      places.push_back({buffer, gpu::Access::kRead, static_cast<size_t>(offset), (std::max<size_t>(b.bytes, 4) + 3) / 4 * 4});
-      continue;
-    }
-    const gpu::Device::Use use = b.role == BufferRole::kUserInput    ? gpu::Device::Use::kUpload
-                                 : b.role == BufferRole::kUserOutput ? gpu::Device::Use::kDownload
-                                                                     : gpu::Device::Use::kDevice;
-    auto buffer = device_->CreateBuffer(std::max<size_t>(b.bytes, 4), use);
-    if (!buffer.ok()) return buffer.status();
-    if (b.role == BufferRole::kConstant) {
-      const ConstantBytes& bytes = model.constants[static_cast<size_t>(b.constant)];
-      uploads.push_back({buffer->get(), bytes.data(), bytes.size(), 0});
-    }
-    places.push_back({buffer->get(), gpu::Access::kRead, 0, 0});
-    kernel->buffers.push_back(std::move(*buffer));
-  }
+  auto places = MakeBuffers(*device_, model, kernel->buffers, uploads);
+  if (!places.ok()) return places.status();
   Step("buffers");
   if (absl::Status s = device_->UploadAll(uploads); !s.ok()) return s;
-  for (int i : model.inputs) kernel->input_buffers.push_back(places[static_cast<size_t>(i)].buffer);
-  for (int i : model.outputs) kernel->output_buffers.push_back(places[static_cast<size_t>(i)].buffer);
+  for (int i : model.inputs) kernel->input_buffers.push_back((*places)[static_cast<size_t>(i)].buffer);
+  for (int i : model.outputs) kernel->output_buffers.push_back((*places)[static_cast<size_t>(i)].buffer);
   Step("weights");
   builder.join();
   LogProgramBuilds(built, build_ms);
@@ -539,7 +545,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
     gpu::Dispatch d;
     d.program = kernel->programs[program_of.at(sources[i])].get();
     for (const CompiledBinding& b : cd.bindings) {
-      gpu::Binding binding = places[static_cast<size_t>(b.buffer)];
+      gpu::Binding binding = (*places)[static_cast<size_t>(b.buffer)];
       binding.access = b.write ? gpu::Access::kWrite : gpu::Access::kRead;
       d.bindings.push_back(binding);
     }
@@ -555,7 +561,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
     KeptTensors kept{{}, kernel->alive};
     for (size_t i = 0; i < model.buffers.size(); ++i) {
       const CompiledBuffer& b = model.buffers[i];
-      if (b.role == BufferRole::kActivation && b.tensor >= 0) kept.tensors.push_back({b.tensor, places[i], b.shape});
+      if (b.role == BufferRole::kActivation && b.tensor >= 0) kept.tensors.push_back({b.tensor, (*places)[i], b.shape});
     }
     kept_.push_back(std::move(kept));
   }
