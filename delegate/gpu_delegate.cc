@@ -131,8 +131,12 @@ std::string PartitionKeyText(const Partition& partition, const CompileOptions& c
 // apiece (pose_landmark has a hundred). A pack holds at most `max_bytes` (the
 // most one binding may cover; 0: no limit), so a constant past it has its own.
 struct ConstantPacks {
-  std::vector<uint64_t> bytes;            // per pack
-  std::vector<std::pair<int, uint64_t>> place;  // per CompiledBuffer: pack and offset; pack -1 if none
+  struct Place {
+    int pack = -1;  // -1: not a packed constant
+    uint64_t offset = 0, bytes = 0;
+  };
+  std::vector<uint64_t> bytes;  // per pack
+  std::vector<Place> place;     // per CompiledBuffer
 };
 
 ConstantPacks PackConstants(const CompiledModel& model, uint64_t alignment, uint64_t max_bytes) {
@@ -140,12 +144,12 @@ ConstantPacks PackConstants(const CompiledModel& model, uint64_t alignment, uint
   alignment = std::max<uint64_t>(alignment, 16);
   for (const CompiledBuffer& b : model.buffers) {
     if (b.object >= 0 || b.role != BufferRole::kConstant) {
-      packs.place.push_back({-1, 0});
+      packs.place.push_back({});
       continue;
     }
     const uint64_t size = (std::max<uint64_t>(b.bytes, 4) + 3) / 4 * 4;
     if (packs.bytes.empty() || (max_bytes > 0 && packs.bytes.back() + size > max_bytes)) packs.bytes.push_back(0);
-    packs.place.push_back({static_cast<int>(packs.bytes.size()) - 1, packs.bytes.back()});
+    packs.place.push_back({static_cast<int>(packs.bytes.size()) - 1, packs.bytes.back(), size});
     packs.bytes.back() += (size + alignment - 1) / alignment * alignment;
   }
   return packs;
@@ -182,11 +186,11 @@ absl::StatusOr<std::vector<gpu::Binding>> MakeBuffers(gpu::Device& device, const
     const CompiledBuffer& b = model.buffers[i];
     if (b.object >= 0) {
       places.push_back({objects[static_cast<size_t>(b.object)], gpu::Access::kRead, b.offset, std::max<size_t>(b.bytes, 4)});
-    } else if (const auto [pack, offset] = packs.place[i]; pack >= 0) {
-      gpu::Buffer* buffer = pack_buffers[static_cast<size_t>(pack)];
+    } else if (const ConstantPacks::Place& p = packs.place[i]; p.pack >= 0) {
+      gpu::Buffer* buffer = pack_buffers[static_cast<size_t>(p.pack)];
       const ConstantBytes& bytes = model.constants[static_cast<size_t>(b.constant)];
-      uploads.push_back({buffer, bytes.data(), bytes.size(), static_cast<size_t>(offset)});
-      places.push_back({buffer, gpu::Access::kRead, static_cast<size_t>(offset), (std::max<size_t>(b.bytes, 4) + 3) / 4 * 4});
+      uploads.push_back({buffer, bytes.data(), bytes.size(), static_cast<size_t>(p.offset)});
+      places.push_back({buffer, gpu::Access::kRead, static_cast<size_t>(p.offset), static_cast<size_t>(p.bytes)});
     } else {
       const gpu::Device::Use use = b.role == BufferRole::kUserInput    ? gpu::Device::Use::kUpload
                                    : b.role == BufferRole::kUserOutput ? gpu::Device::Use::kDownload
@@ -491,7 +495,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   // 11-13 ms on 16).
   const bool nothing_to_compile = std::all_of(first_dispatch.begin(), first_dispatch.end(),
                                               [&](size_t i) { return !model.dispatches[i].binary.empty(); });
-  std::thread builder([&] {
+  std::jthread builder([&] {  // joined however this returns
     ParallelFor(first_dispatch.size(), [&](size_t k) {
       const auto start = std::chrono::steady_clock::now();
       const CompiledDispatch& cd = model.dispatches[first_dispatch[k]];
@@ -500,12 +504,6 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
       build_ms[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     }, nothing_to_compile ? 4 : SIZE_MAX);
   });
-  struct Join {  // however this returns, the builder is done first
-    std::thread& t;
-    ~Join() {
-      if (t.joinable()) t.join();
-    }
-  } join{builder};
   // The weights' staging space is allocated on a thread of its own while
   // this one creates the buffers (8 MB of host-visible memory took 2-2.6 ms
   // on the H200).
@@ -513,13 +511,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   for (const CompiledBuffer& b : model.buffers) {
     if (b.object < 0 && b.role == BufferRole::kConstant) staged_bytes += (b.bytes + 15) / 16 * 16;
   }
-  std::thread stager([&] { device_->ReserveUploadBytes(staged_bytes); });
-  struct JoinStager {
-    std::thread& t;
-    ~JoinStager() {
-      if (t.joinable()) t.join();
-    }
-  } join_stager{stager};
+  std::jthread stager([&] { device_->ReserveUploadBytes(staged_bytes); });
   std::vector<gpu::Device::UploadRequest> uploads;  // the weights, in one go
   auto places = MakeBuffers(*device_, model, kernel->buffers, uploads);
   if (!places.ok()) return places.status();
@@ -543,7 +535,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   for (size_t i = 0; i < model.dispatches.size(); ++i) {
     const CompiledDispatch& cd = model.dispatches[i];
     gpu::Dispatch d;
-    d.program = kernel->programs[program_of.at(sources[i])].get();
+    d.program = kernel->programs[realized_programs_[i]].get();
     for (const CompiledBinding& b : cd.bindings) {
       gpu::Binding binding = (*places)[static_cast<size_t>(b.buffer)];
       binding.access = b.write ? gpu::Access::kWrite : gpu::Access::kRead;
