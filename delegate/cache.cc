@@ -23,25 +23,32 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The index: one "token hash" line per entry.
-std::map<std::string, std::string> ParseIndex(const std::string& text) {
-  std::map<std::string, std::string> index;
+// The index: one "token key hash" line per entry (key: the token's cheap
+// part, CacheKey). Lines of another shape (an older mgd's) are ignored.
+struct IndexLine {
+  std::string key, hash;
+};
+std::map<std::string, IndexLine> ParseIndex(const std::string& text) {
+  std::map<std::string, IndexLine> index;
   std::istringstream in(text);
-  std::string token, hash;
-  while (in >> token >> hash) index[token] = hash;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string token, key, hash, more;
+    if (fields >> token >> key >> hash && !(fields >> more)) index[token] = {key, hash};
+  }
   return index;
 }
 
 // A cache folder is no place for gigabytes: larger files are not read.
 constexpr uint64_t kMaxFileBytes = uint64_t{1} << 31;
 
-std::optional<std::vector<uint8_t>> ReadWhole(const std::string& path) {
+std::optional<Bytes> ReadWhole(const std::string& path) {
   auto bytes = ReadFileBytes(path, kMaxFileBytes);
   if (!bytes.ok()) return std::nullopt;
   return std::move(*bytes);
 }
 
-std::string AsText(const std::vector<uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+std::string AsText(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
 // An exclusive advisory lock on DIR/index.lock for as long as it lives.
 class IndexLock {
@@ -124,8 +131,8 @@ std::vector<std::string> ContentHashes(const std::vector<Span>& spans) {
 
 std::string ContentHashHex(const void* data, size_t size) { return ContentHashes({{data, size}})[0]; }
 
-std::string CacheToken(const TokenParts& p) {
-  std::string text = fmt::format("mgd cache token {}\n", p.format);
+std::string CacheKey(const TokenParts& p) {
+  std::string text = fmt::format("mgd cache key {}\n", p.format);
   for (const std::string* field : {&p.build_id, &p.api, &p.device, &p.vendor, &p.driver, &p.api_version, &p.tables,
                                    &p.partition, &p.model}) {
     text += fmt::format("{}:{}\n", field->size(), *field);
@@ -134,10 +141,50 @@ std::string CacheToken(const TokenParts& p) {
   return Sha256Hex(text.data(), text.size());
 }
 
+std::string CacheToken(const std::string& key, const std::vector<std::string>& constant_hashes) {
+  if (constant_hashes.empty()) return key;
+  std::string text = fmt::format("mgd cache token\n{}\n", key);
+  for (const std::string& hash : constant_hashes) text += fmt::format("{}:{}\n", hash.size(), hash);
+  return Sha256Hex(text.data(), text.size());
+}
+
 std::string CompilationCache::EntryPath(const std::string& token) const { return (fs::path(dir_) / (token + ".mgcm")).string(); }
 std::string CompilationCache::IndexPath() const { return (fs::path(dir_) / "index").string(); }
 
-std::optional<std::vector<uint8_t>> CompilationCache::Load(const std::string& token, std::string& why) const {
+std::optional<Bytes> CompilationCache::Load(const std::string& key, const std::shared_future<std::string>& token,
+                                           std::string& why) const {
+  const auto index_text = ReadWhole(IndexPath());
+  if (!index_text) {
+    why = "no index";
+    return std::nullopt;
+  }
+  const auto index = ParseIndex(AsText(*index_text));
+  // The one entry under `key` is read while the token is still computed;
+  // with several (one model structure, other weights) the token picks.
+  std::vector<std::string> candidates;
+  for (const auto& [t, line] : index) {
+    if (line.key == key) candidates.push_back(t);
+  }
+  if (candidates.empty()) {
+    why = "no entry";
+    return std::nullopt;
+  }
+  std::optional<Bytes> bytes;
+  std::string read_token = candidates.size() == 1 ? candidates[0] : token.get();
+  auto it = index.find(read_token);
+  if (it == index.end()) {
+    why = "no entry for these weights";
+    return std::nullopt;
+  }
+  bytes = ReadEntry(read_token, it->second.hash, why);
+  if (token.get() != read_token) {
+    why = "no entry for these weights";
+    return std::nullopt;
+  }
+  return bytes;
+}
+
+std::optional<Bytes> CompilationCache::Load(const std::string& token, std::string& why) const {
   const auto index_text = ReadWhole(IndexPath());
   if (!index_text) {
     why = "no index";
@@ -149,6 +196,10 @@ std::optional<std::vector<uint8_t>> CompilationCache::Load(const std::string& to
     why = "no entry";
     return std::nullopt;
   }
+  return ReadEntry(token, it->second.hash, why);
+}
+
+std::optional<Bytes> CompilationCache::ReadEntry(const std::string& token, const std::string& hash, std::string& why) const {
   // Copied into memory once, each chunk hashed from the copy as soon as it
   // is read (on the thread that read it); nothing looks at the file again.
   // ReadFileBytes reads no file over kMaxFileBytes, so every chunk has a slot.
@@ -159,14 +210,14 @@ std::optional<std::vector<uint8_t>> CompilationCache::Load(const std::string& to
     why = "the entry file is missing or unreadable";
     return std::nullopt;
   }
-  if (TreeHashHex(entry->size(), digests.data(), ChunkCount(entry->size())) != it->second) {
+  if (TreeHashHex(entry->size(), digests.data(), ChunkCount(entry->size())) != hash) {
     why = fmt::format("the entry's SHA-256 does not match the index ({} bytes read)", entry->size());
     return std::nullopt;
   }
   return std::move(*entry);
 }
 
-absl::Status CompilationCache::Store(const std::string& token, const std::vector<uint8_t>& bytes) const {
+absl::Status CompilationCache::Store(const std::string& key, const std::string& token, const std::vector<uint8_t>& bytes) const {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (!fs::is_directory(dir_)) return absl::PermissionDeniedError(fmt::format("--cache-dir {}: not a usable folder", dir_));
@@ -176,10 +227,10 @@ absl::Status CompilationCache::Store(const std::string& token, const std::vector
   IndexLock lock((fs::path(dir_) / "index.lock").string());
   if (!lock.locked()) return absl::PermissionDeniedError(fmt::format("--cache-dir {}: cannot lock the index", dir_));
   if (absl::Status s = WriteFileAtomically(EntryPath(token), bytes.data(), bytes.size()); !s.ok()) return s;
-  auto index = ParseIndex(AsText(ReadWhole(IndexPath()).value_or(std::vector<uint8_t>{})));
-  index[token] = hash;
+  auto index = ParseIndex(AsText(ReadWhole(IndexPath()).value_or(Bytes{})));
+  index[token] = {key, hash};
   std::string text;
-  for (const auto& [t, h] : index) text += t + " " + h + "\n";
+  for (const auto& [t, line] : index) text += t + " " + line.key + " " + line.hash + "\n";
   return WriteFileAtomically(IndexPath(), text.data(), text.size());
 }
 

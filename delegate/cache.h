@@ -7,7 +7,7 @@
 // the directory, so nothing read back is trusted until checked. On write the
 // SHA-256 of the entry is computed from the bytes in memory, the entry is
 // written to a temporary file and renamed into place, and the hash goes into
-// a separate index (token -> hash) rewritten atomically under an exclusive
+// a separate index (token -> key, hash) rewritten atomically under an exclusive
 // file lock. On read the whole entry is copied into memory first and hashed
 // there (hashing the file and then reading it again would let it change in
 // between), compared with the index, and only then parsed, with bounds
@@ -16,11 +16,13 @@
 // returned for the debug log.
 #pragma once
 
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/bytes.h"
 
 namespace mgd {
 
@@ -47,25 +49,35 @@ struct TokenParts {
   bool clamped_limits = false;
   std::string tables;     // digest of the workgroup tables consulted
   std::string partition;  // the partition's nodes and the compile options
-  std::string model;      // hashes of the model's structure and constants, or the app's model token
+  std::string model;      // the hash of the model's structure, or the app's model token
 };
-std::string CacheToken(const TokenParts& parts);
+// The key: a token without the constants' bytes, cheap to compute.
+std::string CacheKey(const TokenParts& parts);
+// The token: the key and the hashes of the constants the partition reads
+// (none when the app names the model with its own token).
+std::string CacheToken(const std::string& key, const std::vector<std::string>& constant_hashes);
 
 class CompilationCache {
  public:
   explicit CompilationCache(std::string dir) : dir_(std::move(dir)) {}
 
   // The entry's bytes when present and intact; otherwise nullopt and `why`
-  // says what was wrong (or "no entry").
-  std::optional<std::vector<uint8_t>> Load(const std::string& token, std::string& why) const;
-  // Writes the entry and records its hash; safe against concurrent writers
-  // of the same directory.
-  absl::Status Store(const std::string& token, const std::vector<uint8_t>& bytes) const;
+  // says what was wrong (or "no entry"). Hashing a model's constants for its
+  // token takes as long as reading an entry, so the two overlap: the entry
+  // the index holds under `key` is read while `token` is still computed
+  // (on another thread), and used only if its token is the one computed.
+  std::optional<Bytes> Load(const std::string& key, const std::shared_future<std::string>& token, std::string& why) const;
+  std::optional<Bytes> Load(const std::string& token, std::string& why) const;  // the token known
+  // Writes the entry and records its hash and key; safe against concurrent
+  // writers of the same directory.
+  absl::Status Store(const std::string& key, const std::string& token, const std::vector<uint8_t>& bytes) const;
 
   std::string EntryPath(const std::string& token) const;
   std::string IndexPath() const;
 
  private:
+  std::optional<Bytes> ReadEntry(const std::string& token, const std::string& hash, std::string& why) const;
+
   std::string dir_;
 };
 

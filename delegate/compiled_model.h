@@ -23,16 +23,20 @@ class ConstantBytes {
  public:
   ConstantBytes() = default;
   ConstantBytes(std::vector<uint8_t> bytes)  // NOLINT(google-explicit-constructor): owned bytes
-      : whole_(std::make_shared<const std::vector<uint8_t>>(std::move(bytes))), data_(whole_->data()), size_(whole_->size()) {}
-  // Bytes [offset, offset + size) of `whole`, which the caller has bounds-checked.
-  ConstantBytes(std::shared_ptr<const std::vector<uint8_t>> whole, size_t offset, size_t size)
-      : whole_(std::move(whole)), data_(whole_->data() + offset), size_(size) {}
+      : ConstantBytes(std::make_shared<const std::vector<uint8_t>>(std::move(bytes))) {}
+  // `size` bytes at `data`, inside what `owner` keeps alive (a cache entry
+  // read into memory), which the caller has bounds-checked.
+  ConstantBytes(std::shared_ptr<const void> owner, const uint8_t* data, size_t size)
+      : whole_(std::move(owner)), data_(data), size_(size) {}
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   void truncate(size_t size) { size_ = std::min(size_, size); }
 
  private:
-  std::shared_ptr<const std::vector<uint8_t>> whole_;
+  explicit ConstantBytes(const std::shared_ptr<const std::vector<uint8_t>>& owned)
+      : whole_(owned), data_(owned->data()), size_(owned->size()) {}
+
+  std::shared_ptr<const void> whole_;  // keeps data_ alive
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <thread>
 
@@ -177,7 +178,7 @@ absl::StatusOr<std::vector<gpu::Binding>> MakeBuffers(gpu::Device& device, const
   const ConstantPacks packs = PackConstants(model, limits.storage_buffer_offset_alignment, limits.max_storage_buffer_bytes);
   std::vector<gpu::Buffer*> pack_buffers;
   for (uint64_t bytes : packs.bytes) {
-    auto buffer = make(static_cast<size_t>(bytes), gpu::Device::Use::kDevice);
+    auto buffer = make(static_cast<size_t>(bytes), gpu::Device::Use::kConstant);
     if (!buffer.ok()) return buffer.status();
     pack_buffers.push_back(*buffer);
   }
@@ -214,38 +215,42 @@ absl::StatusOr<CompiledModel> FitsPartition(CompiledModel model, const Partition
   return model;
 }
 
-// Everything the compiled partition depends on: the model (its structure and
-// the bytes of every constant the partition reads, as the delegate sees them,
-// or the app's model token),
-// the partition, the compile options, the workgroup tables, the backend,
-// GPU, driver and mgd's build.
-absl::StatusOr<std::string> GpuDelegate::CacheToken(const Graph& graph, const Partition& partition,
-                                                    const CompileOptions& c) const {
+// Everything the compiled partition depends on but the constants' bytes:
+// the model's structure (or the app's model token), the partition, the
+// compile options, the workgroup tables, the backend, GPU, driver and mgd's
+// build.
+absl::StatusOr<std::string> GpuDelegate::CacheKey(const Graph& graph, const Partition& partition,
+                                                  const CompileOptions& c) const {
   std::string model_id = "token " + options_.model_token;
   if (options_.model_token.empty()) {
-    // The structure without constant data, then the bytes of each constant
-    // the partition's nodes read, all hashed in one parallel pass (writing
-    // and hashing the whole model took 50 ms of a 17 MB model's warm start;
-    // the fp16 weights whose folds replaced them are read by no node).
     auto structure = WriteModelStructure(graph, StructureOptions{{kCompiledMetadataName}});
     if (!structure.ok()) return structure.status();
-    std::vector<Span> spans{{structure->data(), structure->size()}};
-    std::vector<bool> read(graph.tensors.size(), false);
-    for (int n : partition.nodes) {
-      for (int t : graph.nodes[static_cast<size_t>(n)].inputs) {
-        if (t >= 0 && static_cast<size_t>(t) < read.size()) read[static_cast<size_t>(t)] = true;
-      }
-    }
-    for (size_t i = 0; i < graph.tensors.size(); ++i) {
-      const Tensor& t = graph.tensors[i];
-      if (t.is_constant && read[i]) spans.push_back({t.data.data(), t.data.size()});
-    }
-    model_id = fmt::format("{}", fmt::join(ContentHashes(spans), " "));
+    model_id = "structure " + Sha256Hex(structure->data(), structure->size());
   }
   const gpu::GpuInfo& info = device_->info();
-  return mgd::CacheToken({BuildId(), kCompiledModelVersion, gpu::ApiName(info.api), info.device_name, info.vendor,
-                          info.driver_version, info.api_version, info.clamped_limits, tables_digest_,
-                          PartitionKeyText(partition, c), model_id});
+  return mgd::CacheKey({BuildId(), kCompiledModelVersion, gpu::ApiName(info.api), info.device_name, info.vendor,
+                        info.driver_version, info.api_version, info.clamped_limits, tables_digest_,
+                        PartitionKeyText(partition, c), model_id});
+}
+
+// The bytes of each constant the partition's nodes read, as the delegate
+// sees them, hashed in one parallel pass (writing and hashing the whole
+// model took 50 ms of a 17 MB model's warm start; the fp16 weights whose
+// folds replaced them are read by no node). None with an app's model token.
+std::vector<std::string> GpuDelegate::ConstantHashes(const Graph& graph, const Partition& partition) const {
+  if (!options_.model_token.empty()) return {};
+  std::vector<Span> spans;
+  std::vector<bool> read(graph.tensors.size(), false);
+  for (int n : partition.nodes) {
+    for (int t : graph.nodes[static_cast<size_t>(n)].inputs) {
+      if (t >= 0 && static_cast<size_t>(t) < read.size()) read[static_cast<size_t>(t)] = true;
+    }
+  }
+  for (size_t i = 0; i < graph.tensors.size(); ++i) {
+    const Tensor& t = graph.tensors[i];
+    if (t.is_constant && read[i]) spans.push_back({t.data.data(), t.data.size()});
+  }
+  return ContentHashes(spans);
 }
 
 CompiledTarget GpuDelegate::Target() const {
@@ -284,24 +289,25 @@ void GpuDelegate::Note(std::string event) {
   cache_events_.push_back(std::move(event));
 }
 
-void GpuDelegate::LogProgramBuilds(const std::vector<absl::StatusOr<std::unique_ptr<gpu::Program>>>& built,
-                                   const std::vector<double>& build_ms) const {
+void GpuDelegate::LogProgramBuilds(const std::vector<absl::StatusOr<std::unique_ptr<gpu::Program>>>& built) const {
   if (!options_.logger) return;
   size_t from_binary = 0, driver_known = 0, cache_hits = 0;
   double driver_ms = 0, sum_ms = 0, max_ms = 0;
   std::vector<std::pair<std::string, double>> phases;  // summed by name, in first-seen order
   for (size_t k = 0; k < built.size(); ++k) {
-    sum_ms += build_ms[k];
-    max_ms = std::max(max_ms, build_ms[k]);
     if (!built[k].ok()) continue;
     const gpu::Program& p = **built[k];
     from_binary += p.from_binary() ? 1 : 0;
     const gpu::Program::BuildFeedback f = p.build_feedback();
+    double ms = 0;  // the program's own, over its phases
     for (const gpu::Program::BuildFeedback::Phase& phase : f.phases) {
       auto it = std::find_if(phases.begin(), phases.end(), [&](const auto& p) { return p.first == phase.name; });
       if (it == phases.end()) it = phases.insert(phases.end(), {phase.name, 0.0});
       it->second += phase.ms;
+      ms += phase.ms;
     }
+    sum_ms += ms;
+    max_ms = std::max(max_ms, ms);
     if (!f.driver_known) continue;
     ++driver_known;
     cache_hits += f.cache_hit ? 1 : 0;
@@ -370,20 +376,22 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     Step("compiled model entry");
   }
   std::optional<CompilationCache> cache;
-  std::string token;
+  std::string cache_key;
+  std::shared_future<std::string> token;  // hashing the constants, while the entry is read
   if (!options_.cache_dir.empty()) {
     cache.emplace(options_.cache_dir);
-    auto made = CacheToken(graph, partition, compile);
+    auto made = CacheKey(graph, partition, compile);
     if (!made.ok()) return made.status();
-    token = *made;
-    Step("cache token");
+    cache_key = *made;
+    token = std::async(std::launch::async, [&] { return mgd::CacheToken(cache_key, ConstantHashes(graph, partition)); }).share();
+    Step("cache key");
   }
   const bool from_file = compiled.ok();
   if (cache && !from_file) {
     std::string why;
-    if (auto bytes = cache->Load(token, why)) {
+    if (auto bytes = cache->Load(cache_key, token, why)) {
       Step("cache read");
-      compiled = ParseCompiledModel(std::make_shared<const std::vector<uint8_t>>(std::move(*bytes)));
+      compiled = ParseCompiledModel(std::make_shared<const Bytes>(std::move(*bytes)));
       if (compiled.ok()) compiled = FitsPartition(std::move(*compiled), partition);
       if (!compiled.ok()) why = std::string(compiled.status().message());
     }
@@ -424,7 +432,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   const bool store = cache && !from_file && !reused;
   if (store || options_.collect_compiled || options_.keep_compiled) compiled->pipeline_cache = device_->PipelineCacheData();
   if (store) {
-    const absl::Status stored = cache->Store(token, SerializeCompiledModel(*compiled));
+    const absl::Status stored = cache->Store(cache_key, token.get(), SerializeCompiledModel(*compiled));
     Note(stored.ok() ? "stored" : "not stored: " + std::string(stored.message()));
     Step("cache store");
   }
@@ -487,8 +495,6 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   // builds pipelines at about 0.15 ms each, one after another, even from
   // its cache); GL runs both on its one context thread in turn.
   std::vector<absl::StatusOr<std::unique_ptr<gpu::Program>>> built;
-  for (size_t k = 0; k < first_dispatch.size(); ++k) built.emplace_back(absl::UnknownError("not built"));
-  std::vector<double> build_ms(first_dispatch.size());
   // When every program comes with what lets the driver skip compiling (a
   // warm start), the driver's own work is mostly one at a time: more than a
   // few threads only contend (H200, face_detection: 8.7 ms on 4 threads,
@@ -496,13 +502,13 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   const bool nothing_to_compile = std::all_of(first_dispatch.begin(), first_dispatch.end(),
                                               [&](size_t i) { return !model.dispatches[i].binary.empty(); });
   std::jthread builder([&] {  // joined however this returns
-    ParallelFor(first_dispatch.size(), [&](size_t k) {
-      const auto start = std::chrono::steady_clock::now();
-      const CompiledDispatch& cd = model.dispatches[first_dispatch[k]];
-      built[k] = device_->CreateProgram({cd.code.name, sources[first_dispatch[k]], static_cast<uint32_t>(cd.bindings.size()),
-                                         shaders::ParamsBytes(cd.code), 0, cd.spirv, cd.binary});
-      build_ms[k] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    }, nothing_to_compile ? 4 : SIZE_MAX);
+    std::vector<gpu::ProgramSource> programs;
+    for (size_t i : first_dispatch) {
+      const CompiledDispatch& cd = model.dispatches[i];
+      programs.push_back({cd.code.name, sources[i], static_cast<uint32_t>(cd.bindings.size()), shaders::ParamsBytes(cd.code),
+                          0, cd.spirv, cd.binary});
+    }
+    built = device_->CreatePrograms(programs, nothing_to_compile ? 4 : SIZE_MAX);
   });
   // The weights' staging space is allocated on a thread of its own while
   // this one creates the buffers (8 MB of host-visible memory took 2-2.6 ms
@@ -521,7 +527,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Realize(CompiledMod
   for (int i : model.outputs) kernel->output_buffers.push_back((*places)[static_cast<size_t>(i)].buffer);
   Step("weights");
   builder.join();
-  LogProgramBuilds(built, build_ms);
+  LogProgramBuilds(built);
   for (size_t k = 0; k < built.size(); ++k) {
     CompiledDispatch& cd = model.dispatches[first_dispatch[k]];
     if (!built[k].ok()) return absl::InternalError(fmt::format("{}: {}", cd.code.name, Message(built[k].status())));

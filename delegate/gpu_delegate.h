@@ -161,7 +161,10 @@ class GpuDelegate : public Delegate {
   GpuDelegate(GpuDelegateOptions options, std::unique_ptr<gpu::Device> device);
   // Builds everything on the device; fills in each program's SPIR-V (Vulkan).
   absl::StatusOr<std::unique_ptr<DelegateKernel>> Realize(CompiledModel& model);
-  absl::StatusOr<std::string> CacheToken(const Graph& graph, const Partition& partition, const CompileOptions& compile) const;
+  // The compilation cache's key for the partition, and the hashes of the
+  // constants it reads, which make the key a token (cache.h).
+  absl::StatusOr<std::string> CacheKey(const Graph& graph, const Partition& partition, const CompileOptions& compile) const;
+  std::vector<std::string> ConstantHashes(const Graph& graph, const Partition& partition) const;
   // The partition's entry in the graph's "mgd_compiled" metadata, or why
   // there is none usable on this device.
   absl::StatusOr<CompiledModel> LoadPrecompiled(const std::string& metadata, const Partition& partition,
@@ -187,8 +190,7 @@ class GpuDelegate : public Delegate {
   void Note(std::string event);
   // Logs at debug level how the programs were built: how many from the
   // cache's binaries or pipeline cache, and where the time went.
-  void LogProgramBuilds(const std::vector<absl::StatusOr<std::unique_ptr<gpu::Program>>>& built,
-                        const std::vector<double>& build_ms) const;
+  void LogProgramBuilds(const std::vector<absl::StatusOr<std::unique_ptr<gpu::Program>>>& built) const;
   // options.keep_tensors: per prepared partition, where each activation is.
   struct KeptTensor {
     int tensor = -1;

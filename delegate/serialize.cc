@@ -90,7 +90,7 @@ std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& m) {
 namespace {
 
 // `shared`, when given, holds `data`: constants then point into it.
-absl::StatusOr<CompiledModel> Parse(const uint8_t* data, size_t size, const std::shared_ptr<const std::vector<uint8_t>>& shared) {
+absl::StatusOr<CompiledModel> Parse(const uint8_t* data, size_t size, const std::shared_ptr<const Bytes>& shared) {
   ByteReader r(data, size);
   if (r.Get<uint32_t>("magic") != kCompiledModelMagic) {
     return absl::InvalidArgumentError("not an mgd compiled model (bad magic)");
@@ -122,7 +122,7 @@ absl::StatusOr<CompiledModel> Parse(const uint8_t* data, size_t size, const std:
       continue;
     }
     const auto [at, n] = r.View("constant");
-    if (at != nullptr) c = ConstantBytes(shared, static_cast<size_t>(at - data), n);
+    if (at != nullptr) c = ConstantBytes(shared, at, n);
   }
   m.dispatches.resize(r.Count("dispatches", 100));
   for (CompiledDispatch& d : m.dispatches) {
@@ -208,7 +208,7 @@ absl::StatusOr<CompiledModel> Parse(const uint8_t* data, size_t size, const std:
 
 absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t size) { return Parse(data, size, nullptr); }
 
-absl::StatusOr<CompiledModel> ParseCompiledModel(std::shared_ptr<const std::vector<uint8_t>> bytes) {
+absl::StatusOr<CompiledModel> ParseCompiledModel(std::shared_ptr<const Bytes> bytes) {
   if (bytes == nullptr) return absl::InvalidArgumentError("compiled model: no bytes");
   return Parse(bytes->data(), bytes->size(), bytes);
 }

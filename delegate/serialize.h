@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/bytes.h"
 #include "delegate/compiled_model.h"
 
 namespace mgd {
@@ -21,6 +22,6 @@ inline constexpr uint32_t kCompiledModelVersion = 4;  // 2: SPIR-V per dispatch;
 std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& model);
 absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t size);
 // The same, with the constants left in `bytes` (shared) instead of copied.
-absl::StatusOr<CompiledModel> ParseCompiledModel(std::shared_ptr<const std::vector<uint8_t>> bytes);
+absl::StatusOr<CompiledModel> ParseCompiledModel(std::shared_ptr<const Bytes> bytes);
 
 }  // namespace mgd

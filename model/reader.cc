@@ -480,7 +480,7 @@ absl::StatusOr<Graph> ReadModel(const uint8_t* data, size_t size, std::string_vi
   return graph;
 }
 
-absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, uint64_t max_bytes, const ChunkFn& on_chunk) {
+absl::StatusOr<Bytes> ReadFileBytes(const std::string& path, uint64_t max_bytes, const ChunkFn& on_chunk) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return absl::NotFoundError(fmt::format("{}: cannot open file", path));
   struct Closer {
@@ -494,7 +494,7 @@ absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, uint
   if (size > max_bytes) {
     return absl::OutOfRangeError(fmt::format("{}: {} bytes, more than the {} expected at most", path, size, max_bytes));
   }
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  Bytes bytes(static_cast<size_t>(size));  // not zeroed: every chunk is read into it
   const size_t chunks = std::max<size_t>(1, (bytes.size() + kReadChunkBytes - 1) / kReadChunkBytes);
   std::vector<char> short_read(chunks, 0);
   auto read_chunk = [&](size_t i) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/bytes.h"
 #include "model/graph.h"
 
 namespace mgd {
@@ -28,7 +29,7 @@ absl::StatusOr<Graph> ReadModelFile(const std::string& path);
 // entries this way, from the copy, never from the file).
 inline constexpr size_t kReadChunkBytes = size_t{256} << 10;
 using ChunkFn = std::function<void(size_t index, const uint8_t* data, size_t size)>;
-absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, uint64_t max_bytes = UINT64_MAX,
+absl::StatusOr<Bytes> ReadFileBytes(const std::string& path, uint64_t max_bytes = UINT64_MAX,
                                                    const ChunkFn& on_chunk = nullptr);
 
 }  // namespace mgd

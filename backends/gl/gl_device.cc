@@ -268,6 +268,34 @@ class GlDevice final : public Device {
     });
   }
 
+  // In two tasks on the context thread: every program begun (binaries
+  // handed over, shaders compiling, then linking) before any is waited for,
+  // so that a driver with KHR_parallel_shader_compile works on all at once;
+  // buffers other threads ask for meanwhile are made in between.
+  std::vector<absl::StatusOr<std::unique_ptr<Program>>> CreatePrograms(const std::vector<ProgramSource>& sources,
+                                                                       size_t /*threads*/) override {
+    std::vector<absl::StatusOr<std::unique_ptr<Program>>> built;
+    std::vector<PendingProgram> pending;
+    absl::Status posted = core_->worker.RunAndWait([&] {
+      for (const ProgramSource& source : sources) pending.push_back(BeginProgram(core_, source, /*from_binary=*/true));
+      for (PendingProgram& p : pending) LinkPending(p);
+    });
+    if (posted.ok()) {
+      posted = core_->worker.RunAndWait([&] {
+        for (PendingProgram& p : pending) {
+          absl::StatusOr<std::unique_ptr<GlProgram>> program = FinishProgram(std::move(p));
+          if (program.ok()) {
+            built.emplace_back(std::unique_ptr<Program>(std::move(*program)));
+          } else {
+            built.emplace_back(program.status());
+          }
+        }
+      });
+    }
+    while (built.size() < sources.size()) built.emplace_back(posted.ok() ? absl::InternalError("not built") : posted);
+    return built;
+  }
+
   absl::StatusOr<std::unique_ptr<Recording>> Record(const std::vector<Dispatch>& dispatches,
                                                     const RecordOptions& options) override {
     absl::StatusOr<std::vector<const GlProgram*>> programs = CheckDispatches(core_.get(), dispatches);
@@ -432,6 +460,10 @@ absl::Status OpenDevice(DeviceCore& core, const DeviceOptions& options) {
   core.ext = chosen.caps.ext;
   core.binary_formats = chosen.caps.binary_formats;
   core.check_each_call = ValidationRequested(options);
+  // As many compiler threads as the driver likes (0xFFFFFFFF, the
+  // extension's "implementation-dependent maximum"): cold starts compile
+  // all programs at once (CreatePrograms).
+  if (core.ext.max_shader_compiler_threads != nullptr) core.ext.max_shader_compiler_threads(0xFFFFFFFFu);
   if (options.clamp_limits) {
     core.info.limits = ClampToGles31(core.info.limits);
     core.info.clamped_limits = true;

@@ -76,6 +76,10 @@ GlExtensions LoadExtensions(const std::set<std::string>& extensions) {
         reinterpret_cast<PFNGLGETQUERYOBJECTUI64VEXTPROC>(eglGetProcAddress("glGetQueryObjectui64vEXT"));
     ext.get_query_iv = reinterpret_cast<PFNGLGETQUERYIVEXTPROC>(eglGetProcAddress("glGetQueryivEXT"));
   }
+  if (extensions.count("GL_KHR_parallel_shader_compile") > 0) {
+    ext.max_shader_compiler_threads =
+        reinterpret_cast<PFNGLMAXSHADERCOMPILERTHREADSKHRPROC>(eglGetProcAddress("glMaxShaderCompilerThreadsKHR"));
+  }
   return ext;
 }
 

@@ -27,6 +27,9 @@ struct GlExtensions {
   PFNGLQUERYCOUNTEREXTPROC query_counter = nullptr;
   PFNGLGETQUERYOBJECTUI64VEXTPROC get_query_object_ui64v = nullptr;
   PFNGLGETQUERYIVEXTPROC get_query_iv = nullptr;
+  // KHR_parallel_shader_compile: the driver compiles, links and loads
+  // program binaries on threads of its own until a status is queried.
+  PFNGLMAXSHADERCOMPILERTHREADSKHRPROC max_shader_compiler_threads = nullptr;
 };
 
 // A device's state, shared with its buffers, programs and recordings so
@@ -113,6 +116,24 @@ class GlProgram final : public Program {
   bool from_binary_ = false;
   BuildFeedback feedback_;
 };
+
+// A program on its way: begun by BeginProgram (the driver may then load or
+// compile it in the background, KHR_parallel_shader_compile), completed by
+// FinishProgram. All on the current context (worker thread).
+struct PendingProgram {
+  const ProgramSource* source = nullptr;
+  std::shared_ptr<DeviceCore> core;
+  std::unique_ptr<GlProgram> program;  // null while only a shader compiles
+  GLuint shader = 0;                   // compiling; deleted once linked
+  absl::Status status;                 // an error met on the way
+  double ms = 0;                       // this thread's time in its calls
+};
+// `from_binary`: hand the driver source.binary when there is one.
+PendingProgram BeginProgram(std::shared_ptr<DeviceCore> core, const ProgramSource& source, bool from_binary);
+// Once its shader compiled: starts the link of a program begun from GLSL
+// (errors are kept for FinishProgram). A no-op for a binary.
+void LinkPending(PendingProgram& pending);
+absl::StatusOr<std::unique_ptr<GlProgram>> FinishProgram(PendingProgram pending);
 
 // Compiles and links `source` on the current context (worker thread).
 absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCore> core,

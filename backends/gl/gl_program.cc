@@ -32,44 +32,6 @@ std::string ProgramLog(GLuint program) {
   return TrimLog(std::move(log));
 }
 
-absl::StatusOr<GLuint> CompileShader(const ProgramSource& source, const std::string& where) {
-  const GLuint shader = glCreateShader(GL_COMPUTE_SHADER);
-  if (shader == 0) {
-    absl::Status status = CheckGl(where, "glCreateShader(GL_COMPUTE_SHADER)");
-    return status.ok() ? absl::InternalError(where + ": glCreateShader(GL_COMPUTE_SHADER) returned 0") : status;
-  }
-  // With an explicit length, so a NUL inside the source cannot cut it short.
-  const GLchar* text = source.glsl.data();
-  const GLint length = static_cast<GLint>(source.glsl.size());
-  glShaderSource(shader, 1, &text, &length);
-  glCompileShader(shader);
-  GLint compiled = GL_FALSE;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &compiled);
-  if (compiled != GL_TRUE) {
-    const std::string log = ShaderLog(shader);
-    glDeleteShader(shader);
-    DrainGlErrors();
-    return absl::InvalidArgumentError(fmt::format("{}: compile failed: {}", where, log));
-  }
-  return shader;
-}
-
-absl::Status Link(GLuint program, GLuint shader, bool retrievable, const std::string& where) {
-  glAttachShader(program, shader);
-  // The hint must precede the link for glGetProgramBinary to work later.
-  if (retrievable) glProgramParameteri(program, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
-  glLinkProgram(program);
-  glDetachShader(program, shader);
-  glDeleteShader(shader);  // the linked program keeps what it needs
-  GLint linked = GL_FALSE;
-  glGetProgramiv(program, GL_LINK_STATUS, &linked);
-  if (linked != GL_TRUE) {
-    DrainGlErrors();
-    return absl::InvalidArgumentError(fmt::format("{}: link failed: {}", where, ProgramLog(program)));
-  }
-  return CheckGl(where, "glLinkProgram");
-}
-
 std::string ResourceName(GLuint program, GLenum interface, GLuint index) {
   char name[256] = {};
   GLsizei length = 0;
@@ -143,53 +105,111 @@ void FetchBinary(GlProgram& program) {
   program.set_binary(std::move(binary), format, false);
 }
 
-// A binary from Program::binary(): format tag, then the driver's bytes. The
+// Hands a binary from Program::binary() (format tag, then the driver's
+// bytes) to the driver; whether it took it is known at FinishProgram. The
 // driver checks it is its own (same GPU and driver build) and refuses it
-// otherwise; a refusal is no error, the caller compiles the GLSL instead.
-bool LoadBinary(GlProgram& program, const std::vector<uint8_t>& tagged) {
+// otherwise; a refusal is no error, the GLSL is compiled instead.
+bool BeginBinary(GlProgram& program, const std::vector<uint8_t>& tagged) {
   if (tagged.size() <= 4) return false;
   GLenum format = 0;
   std::memcpy(&format, tagged.data(), 4);
   glProgramBinary(program.id(), format, tagged.data() + 4, static_cast<GLsizei>(tagged.size() - 4));
-  GLint linked = GL_FALSE;
-  glGetProgramiv(program.id(), GL_LINK_STATUS, &linked);
-  if (glGetError() != GL_NO_ERROR || linked != GL_TRUE) {
-    DrainGlErrors();
-    return false;
-  }
   program.set_binary(std::vector<uint8_t>(tagged.begin() + 4, tagged.end()), format, true);
   return true;
 }
 
+using Clock = std::chrono::steady_clock;
+double Ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCore> core,
-                                                        const ProgramSource& source) {
-  using Clock = std::chrono::steady_clock;
-  const auto ms = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+PendingProgram BeginProgram(std::shared_ptr<DeviceCore> core, const ProgramSource& source, bool from_binary) {
   const auto t0 = Clock::now();
-  const std::string where = fmt::format("program '{}'", source.name);
+  PendingProgram p;
+  p.source = &source;
+  p.core = core;
   DrainGlErrors();
-  const bool retrievable = core->binary_formats;
-  const GpuInfo& info = core->info;
-  std::unique_ptr<GlProgram> program;
-  if (retrievable && !source.binary.empty()) {
-    const GLuint id = glCreateProgram();
-    if (id == 0) return absl::InternalError(where + ": glCreateProgram returned 0");
-    program = std::make_unique<GlProgram>(core, source, id);
-    if (!LoadBinary(*program, source.binary)) program.reset();
-  }
-  if (program == nullptr) {
-    absl::StatusOr<GLuint> shader = CompileShader(source, where);
-    if (!shader.ok()) return shader.status();
+  if (from_binary && core->binary_formats && !source.binary.empty()) {
     const GLuint id = glCreateProgram();
     if (id == 0) {
-      glDeleteShader(*shader);
-      return absl::InternalError(where + ": glCreateProgram returned 0");
+      p.status = absl::InternalError(fmt::format("program '{}': glCreateProgram returned 0", source.name));
+      return p;
     }
-    program = std::make_unique<GlProgram>(core, source, id);  // deletes `id` on every error below
-    if (absl::Status status = Link(id, *shader, retrievable, where); !status.ok()) return status;
+    p.program = std::make_unique<GlProgram>(core, source, id);
+    if (!BeginBinary(*p.program, source.binary)) p.program.reset();
   }
+  if (p.program == nullptr) {  // linked by LinkPending once compiled
+    p.shader = glCreateShader(GL_COMPUTE_SHADER);
+    if (p.shader != 0) {
+      // With an explicit length, so a NUL inside the source cannot cut it short.
+      const GLchar* text = source.glsl.data();
+      const GLint length = static_cast<GLint>(source.glsl.size());
+      glShaderSource(p.shader, 1, &text, &length);
+      glCompileShader(p.shader);
+    }
+  }
+  p.ms = Ms(t0, Clock::now());
+  return p;
+}
+
+void LinkPending(PendingProgram& p) {
+  if (!p.status.ok() || p.program != nullptr) return;
+  const auto t0 = Clock::now();
+  const ProgramSource& source = *p.source;
+  const std::string where = fmt::format("program '{}'", source.name);
+  if (p.shader == 0) {
+    absl::Status status = CheckGl(where, "glCreateShader(GL_COMPUTE_SHADER)");
+    p.status = status.ok() ? absl::InternalError(where + ": glCreateShader(GL_COMPUTE_SHADER) returned 0") : status;
+    return;
+  }
+  GLint compiled = GL_FALSE;
+  glGetShaderiv(p.shader, GL_COMPILE_STATUS, &compiled);
+  if (compiled != GL_TRUE) {
+    p.status = absl::InvalidArgumentError(fmt::format("{}: compile failed: {}", where, ShaderLog(p.shader)));
+    DrainGlErrors();
+    return;
+  }
+  const GLuint id = glCreateProgram();
+  if (id == 0) {
+    p.status = absl::InternalError(where + ": glCreateProgram returned 0");
+    return;
+  }
+  p.program = std::make_unique<GlProgram>(p.core, source, id);
+  glAttachShader(id, p.shader);
+  // The hint must precede the link for glGetProgramBinary to work later.
+  if (p.core->binary_formats) glProgramParameteri(id, GL_PROGRAM_BINARY_RETRIEVABLE_HINT, GL_TRUE);
+  glLinkProgram(id);
+  p.ms += Ms(t0, Clock::now());
+}
+
+absl::StatusOr<std::unique_ptr<GlProgram>> FinishProgram(PendingProgram pending) {
+  LinkPending(pending);  // a no-op when the caller linked it already
+  const auto t0 = Clock::now();
+  const ProgramSource& source = *pending.source;
+  const std::shared_ptr<DeviceCore>& core = pending.core;
+  const std::string where = fmt::format("program '{}'", source.name);
+  // The shader goes however this returns; a linked program keeps what it needs.
+  struct DeleteShader {
+    GLuint shader;
+    ~DeleteShader() {
+      if (shader != 0) glDeleteShader(shader);
+    }
+  } delete_shader{pending.shader};
+  if (!pending.status.ok()) return pending.status;
+  std::unique_ptr<GlProgram> program = std::move(pending.program);
+  GLint linked = GL_FALSE;
+  glGetProgramiv(program->id(), GL_LINK_STATUS, &linked);
+  const bool failed = glGetError() != GL_NO_ERROR || linked != GL_TRUE;
+  if (failed && !program->from_binary()) {
+    const std::string log = ProgramLog(program->id());
+    DrainGlErrors();
+    return absl::InvalidArgumentError(fmt::format("{}: link failed: {}", where, log));
+  }
+  if (failed) {  // the driver refused the binary: the GLSL after all
+    DrainGlErrors();
+    return FinishProgram(BeginProgram(core, source, /*from_binary=*/false));
+  }
+  if (pending.shader != 0) glDetachShader(program->id(), pending.shader);
   const GLuint id = program->id();
   const auto t1 = Clock::now();
 
@@ -200,16 +220,21 @@ absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCo
                                              static_cast<uint32_t>(std::max(size[1], 0)),
                                              static_cast<uint32_t>(std::max(size[2], 0))};
   program->set_workgroup_size(workgroup);
-  if (absl::Status status = CheckProgramLimits(info, source, workgroup); !status.ok()) return status;
+  if (absl::Status status = CheckProgramLimits(core->info, source, workgroup); !status.ok()) return status;
   if (absl::Status status = CheckStorageBlocks(id, source, where); !status.ok()) return status;
   if (absl::Status status = CheckUniformBlocks(id, source, where); !status.ok()) return status;
   const auto t2 = Clock::now();
-  if (retrievable && !program->from_binary()) FetchBinary(*program);
+  if (core->binary_formats && !program->from_binary()) FetchBinary(*program);
   program->set_build_feedback({false, false, 0,
-                               {{program->from_binary() ? "binary" : "compile and link", ms(t0, t1)},
-                                {"interface checks", ms(t1, t2)},
-                                {"fetching the binary", ms(t2, Clock::now())}}});
+                               {{program->from_binary() ? "binary" : "compile and link", pending.ms + Ms(t0, t1)},
+                                {"interface checks", Ms(t1, t2)},
+                                {"fetching the binary", Ms(t2, Clock::now())}}});
   return program;
+}
+
+absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCore> core,
+                                                        const ProgramSource& source) {
+  return FinishProgram(BeginProgram(std::move(core), source, /*from_binary=*/true));
 }
 
 std::vector<uint8_t> GlProgram::binary() const {

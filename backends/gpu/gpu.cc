@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include "base/parallel.h"
+
 namespace mgd::gpu {
 
 const char* ApiName(Api api) { return api == Api::kVulkan ? "vulkan" : "gl"; }
@@ -173,6 +175,14 @@ absl::Status CheckDispatch(const GpuInfo& info, const Dispatch& d, const std::st
 
 size_t BindingEnd(const Binding& binding) {
   return binding.bytes != 0 ? binding.offset + binding.bytes : binding.buffer->size();
+}
+
+std::vector<absl::StatusOr<std::unique_ptr<Program>>> Device::CreatePrograms(const std::vector<ProgramSource>& sources,
+                                                                             size_t threads) {
+  std::vector<absl::StatusOr<std::unique_ptr<Program>>> built;
+  for (size_t i = 0; i < sources.size(); ++i) built.emplace_back(absl::UnknownError("not built"));
+  ParallelFor(sources.size(), [&](size_t i) { built[i] = CreateProgram(sources[i]); }, threads);
+  return built;
 }
 
 namespace {

@@ -184,7 +184,11 @@ class Device {
   // run (a delegate's inputs and outputs). Where the GPU has its own memory,
   // they live in host-visible memory so that Upload and Download are plain
   // copies, with no transfer submitted and waited for on their own.
-  enum class Use { kDevice, kUpload, kDownload };
+  // kConstant: written once (a model's weights, by UploadAll), then only
+  // read by the GPU: in device-local memory the host can map where there is
+  // some (resizable BAR, integrated GPUs), written in place rather than
+  // through a staging buffer and a copy.
+  enum class Use { kDevice, kUpload, kDownload, kConstant };
   virtual absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes, Use use) = 0;
   absl::StatusOr<std::unique_ptr<Buffer>> CreateBuffer(size_t bytes) { return CreateBuffer(bytes, Use::kDevice); }
   virtual absl::Status Upload(Buffer& buffer, const void* data, size_t bytes, size_t offset = 0) = 0;
@@ -211,6 +215,12 @@ class Device {
   virtual void ReserveUploadBytes(size_t /*bytes*/) {}
 
   virtual absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) = 0;
+  // Many programs at once, result i for sources[i]. By default CreateProgram
+  // on up to `threads` threads (drivers compile on the calling thread); GL,
+  // whose one context thread serializes calls, hands the driver all of them
+  // before it waits for any (KHR_parallel_shader_compile).
+  virtual std::vector<absl::StatusOr<std::unique_ptr<Program>>> CreatePrograms(const std::vector<ProgramSource>& sources,
+                                                                               size_t threads);
 
   virtual absl::StatusOr<std::unique_ptr<Recording>> Record(const std::vector<Dispatch>& dispatches,
                                                             const RecordOptions& options = {}) = 0;

@@ -440,6 +440,12 @@ class VulkanDevice : public Device {
         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     switch (use) {
       case Use::kDevice: return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+      case Use::kConstant: {
+        if (!mappable_device_memory_) return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+        auto mapped = MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, 0);
+        // The mappable heap may be small (256 MiB without resizable BAR): then staged.
+        return mapped.ok() ? std::move(mapped) : MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+      }
       // The host reads downloads: cached memory if there is any.
       case Use::kDownload: return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
       case Use::kUpload: return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
@@ -466,7 +472,7 @@ class VulkanDevice : public Device {
   }
 
   void ReserveUploadBytes(size_t bytes) override {
-    if (!uploads_staged_ || bytes == 0) return;
+    if (!uploads_staged_ || mappable_device_memory_ || bytes == 0) return;
     std::lock_guard<std::mutex> lock(mutex_);
     (void)EnsureStaging(bytes);
   }
@@ -486,25 +492,35 @@ class VulkanDevice : public Device {
       if (absl::Status s = EnsureStaging(staged); !s.ok()) return s;
     }
     size_t at = 0;
-    std::vector<const void*> sources;  // of each copy
+    struct Write {
+      uint8_t* to;
+      const void* from;
+      size_t bytes;
+    };
+    std::vector<Write> writes;  // into mapped memory: the buffer's own, or staging for a copy
+    size_t written = 0;
     for (const UploadRequest& u : uploads) {
       if (u.bytes == 0) continue;
       auto& b = static_cast<VulkanBuffer&>(*u.buffer);
       const Allocation& a = b.allocation();
-      if (a.mapped != nullptr) {  // unified memory: no copy through staging
-        std::memcpy(a.mapped + u.offset, u.data, u.bytes);
-        if (absl::Status s = Flush(a, u.offset, u.bytes); !s.ok()) return s;
+      written += u.bytes;
+      if (a.mapped != nullptr) {  // mappable device memory: no copy through staging
+        writes.push_back({a.mapped + u.offset, u.data, u.bytes});
         continue;
       }
       copies.push_back({b.handle(), VkBufferCopy{at, u.offset, u.bytes}});
-      sources.push_back(u.data);
+      writes.push_back({staging_->allocation().mapped + at, u.data, u.bytes});
       at += (u.bytes + 15) / 16 * 16;
     }
     // Megabytes of weights copy faster on several cores.
-    ParallelFor(copies.size(), [&](size_t k) {
-      const VkBufferCopy& c = copies[k].second;
-      std::memcpy(staging_->allocation().mapped + c.srcOffset, sources[k], c.size);
-    }, at < (size_t{4} << 20) ? 1 : SIZE_MAX);
+    ParallelFor(writes.size(), [&](size_t k) { std::memcpy(writes[k].to, writes[k].from, writes[k].bytes); },
+                written < (size_t{4} << 20) ? 1 : SIZE_MAX);
+    for (const UploadRequest& u : uploads) {
+      const Allocation& a = static_cast<VulkanBuffer&>(*u.buffer).allocation();
+      if (u.bytes > 0 && a.mapped != nullptr) {
+        if (absl::Status s = Flush(a, u.offset, u.bytes); !s.ok()) return s;
+      }
+    }
     if (copies.empty()) return absl::OkStatus();
     if (absl::Status s = Flush(staging_->allocation(), 0, at); !s.ok()) return s;
     return CopyNow(staging_->handle(), copies);
@@ -752,6 +768,14 @@ class VulkanDevice : public Device {
       if ((flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) == 0) continue;
       uploads_staged_ = (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) == 0;
       break;
+    }
+    // Weights are written in place where device-local memory can be mapped
+    // (Use::kConstant): the H200 spent 5-10 ms allocating (pinning) a staging
+    // buffer for 8-17 MB of weights and 2-3 ms waiting for the copy.
+    for (uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
+      const VkMemoryPropertyFlags flags = memory.memoryTypes[i].propertyFlags;
+      const VkMemoryPropertyFlags both = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+      if ((flags & both) == both) mappable_device_memory_ = true;
     }
     cache_vendor_ = props.vendorID;
     cache_device_ = props.deviceID;
@@ -1062,6 +1086,7 @@ class VulkanDevice : public Device {
   std::mutex mutex_;  // the queue, the command pool, the fence and staging
   std::thread layouts_warm_up_;  // WarmUpLayouts; joined first at destruction
   bool uploads_staged_ = true;   // device-local memory is not host-visible
+  bool mappable_device_memory_ = false;  // some device-local memory type is host-visible
 };
 
 }  // namespace

@@ -96,8 +96,8 @@ class GpuTest : public ::testing::TestWithParam<Api> {
     return program.ok() ? std::move(*program) : nullptr;
   }
 
-  std::unique_ptr<Buffer> MakeBuffer(Device& device, const std::vector<float>& values) {
-    auto buffer = device.CreateBuffer(values.size() * sizeof(float));
+  std::unique_ptr<Buffer> MakeBuffer(Device& device, const std::vector<float>& values, Device::Use use = Device::Use::kDevice) {
+    auto buffer = device.CreateBuffer(values.size() * sizeof(float), use);
     EXPECT_TRUE(buffer.ok()) << buffer.status();
     EXPECT_TRUE(device.Upload(**buffer, values.data(), values.size() * sizeof(float)).ok());
     return std::move(*buffer);
@@ -166,13 +166,16 @@ TEST_P(GpuTest, BufferRoundTripsOddSizes) {
   }
 }
 
+// Device buffers and constants (written in place where device memory can be
+// mapped, through staging elsewhere), megabytes of them (copied on several
+// cores) and a few bytes.
 TEST_P(GpuTest, UploadAllMatchesUploadsOneByOne) {
   std::vector<std::unique_ptr<Buffer>> buffers;
   std::vector<std::vector<float>> values;
   std::vector<Device::UploadRequest> uploads;
-  for (size_t i = 0; i < 5; ++i) {
-    values.push_back(std::vector<float>(3 + i * 1000, -1.0f));
-    buffers.push_back(MakeBuffer(*device_, values.back()));
+  for (size_t i = 0; i < 6; ++i) {
+    values.push_back(std::vector<float>(i == 5 ? size_t{1} << 20 : 3 + i * 1000, -1.0f));
+    buffers.push_back(MakeBuffer(*device_, values.back(), i % 2 == 1 ? Device::Use::kConstant : Device::Use::kDevice));
     std::vector<float>& v = values.back();
     for (size_t k = 1; k < v.size(); ++k) v[k] = static_cast<float>(i * 100000 + k);  // element 0 stays: offset 4
     uploads.push_back({buffers.back().get(), v.data() + 1, (v.size() - 1) * 4, 4});
@@ -203,6 +206,30 @@ TEST_P(GpuTest, CompileErrorNamesTheProgramAndLine) {
   EXPECT_THAT(message, HasSubstr("undeclared_thing"));
   // The error is on line 3 of the body, after a 2- or 4-line prelude.
   EXPECT_THAT(message, ::testing::ContainsRegex(api() == Api::kVulkan ? ":5" : "[:(]7"));
+}
+
+// Programs made together (GL begins all before it waits for any): a broken
+// one fails alone, naming itself; the others work, and so do their
+// binaries when made again from them.
+TEST_P(GpuTest, ProgramsMadeTogetherFailAlone) {
+  const std::string broken = "layout(local_size_x = 1) in;\nvoid main() {\n  undeclared_thing = 1;\n}\n";
+  std::vector<ProgramSource> sources = {{"affine_a", Glsl(api(), kAffine), 2, 8, 0},
+                                        {"broken_kernel", Glsl(api(), broken), 0, 0, 0},
+                                        {"affine_b", Glsl(api(), kAffine), 2, 8, 0}};
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round == 0 ? "from source" : "from binaries");
+    auto built = device_->CreatePrograms(sources, 4);
+    ASSERT_EQ(built.size(), 3u);
+    ASSERT_FALSE(built[1].ok());
+    EXPECT_THAT(std::string(built[1].status().message()), HasSubstr("broken_kernel"));
+    for (size_t i : {size_t{0}, size_t{2}}) {
+      ASSERT_TRUE(built[i].ok()) << built[i].status();
+      EXPECT_EQ((*built[i])->name(), sources[i].name);
+      CheckAffine(*device_, 1000, 2.0f, built[i]->get());
+      sources[i].spirv = (*built[i])->spirv();
+      sources[i].binary = (*built[i])->binary();
+    }
+  }
 }
 
 TEST_P(GpuTest, SmallKernelIsExact) {

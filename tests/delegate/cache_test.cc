@@ -118,7 +118,7 @@ TEST_P(CacheTest, WarmStartsAreIdenticalAndEveryCorruptionIsCaught) {
     std::string why;
     const auto stored = CompilationCache(dir).Load(entry.stem().string(), why);
     ASSERT_TRUE(stored.has_value()) << why;
-    EXPECT_EQ(WithoutDriverData(*stored), WithoutDriverData(good));
+    EXPECT_EQ(WithoutDriverData(std::vector<uint8_t>(stored->begin(), stored->end())), WithoutDriverData(good));
   };
   // Single-byte flips spread over the whole entry (the header, the tables,
   // the shader text, the constants, the last byte).
@@ -177,7 +177,8 @@ TEST_P(CacheTest, SwappedEntriesAndOtherOptionsAreNotReused) {
 }
 
 // The token names every weight the partition reads: one bit of one weight
-// changed is another entry (and a correct run), the same model again a hit.
+// changed is another entry (and a correct run), under the same key; each
+// model again finds its own entry among the two.
 TEST_P(CacheTest, OneChangedWeightIsAnotherEntry) {
   dir_ = TempDir(std::string("weight_") + gpu::ApiName(GetParam().api));
   const std::string model = "face_detection_short_range";
@@ -190,19 +191,28 @@ TEST_P(CacheTest, OneChangedWeightIsAnotherEntry) {
   }
   ASSERT_TRUE(largest != nullptr && largest->data.size() > 32);
   largest->data[32] ^= 1;  // a low bit of one weight
-  EXPECT_EQ(RunCachedGraph(*graph, model).events, (std::vector<std::string>{"miss: no entry", "stored"}));
+  const Result changed = RunCachedGraph(*graph, model);
+  EXPECT_EQ(changed.events, (std::vector<std::string>{"miss: no entry for these weights", "stored"}));
   largest->data[32] ^= 1;
-  EXPECT_EQ(RunCachedGraph(*graph, model).events, (std::vector<std::string>{"hit"}));
+  const Result original = RunCachedGraph(*graph, model);
+  EXPECT_EQ(original.events, (std::vector<std::string>{"hit"}));
+  largest->data[32] ^= 1;
+  const Result changed_again = RunCachedGraph(*graph, model);
+  EXPECT_EQ(changed_again.events, (std::vector<std::string>{"hit"}));
+  ASSERT_EQ(changed_again.outputs.size(), changed.outputs.size());
+  for (size_t k = 0; k < changed.outputs.size(); ++k) {
+    EXPECT_EQ(std::memcmp(changed_again.outputs[k].data(), changed.outputs[k].data(), changed.outputs[k].size() * 4), 0);
+  }
 }
 
 // A changed driver version, GPU, API, mgd build, format, table, option,
-// partition or model gives another token, so no entry is ever reused across
-// them (the cache looks entries up by token only).
+// partition or model gives another key, hence token, so no entry is ever
+// reused across them (an entry is used only under its token).
 TEST(CacheTokenTest, EveryPartChangesTheToken) {
   const TokenParts base{"0.1.0+abc", 3, "vulkan", "NVIDIA H200", "NVIDIA", "550.54.15", "1.3.277", false,
                         "tables", "fp16 1 fusion 1 nodes 1,2,3", "model-hash"};
-  std::set<std::string> tokens{CacheToken(base)};
-  EXPECT_EQ(CacheToken(base), CacheToken(TokenParts(base)));  // deterministic
+  std::set<std::string> tokens{CacheKey(base)};
+  EXPECT_EQ(CacheKey(base), CacheKey(TokenParts(base)));  // deterministic
   const std::vector<std::function<void(TokenParts&)>> changes = {
       [](TokenParts& p) { p.build_id = "0.1.0+abd"; },     [](TokenParts& p) { p.format = 4; },
       [](TokenParts& p) { p.api = "gl"; },                 [](TokenParts& p) { p.device = "NVIDIA H100"; },
@@ -216,7 +226,14 @@ TEST(CacheTokenTest, EveryPartChangesTheToken) {
   for (size_t i = 0; i < changes.size(); ++i) {
     TokenParts changed = base;
     changes[i](changed);
-    EXPECT_TRUE(tokens.insert(CacheToken(changed)).second) << "change " << i << " kept the token";
+    EXPECT_TRUE(tokens.insert(CacheKey(changed)).second) << "change " << i << " kept the key";
+  }
+  // The constants' hashes: each set another token; none (an app's model
+  // token) the key itself.
+  const std::string key = CacheKey(base);
+  EXPECT_EQ(CacheToken(key, {}), key);
+  for (const std::vector<std::string>& hashes : std::vector<std::vector<std::string>>{{"a"}, {"b"}, {"a", "b"}, {"a b"}, {"ab"}}) {
+    EXPECT_TRUE(tokens.insert(CacheToken(key, hashes)).second) << "constants " << ::testing::PrintToString(hashes);
   }
 }
 

@@ -66,7 +66,7 @@ TEST(CompiledModelFormat, ParsingInPlaceKeepsConstantsInTheEntry) {
   const std::vector<uint8_t> bytes = SerializeCompiledModel(Compile("face_landmark", true)[0]);
   auto copied = ParseCompiledModel(bytes.data(), bytes.size());
   ASSERT_TRUE(copied.ok()) << copied.status();
-  auto entry = std::make_shared<const std::vector<uint8_t>>(bytes);
+  auto entry = std::make_shared<const Bytes>(bytes.begin(), bytes.end());
   auto in_place = ParseCompiledModel(entry);
   ASSERT_TRUE(in_place.ok()) << in_place.status();
   ASSERT_EQ(in_place->constants.size(), copied->constants.size());
@@ -81,7 +81,7 @@ TEST(CompiledModelFormat, ParsingInPlaceKeepsConstantsInTheEntry) {
   }
   entry.reset();  // the model holds the entry's bytes on its own
   EXPECT_EQ(SerializeCompiledModel(*in_place), bytes);
-  EXPECT_FALSE(ParseCompiledModel(std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end() - 1)).ok());
+  EXPECT_FALSE(ParseCompiledModel(std::make_shared<const Bytes>(bytes.begin(), bytes.end() - 1)).ok());
 }
 
 // fp16 stores weights as fp16 too: 2 bytes per value, read through
@@ -184,7 +184,7 @@ TEST(CompiledModelFormat, WritesFuzzSeedsWhenAsked) {
   CompiledTarget target{"vulkan", "Mesa", "llvmpipe", "22.3.6", "1.3.230", false, true, "0.1.0+seed"};
   write("face_detection_fp16.mgcf", 1, SerializeCompiledFile(target, {{"k", hash, model}}));
   std::vector<uint8_t> folder;
-  const std::string index = "0123abcd " + hash + "\n";
+  const std::string index = "0123abcd 4567 " + hash + "\n";  // token, key, hash
   folder.insert(folder.end(), index.begin(), index.end());
   folder.push_back(0);
   folder.insert(folder.end(), model.begin(), model.end());

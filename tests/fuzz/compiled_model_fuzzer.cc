@@ -3,7 +3,8 @@
 //   0: a CompiledModel (the payload of both): what parses must round-trip;
 //   1: the "mgd_compiled" container: every entry's hash check and parse;
 //   2: a cache folder: the bytes up to the first NUL are the index, the rest
-//      the entry of the index's first token; Load checks and returns it.
+//      the entry of the index's first token; Load checks and returns it, by
+//      token and by the key after it.
 // Nothing may crash, hang, allocate without bound or trip a sanitizer.
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 
@@ -48,8 +50,8 @@ void LoadFromCache(const uint8_t* data, size_t size) {
   const size_t nul = bytes.find('\0');
   const std::string index = bytes.substr(0, nul);
   const std::string entry = nul == std::string::npos ? "" : bytes.substr(nul + 1);
-  std::string token = "t";
-  std::istringstream(index) >> token;
+  std::string token = "t", key = "k";
+  std::istringstream(index) >> token >> key;
   // Tokens name files: keep the fuzzer inside its folder.
   if (token.find_first_not_of("0123456789abcdef") != std::string::npos || token.size() > 64) token = "t";
   const mgd::CompilationCache cache(dir);
@@ -57,6 +59,9 @@ void LoadFromCache(const uint8_t* data, size_t size) {
   std::ofstream(cache.EntryPath(token), std::ios::binary | std::ios::trunc) << entry;
   std::string why;
   if (auto loaded = cache.Load(token, why)) ParseModel(loaded->data(), loaded->size());
+  std::promise<std::string> computed;
+  computed.set_value(token);
+  if (auto loaded = cache.Load(key, computed.get_future().share(), why)) ParseModel(loaded->data(), loaded->size());
 }
 
 }  // namespace

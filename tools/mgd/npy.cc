@@ -29,7 +29,7 @@ std::string DictValue(const std::string& header, const std::string& key) {
   return header.substr(i, end - i);
 }
 
-absl::StatusOr<FloatArray> ParseNpy(const std::string& path, const std::vector<uint8_t>& bytes) {
+absl::StatusOr<FloatArray> ParseNpy(const std::string& path, const Bytes& bytes) {
   auto bad = [&](const std::string& why) { return absl::InvalidArgumentError(fmt::format("{}: not a float32 .npy file: {}", path, why)); };
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) return bad("missing the \\x93NUMPY magic");
   const int major = bytes[6];
