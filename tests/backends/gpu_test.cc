@@ -186,6 +186,25 @@ TEST_P(GpuTest, UploadAllMatchesUploadsOneByOne) {
   EXPECT_THAT(std::string(device_->UploadAll(uploads).message()), HasSubstr("bytes at offset 8"));
 }
 
+// A constant buffer (made mapped where GL can) works however it is filled:
+// by Upload, or by a dispatch without any upload.
+TEST_P(GpuTest, ConstantBuffersWorkWithoutUploadAll) {
+  const std::vector<float> values = {1.5f, -2.0f, 3.25f, 7.0f, 0.5f};
+  auto uploaded = MakeBuffer(*device_, values, Device::Use::kConstant);
+  EXPECT_EQ(Read(*device_, *uploaded), values);
+  auto program = MakeProgram(*device_, "affine", kAffine, 2, 8);
+  ASSERT_NE(program, nullptr);
+  auto written = device_->CreateBuffer(values.size() * 4, Device::Use::kConstant);
+  ASSERT_TRUE(written.ok()) << written.status();
+  const uint32_t n = static_cast<uint32_t>(values.size());
+  Dispatch d{program.get(), {{uploaded.get(), Access::kRead}, {written->get(), Access::kWrite}}, Params(n, 2.0f), {1, 1, 1}};
+  auto recording = device_->Record({d});
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  ASSERT_TRUE(device_->Run(**recording).ok());
+  const std::vector<float> y = Read(*device_, **written);
+  for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(y[i], values[i] * 2.0f + static_cast<float>(i)) << "element " << i;
+}
+
 TEST_P(GpuTest, BufferMisuseIsAnError) {
   EXPECT_FALSE(device_->CreateBuffer(0).ok());
   auto buffer = device_->CreateBuffer(16);
