@@ -50,6 +50,16 @@ std::optional<Bytes> ReadWhole(const std::string& path) {
 
 std::string AsText(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
+// The folder's index, or nullopt with `why` when there is none.
+std::optional<std::map<std::string, IndexLine>> ReadIndex(const std::string& path, std::string& why) {
+  const auto text = ReadWhole(path);
+  if (!text) {
+    why = "no index";
+    return std::nullopt;
+  }
+  return ParseIndex(AsText(*text));
+}
+
 // An exclusive advisory lock on DIR/index.lock for as long as it lives.
 class IndexLock {
  public:
@@ -153,30 +163,25 @@ std::string CompilationCache::IndexPath() const { return (fs::path(dir_) / "inde
 
 std::optional<Bytes> CompilationCache::Load(const std::string& key, const std::shared_future<std::string>& token,
                                            std::string& why) const {
-  const auto index_text = ReadWhole(IndexPath());
-  if (!index_text) {
-    why = "no index";
-    return std::nullopt;
-  }
-  const auto index = ParseIndex(AsText(*index_text));
+  const auto index = ReadIndex(IndexPath(), why);
+  if (!index) return std::nullopt;
   // The one entry under `key` is read while the token is still computed;
   // with several (one model structure, other weights) the token picks.
   std::vector<std::string> candidates;
-  for (const auto& [t, line] : index) {
+  for (const auto& [t, line] : *index) {
     if (line.key == key) candidates.push_back(t);
   }
   if (candidates.empty()) {
     why = "no entry";
     return std::nullopt;
   }
-  std::optional<Bytes> bytes;
-  std::string read_token = candidates.size() == 1 ? candidates[0] : token.get();
-  auto it = index.find(read_token);
-  if (it == index.end()) {
+  const std::string read_token = candidates.size() == 1 ? candidates[0] : token.get();
+  auto it = index->find(read_token);
+  if (it == index->end()) {
     why = "no entry for these weights";
     return std::nullopt;
   }
-  bytes = ReadEntry(read_token, it->second.hash, why);
+  auto bytes = ReadEntry(read_token, it->second.hash, why);
   if (token.get() != read_token) {
     why = "no entry for these weights";
     return std::nullopt;
@@ -185,14 +190,10 @@ std::optional<Bytes> CompilationCache::Load(const std::string& key, const std::s
 }
 
 std::optional<Bytes> CompilationCache::Load(const std::string& token, std::string& why) const {
-  const auto index_text = ReadWhole(IndexPath());
-  if (!index_text) {
-    why = "no index";
-    return std::nullopt;
-  }
-  const auto index = ParseIndex(AsText(*index_text));
-  auto it = index.find(token);
-  if (it == index.end()) {
+  const auto index = ReadIndex(IndexPath(), why);
+  if (!index) return std::nullopt;
+  auto it = index->find(token);
+  if (it == index->end()) {
     why = "no entry";
     return std::nullopt;
   }

@@ -472,7 +472,7 @@ class VulkanDevice : public Device {
   }
 
   void ReserveUploadBytes(size_t bytes) override {
-    if (!uploads_staged_ || mappable_device_memory_ || bytes == 0) return;
+    if (mappable_device_memory_ || bytes == 0) return;
     std::lock_guard<std::mutex> lock(mutex_);
     (void)EnsureStaging(bytes);
   }
@@ -498,6 +498,7 @@ class VulkanDevice : public Device {
       size_t bytes;
     };
     std::vector<Write> writes;  // into mapped memory: the buffer's own, or staging for a copy
+    std::vector<const Allocation*> to_flush;  // mapped, not coherent, each once
     size_t written = 0;
     for (const UploadRequest& u : uploads) {
       if (u.bytes == 0) continue;
@@ -506,6 +507,7 @@ class VulkanDevice : public Device {
       written += u.bytes;
       if (a.mapped != nullptr) {  // mappable device memory: no copy through staging
         writes.push_back({a.mapped + u.offset, u.data, u.bytes});
+        if (!a.coherent && std::find(to_flush.begin(), to_flush.end(), &a) == to_flush.end()) to_flush.push_back(&a);
         continue;
       }
       copies.push_back({b.handle(), VkBufferCopy{at, u.offset, u.bytes}});
@@ -515,11 +517,8 @@ class VulkanDevice : public Device {
     // Megabytes of weights copy faster on several cores.
     ParallelFor(writes.size(), [&](size_t k) { std::memcpy(writes[k].to, writes[k].from, writes[k].bytes); },
                 written < (size_t{4} << 20) ? 1 : SIZE_MAX);
-    for (const UploadRequest& u : uploads) {
-      const Allocation& a = static_cast<VulkanBuffer&>(*u.buffer).allocation();
-      if (u.bytes > 0 && a.mapped != nullptr) {
-        if (absl::Status s = Flush(a, u.offset, u.bytes); !s.ok()) return s;
-      }
+    for (const Allocation* a : to_flush) {
+      if (absl::Status s = Flush(*a, 0, a->size); !s.ok()) return s;
     }
     if (copies.empty()) return absl::OkStatus();
     if (absl::Status s = Flush(staging_->allocation(), 0, at); !s.ok()) return s;
@@ -758,20 +757,12 @@ class VulkanDevice : public Device {
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(physical_, &props);
     timestamp_period_ = props.limits.timestampPeriod;
-    // Uploads go through staging unless device-local memory (the first
-    // type, as the allocator picks it) is host-visible: integrated and CPU
-    // devices write weights in place.
+    // Weights are written in place where device-local memory can be mapped
+    // (Use::kConstant: integrated and CPU devices, resizable BAR): the H200
+    // spent 5-10 ms allocating (pinning) a staging buffer for 8-17 MB of
+    // weights and 2-3 ms waiting for the copy.
     VkPhysicalDeviceMemoryProperties memory;
     vkGetPhysicalDeviceMemoryProperties(physical_, &memory);
-    for (uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
-      const VkMemoryPropertyFlags flags = memory.memoryTypes[i].propertyFlags;
-      if ((flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) == 0) continue;
-      uploads_staged_ = (flags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) == 0;
-      break;
-    }
-    // Weights are written in place where device-local memory can be mapped
-    // (Use::kConstant): the H200 spent 5-10 ms allocating (pinning) a staging
-    // buffer for 8-17 MB of weights and 2-3 ms waiting for the copy.
     for (uint32_t i = 0; i < memory.memoryTypeCount; ++i) {
       const VkMemoryPropertyFlags flags = memory.memoryTypes[i].propertyFlags;
       const VkMemoryPropertyFlags both = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
@@ -1085,7 +1076,6 @@ class VulkanDevice : public Device {
   std::unique_ptr<VulkanBuffer> staging_;
   std::mutex mutex_;  // the queue, the command pool, the fence and staging
   std::thread layouts_warm_up_;  // WarmUpLayouts; joined first at destruction
-  bool uploads_staged_ = true;   // device-local memory is not host-visible
   bool mappable_device_memory_ = false;  // some device-local memory type is host-visible
 };
 
