@@ -183,7 +183,9 @@ class Device {
   // kUpload / kDownload: buffers the host writes before / reads after every
   // run (a delegate's inputs and outputs). Where the GPU has its own memory,
   // they live in host-visible memory so that Upload and Download are plain
-  // copies, with no transfer submitted and waited for on their own.
+  // copies, with no transfer submitted and waited for on their own: uploads
+  // in device memory the host can map where there is some, downloads in
+  // cached system memory.
   // kConstant: written once (a model's weights, by UploadAll), then only
   // read by the GPU: in device-local memory the host can map where there is
   // some (resizable BAR, integrated GPUs), written in place rather than

@@ -24,6 +24,12 @@ struct Allocation {
   size_t block = 0;
 };
 
+// The size of a new block for `bytes` of a memory type with `flags`, of
+// which `blocks` exist: device memory comes in blocks of 4 MiB, doubling
+// per block up to 64 MiB; system memory the driver pins (host-visible, not
+// device-local) in blocks that fit (at least 64 KiB).
+VkDeviceSize NewBlockSize(VkMemoryPropertyFlags flags, size_t blocks, VkDeviceSize bytes);
+
 class MemoryAllocator {
  public:
   MemoryAllocator(VkDevice device, const VkPhysicalDeviceMemoryProperties& properties);
