@@ -21,11 +21,11 @@ std::string Prologue(const layout::Bhwc& s) {
       "  int W = {}, H = {}, C = {}, S = {}, B = {};\n"
       "  ivec3 gid = ivec3(gl_GlobalInvocationID);\n"
       "  if (gid.x >= W || gid.y >= H || gid.z >= B * S) return;\n"
-      "  int b = gid.z / S;\n"
+      "  int b = {};\n"
       "  int c0 = (gid.z - b * S) * 4;\n"
       "  int bhwc = ((b * H + gid.y) * W + gid.x) * C + c0;\n"
       "  int phwc4 = (gid.z * H + gid.y) * W + gid.x;\n",
-      s.width, s.height, s.channels, s.slices(), s.batch);
+      s.width, s.height, s.channels, s.slices(), s.batch, s.batch == 1 ? "0" : "gid.z / S");
 }
 
 }  // namespace

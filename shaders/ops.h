@@ -39,6 +39,8 @@ namespace glsl {
 // `out` and returns early outside it; `out_index` is its PHWC4 index. With
 // `linear`, the grid is one-dimensional (see LinearGridFor).
 std::string OutputPrologue(const layout::Bhwc& out, bool linear = false);
+// "int b = ..., s = ...;": the batch and slice of output slice row z.
+std::string BatchAndSlice(const layout::Bhwc& out);
 // The PHWC4 index of (b, slice, yy, xx) in a tensor of `shape`, as GLSL.
 std::string Index(const layout::Bhwc& shape, const std::string& b, const std::string& slice, const std::string& yy,
                   const std::string& xx);

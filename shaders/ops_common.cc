@@ -69,22 +69,31 @@ GeneratedShader StartShader(const NodeContext& ctx, const layout::Bhwc& out, std
 namespace glsl {
 
 std::string OutputPrologue(const layout::Bhwc& o, bool linear) {
+  const std::string batch_and_slice = BatchAndSlice(o);
   if (linear) {
     return fmt::format(
         "  int i = int(gl_GlobalInvocationID.x);\n"
         "  if (i >= {N}) return;\n"
         "  int x = i % {W}, y = (i / {W}) % {H}, z = i / ({W} * {H});\n"
-        "  int b = z / {S}, s = z - (z / {S}) * {S};\n"
+        "{bs}"
         "  int out_index = i;\n",
         fmt::arg("N", o.width * o.height * o.batch * o.slices()), fmt::arg("W", o.width), fmt::arg("H", o.height),
-        fmt::arg("S", o.slices()));
+        fmt::arg("bs", batch_and_slice));
   }
   return fmt::format(
       "  int x = int(gl_GlobalInvocationID.x), y = int(gl_GlobalInvocationID.y), z = int(gl_GlobalInvocationID.z);\n"
       "  if (x >= {W} || y >= {H} || z >= {Z}) return;\n"
-      "  int b = z / {S}, s = z - (z / {S}) * {S};\n"
+      "{bs}"
       "  int out_index = (z * {H} + y) * {W} + x;\n",
-      fmt::arg("W", o.width), fmt::arg("H", o.height), fmt::arg("Z", o.batch * o.slices()), fmt::arg("S", o.slices()));
+      fmt::arg("W", o.width), fmt::arg("H", o.height), fmt::arg("Z", o.batch * o.slices()),
+      fmt::arg("bs", batch_and_slice));
+}
+
+std::string BatchAndSlice(const layout::Bhwc& o) {
+  // One image (nearly every model) needs no division, so a shader shared
+  // between sizes (LiftDifferingLiterals) divides by no parameter either.
+  if (o.batch == 1) return "  int b = 0, s = z;\n";
+  return fmt::format("  int b = z / {S}, s = z - b * {S};\n", fmt::arg("S", o.slices()));
 }
 
 std::string Index(const layout::Bhwc& t, const std::string& b, const std::string& slice, const std::string& yy,

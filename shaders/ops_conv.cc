@@ -139,9 +139,9 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
       "  bool in_range = o < {n};\n"
       "  int out_index = min(o, {n} - 1);\n"
       "  int x = out_index % {W}, y = (out_index / {W}) % {H}, z = out_index / ({W} * {H});\n"
-      "  int b = z / {S}, s = z - b * {S};\n",
+      "{bs}",
       fmt::arg("per", kOutputsPerGroup), fmt::arg("n", n), fmt::arg("W", out.width), fmt::arg("H", out.height),
-      fmt::arg("S", out.slices()));
+      fmt::arg("bs", glsl::BatchAndSlice(out)));
   const std::string inner = fmt::format(
       "      for (int is = t; is < {is}; is += {split}) {{\n"
       "        vec4 v = {read};\n"

@@ -304,7 +304,7 @@ absl::StatusOr<GeneratedShader> Softmax(const NodeContext& ctx) {
   };
   g.code.body = fmt::format(
       "  int t = int(gl_LocalInvocationID.x), x = int(gl_WorkGroupID.y), z = int(gl_WorkGroupID.z);\n"
-      "  int b = z / {H}, y = z - b * {H};\n"
+      "{by}"
       "  highp float r = -3.402823466e+38;\n"
       "  for (int is = t; is < {S}; is += {T}) {{\n"
       "    vec4 v = {read};\n"
@@ -325,6 +325,8 @@ absl::StatusOr<GeneratedShader> Softmax(const NodeContext& ctx) {
       "    {live}"
       "    out0_set({index}, mix(vec4(0.0), v, live));\n"
       "  }}\n",
+      fmt::arg("by", in->batch == 1 ? "  int b = 0, y = z;\n"
+                                    : fmt::format("  int b = z / {H}, y = z - b * {H};\n", fmt::arg("H", in->height))),
       fmt::arg("H", in->height), fmt::arg("S", in->slices()), fmt::arg("T", kThreads),
       fmt::arg("read", glsl::Read("in0", *in, "b", "is", "y", "x")), fmt::arg("live", live_lanes),
       fmt::arg("beta", glsl::Float(beta)), fmt::arg("reduce_max", reduce("max")),

@@ -278,6 +278,40 @@ TEST_P(GpuDelegateTest, PoolsMatchTheCpu) {
   }
 }
 
+// Windows of hundreds of values over few outputs take the split-reduction
+// shader (128 invocations per output, combined through shared memory), with
+// windows cut by the edges (averaged over what they hold) included.
+TEST_P(GpuDelegateTest, LargePoolWindowsMatchTheCpu) {
+  struct Case {
+    OpKind op;
+    Shape in;
+    Padding padding;
+    int filter_h, filter_w, stride;
+    Activation activation;
+    Shape out;
+  };
+  for (const Case& c : {Case{OpKind::kAveragePool2d, {1, 20, 24, 6}, Padding::kValid, 20, 24, 1, Activation::kNone, {1, 1, 1, 6}},
+                        Case{OpKind::kMaxPool2d, {1, 20, 24, 6}, Padding::kValid, 20, 24, 1, Activation::kNone, {1, 1, 1, 6}},
+                        Case{OpKind::kAveragePool2d, {1, 30, 30, 3}, Padding::kSame, 17, 17, 16, Activation::kRelu6, {1, 2, 2, 3}},
+                        Case{OpKind::kMaxPool2d, {1, 30, 30, 5}, Padding::kSame, 17, 17, 16, Activation::kRelu, {1, 2, 2, 5}}}) {
+    SCOPED_TRACE(std::string(c.op == OpKind::kMaxPool2d ? "max" : "average") + " pool over " + ShapeToString(c.in));
+    OneOp g;
+    const int x = g.Input(c.in);
+    Pool2dAttributes a;
+    a.padding = c.padding;
+    a.filter_h = c.filter_h;
+    a.filter_w = c.filter_w;
+    a.stride_h = a.stride_w = c.stride;
+    a.activation = c.activation;
+    g.Out(g.Op(c.op, a, {x}, {c.out}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+    const auto& infos = delegate_->dispatch_infos().back();
+    EXPECT_TRUE(std::any_of(infos.begin(), infos.end(), [](const GpuDelegate::DispatchInfo& d) {
+      return d.workgroup == tuning::Workgroup{128, 1, 1};
+    })) << "no split-reduction dispatch";
+  }
+}
+
 TEST_P(GpuDelegateTest, MeanOverAxes) {
   struct Case {
     std::vector<int32_t> axes;
