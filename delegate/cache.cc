@@ -161,8 +161,9 @@ std::string CacheToken(const std::string& key, const std::vector<std::string>& c
 std::string CompilationCache::EntryPath(const std::string& token) const { return (fs::path(dir_) / (token + ".mgcm")).string(); }
 std::string CompilationCache::IndexPath() const { return (fs::path(dir_) / "index").string(); }
 
-std::optional<Bytes> CompilationCache::Load(const std::string& key, const std::shared_future<std::string>& token,
-                                           std::string& why) const {
+std::optional<CompilationCache::Entry> CompilationCache::Load(const std::string& key,
+                                                             const std::shared_future<std::string>& token,
+                                                             std::string& why) const {
   const auto index = ReadIndex(IndexPath(), why);
   if (!index) return std::nullopt;
   // The one entry under `key` is read while the token is still computed;
@@ -182,11 +183,8 @@ std::optional<Bytes> CompilationCache::Load(const std::string& key, const std::s
     return std::nullopt;
   }
   auto bytes = ReadEntry(read_token, it->second.hash, why);
-  if (token.get() != read_token) {
-    why = "no entry for these weights";
-    return std::nullopt;
-  }
-  return bytes;
+  if (!bytes) return std::nullopt;
+  return Entry{std::move(*bytes), read_token};
 }
 
 std::optional<Bytes> CompilationCache::Load(const std::string& token, std::string& why) const {

@@ -61,12 +61,19 @@ class CompilationCache {
  public:
   explicit CompilationCache(std::string dir) : dir_(std::move(dir)) {}
 
-  // The entry's bytes when present and intact; otherwise nullopt and `why`
-  // says what was wrong (or "no entry"). Hashing a model's constants for its
-  // token takes as long as reading an entry, so the two overlap: the entry
-  // the index holds under `key` is read while `token` is still computed
-  // (on another thread), and used only if its token is the one computed.
-  std::optional<Bytes> Load(const std::string& key, const std::shared_future<std::string>& token, std::string& why) const;
+  // An entry read and integrity-checked, and the token it is filed under.
+  struct Entry {
+    Bytes bytes;
+    std::string token;
+  };
+  // The entry the index holds under `key`, when present and intact;
+  // otherwise nullopt and `why` says what was wrong (or "no entry"). Hashing
+  // a model's constants for its token takes as long as reading an entry, so
+  // `token` is still being computed (on another thread) meanwhile, and it is
+  // the caller's to use the entry only once `token` is known to be the
+  // entry's. Only when the key holds several entries (one model structure,
+  // other weights) does this wait for `token`, to pick one.
+  std::optional<Entry> Load(const std::string& key, const std::shared_future<std::string>& token, std::string& why) const;
   std::optional<Bytes> Load(const std::string& token, std::string& why) const;  // the token known
   // Writes the entry and records its hash and key; safe against concurrent
   // writers of the same directory.

@@ -387,11 +387,13 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     Step("cache key");
   }
   const bool from_file = compiled.ok();
+  std::string entry_token;  // the cache entry's, to be the weights' (checked once realized)
   if (cache && !from_file) {
     std::string why;
-    if (auto bytes = cache->Load(cache_key, token, why)) {
+    if (auto entry = cache->Load(cache_key, token, why)) {
       Step("cache read");
-      compiled = ParseCompiledModel(std::make_shared<const Bytes>(std::move(*bytes)));
+      entry_token = std::move(entry->token);
+      compiled = ParseCompiledModel(std::make_shared<const Bytes>(std::move(entry->bytes)));
       if (compiled.ok()) compiled = FitsPartition(std::move(*compiled), partition);
       if (!compiled.ok()) why = std::string(compiled.status().message());
     }
@@ -412,14 +414,31 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     if (!compiled.ok()) return compiled.status();
     Step("compile");
   }
+  // What Realize records per partition (for tuning, kept tensors, profiles),
+  // dropped again with a kernel that is not kept.
+  const size_t tuning_records = tuning_records_.size(), kept = kept_.size(), profiled = kernels_.size();
   auto kernel = Realize(*compiled);
+  // The entry was read and realized while the weights were still being
+  // hashed (it passed its integrity check first): it stands only if its
+  // token is theirs. Another set of weights under one structure is another
+  // entry.
+  bool other_weights = false;
+  if (!entry_token.empty() && reused) {
+    other_weights = token.get() != entry_token;
+    Step("cache token");
+  }
   if (!kernel.ok() && from_file && !options_.recompile) {
     return RefuseModel(fmt::format("the compiled model does not run on this device ({}); let mgd recompile it (--recompile)",
                                    Message(kernel.status())));
   }
-  if (!kernel.ok() && reused) {  // an entry that passed every check and still fails: compile afresh
+  if ((!kernel.ok() || other_weights) && reused) {  // not these weights', or an intact entry that fails: compile afresh
     cache_events_.pop_back();
-    Note("miss: the entry did not realize (" + std::string(kernel.status().message()) + ")");
+    Note(other_weights ? "miss: no entry for these weights"
+                       : "miss: the entry did not realize (" + std::string(kernel.status().message()) + ")");
+    kernel = absl::CancelledError("replaced");  // its GPU objects go now
+    tuning_records_.erase(tuning_records_.begin() + static_cast<std::ptrdiff_t>(tuning_records), tuning_records_.end());
+    kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(kept), kept_.end());
+    kernels_.erase(kernels_.begin() + static_cast<std::ptrdiff_t>(profiled), kernels_.end());
     reused = false;
     compiled = compile_afresh();
     if (!compiled.ok()) return compiled.status();

@@ -61,7 +61,9 @@ void LoadFromCache(const uint8_t* data, size_t size) {
   if (auto loaded = cache.Load(token, why)) ParseModel(loaded->data(), loaded->size());
   std::promise<std::string> computed;
   computed.set_value(token);
-  if (auto loaded = cache.Load(key, computed.get_future().share(), why)) ParseModel(loaded->data(), loaded->size());
+  if (auto loaded = cache.Load(key, computed.get_future().share(), why)) {
+    ParseModel(loaded->bytes.data(), loaded->bytes.size());
+  }
 }
 
 }  // namespace
