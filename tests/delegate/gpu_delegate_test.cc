@@ -310,6 +310,22 @@ TEST_P(GpuDelegateTest, LargePoolWindowsMatchTheCpu) {
       return d.workgroup == tuning::Workgroup{128, 1, 1};
     })) << "no split-reduction dispatch";
   }
+  {  // fused into one dispatch with a PAD before (its zeros are averaged in) and a MUL after
+    OneOp g;
+    const int x = g.Input({1, 30, 28, 6});
+    const int padded = g.Op(OpKind::kPad, {}, {x, g.b.ConstantInt({4, 2}, {0, 0, 1, 2, 2, 1, 0, 0})}, {{1, 33, 31, 6}})[0];
+    Pool2dAttributes a;
+    a.padding = Padding::kValid;
+    a.filter_h = a.filter_w = 17;
+    a.stride_h = a.stride_w = 16;
+    const int pooled = g.Op(OpKind::kAveragePool2d, a, {padded}, {{1, 2, 1, 6}})[0];
+    g.Out(g.Op(OpKind::kMul, ElementwiseAttributes{}, {pooled, g.Const({6})}, {{1, 2, 1, 6}}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+    const auto& infos = delegate_->dispatch_infos().back();
+    EXPECT_TRUE(std::any_of(infos.begin(), infos.end(), [](const GpuDelegate::DispatchInfo& d) {
+      return d.workgroup == tuning::Workgroup{128, 1, 1} && d.nodes.size() == 3;
+    })) << "PAD, pool and MUL are not one split-reduction dispatch";
+  }
 }
 
 TEST_P(GpuDelegateTest, MeanOverAxes) {
