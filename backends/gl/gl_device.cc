@@ -249,7 +249,8 @@ class GlDevice final : public Device {
     absl::StatusOr<const GlBuffer*> gl = OwnBuffer(core_.get(), buffer, where);
     if (!gl.ok()) return gl.status();
     if (absl::Status s = CheckRange(where, buffer.size(), bytes, offset, data); !s.ok() || bytes == 0) return s;
-    return core_->worker.Call([&] { return UploadOnThread(**gl, data, bytes, offset, where); });
+    const std::vector<UploadRequest> upload = {{&buffer, data, bytes, offset}};
+    return core_->worker.Call([&] { return UploadOnThread({*gl}, upload, where); });
   }
 
   // In one task on the context thread, behind one barrier: a model's
@@ -266,18 +267,8 @@ class GlDevice final : public Device {
       if (absl::Status s = CheckRange(where, u.buffer->size(), u.bytes, u.offset, u.data); !s.ok()) return s;
       targets.push_back(*gl);
     }
-    return core_->worker.Call([&] {
-      DrainGlErrors();
-      glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);  // as Upload
-      for (size_t i = 0; i < uploads.size(); ++i) {
-        if (uploads[i].bytes == 0) continue;
-        glBindBuffer(GL_COPY_WRITE_BUFFER, targets[i]->id());
-        glBufferSubData(GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(uploads[i].offset),
-                        static_cast<GLsizeiptr>(uploads[i].bytes), uploads[i].data);
-      }
-      glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-      return CheckGl(fmt::format("UploadAll of {} uploads", uploads.size()), "glBufferSubData");
-    });
+    return core_->worker.Call(
+        [&] { return UploadOnThread(targets, uploads, fmt::format("UploadAll of {} uploads", uploads.size())); });
   }
 
   absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset) override {
@@ -368,13 +359,18 @@ class GlDevice final : public Device {
     return std::unique_ptr<Buffer>(std::move(buffer));
   }
 
-  absl::Status UploadOnThread(const GlBuffer& buffer, const void* data, size_t bytes, size_t offset,
+  // uploads[i] into targets[i] (its checked GL buffer).
+  absl::Status UploadOnThread(const std::vector<const GlBuffer*>& targets, const std::vector<UploadRequest>& uploads,
                               const std::string& where) {
     DrainGlErrors();
     // Shader writes from earlier runs must land before this overwrites them.
     glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-    glBindBuffer(GL_COPY_WRITE_BUFFER, buffer.id());
-    glBufferSubData(GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(bytes), data);
+    for (size_t i = 0; i < uploads.size(); ++i) {
+      if (uploads[i].bytes == 0) continue;
+      glBindBuffer(GL_COPY_WRITE_BUFFER, targets[i]->id());
+      glBufferSubData(GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(uploads[i].offset),
+                      static_cast<GLsizeiptr>(uploads[i].bytes), uploads[i].data);
+    }
     glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
     return CheckGl(where, "glBufferSubData");
   }

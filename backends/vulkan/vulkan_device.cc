@@ -193,25 +193,17 @@ class VulkanDevice : public Device {
         VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     switch (use) {
       case Use::kDevice: return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
-      case Use::kConstant: {
-        if (!mappable_device_memory_) return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
-        auto mapped = MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, 0);
-        // The mappable heap may be small (256 MiB without resizable BAR): then staged.
-        return mapped.ok() ? std::move(mapped) : MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
-      }
+      // Weights are written in place where device memory can be mapped,
+      // else staged.
+      case Use::kConstant: return MappableDeviceBufferOr(bytes, usage, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
       // The host reads downloads: cached memory if there is any.
       case Use::kDownload: return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-      case Use::kUpload: {
-        // The host only writes uploads, which device memory it can map takes
-        // as fast as its own; the GPU then reads them locally (H200: 5% off
-        // MobileNet v1's GPU time), and the allocation is not pinned.
-        if (mappable_device_memory_) {
-          auto mapped = MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
-                                   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-          if (mapped.ok()) return mapped;
-        }
-        return MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-      }
+      // The host only writes uploads, which device memory it can map takes
+      // as fast as its own; the GPU then reads them locally (H200: 5% off
+      // MobileNet v1's GPU time), and the allocation is not pinned.
+      case Use::kUpload:
+        return MappableDeviceBufferOr(bytes, usage, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                                      VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
     }
     return absl::InvalidArgumentError("unknown buffer use");
   }
@@ -705,6 +697,21 @@ class VulkanDevice : public Device {
     p.identifier = tagged;
     p.from_identifier = true;
     return true;
+  }
+
+  // In device-local memory the host can map where there is some and it has
+  // room (the mappable heap is 256 MiB without resizable BAR), else in
+  // memory with `required` (and preferably `preferred`) properties.
+  absl::StatusOr<std::unique_ptr<VulkanBuffer>> MappableDeviceBufferOr(size_t bytes, VkBufferUsageFlags usage,
+                                                                       VkMemoryPropertyFlags mappable_preferred,
+                                                                       VkMemoryPropertyFlags required,
+                                                                       VkMemoryPropertyFlags preferred) {
+    if (mappable_device_memory_) {
+      auto mapped = MakeBuffer(bytes, usage, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                               mappable_preferred);
+      if (mapped.ok()) return mapped;
+    }
+    return MakeBuffer(bytes, usage, required, preferred);
   }
 
   absl::StatusOr<std::unique_ptr<VulkanBuffer>> MakeBuffer(size_t bytes, VkBufferUsageFlags usage,
