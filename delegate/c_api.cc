@@ -27,8 +27,14 @@ void Report(MgdErrorReporter reporter, void* user_data, const std::string& messa
   }
 }
 
-absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> CreateFor(const MgdGpuDelegateOptions& o) {
+absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> CreateFor(const MgdGpuDelegateOptions& o, MgdErrorReporter reporter,
+                                                             void* user_data) {
   mgd::GpuDelegateOptions options;
+  // Warnings (a cache folder that cannot be used, each said once) go where
+  // the app's errors go.
+  options.logger = [reporter, user_data](mgd::LogLevel level, const std::string& message) {
+    if (level >= mgd::LogLevel::kWarning) Report(reporter, user_data, message);
+  };
   options.fp16 = o.precision_loss_allowed != 0;
   options.device = o.device != nullptr ? o.device : "";
   options.cache_dir = o.cache_dir != nullptr ? o.cache_dir : "";
@@ -66,7 +72,7 @@ MgdDelegate* MgdGpuDelegateCreate(const MgdGpuDelegateOptions* options, MgdError
     Report(reporter, user_data, fmt::format("MgdGpuDelegateCreate: api {} is not an MgdGpuApi", static_cast<int>(o.api)));
     return nullptr;
   }
-  auto delegate = CreateFor(o);
+  auto delegate = CreateFor(o, reporter, user_data);
   if (!delegate.ok()) {
     Report(reporter, user_data, "MgdGpuDelegateCreate: " + std::string(delegate.status().message()));
     return nullptr;

@@ -4,19 +4,22 @@
 #include <fmt/format.h>
 #include <openssl/evp.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "base/parallel.h"
-#include "model/reader.h"
-#include "model/writer.h"
+#include "base/files.h"
 
 namespace mgd {
 namespace {
@@ -42,38 +45,56 @@ std::map<std::string, IndexLine> ParseIndex(const std::string& text) {
 // A cache folder is no place for gigabytes: larger files are not read.
 constexpr uint64_t kMaxFileBytes = uint64_t{1} << 31;
 
-std::optional<Bytes> ReadWhole(const std::string& path) {
-  auto bytes = ReadFileBytes(path, kMaxFileBytes);
-  if (!bytes.ok()) return std::nullopt;
-  return std::move(*bytes);
-}
-
 std::string AsText(const Bytes& bytes) { return std::string(bytes.begin(), bytes.end()); }
 
-// The folder's index, or nullopt with `why` when there is none.
+// The folder's index, or nullopt with `why` when there is none (or it is
+// unreadable, too large, not a regular file).
 std::optional<std::map<std::string, IndexLine>> ReadIndex(const std::string& path, std::string& why) {
-  const auto text = ReadWhole(path);
-  if (!text) {
-    why = "no index";
+  auto text = ReadFileBytes(path, kMaxFileBytes);
+  if (!text.ok()) {
+    why = absl::IsNotFound(text.status()) ? "no index" : "the index: " + std::string(text.status().message());
     return std::nullopt;
   }
   return ParseIndex(AsText(*text));
 }
 
-// An exclusive advisory lock on DIR/index.lock for as long as it lives.
+// An exclusive advisory lock on DIR/index.lock for as long as it lives. A
+// writer holds it for one entry's write; one that holds it much longer (a
+// process stopped in a debugger) makes this give up rather than hang.
 class IndexLock {
  public:
-  explicit IndexLock(const std::string& path) : fd_(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-    if (fd_ >= 0) locked_ = flock(fd_, LOCK_EX) == 0;
+  explicit IndexLock(const std::string& path) {
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
+    struct stat st {};
+    if (fd_ < 0 || fstat(fd_, &st) != 0) {
+      why_ = fmt::format("{}: cannot open ({})", path, ErrnoText(errno));
+      return;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      why_ = fmt::format("{}: not a regular file", path);
+      return;
+    }
+    const auto give_up = std::chrono::steady_clock::now() + kWait;
+    while (!(locked_ = flock(fd_, LOCK_EX | LOCK_NB) == 0)) {
+      if ((errno != EWOULDBLOCK && errno != EINTR) || std::chrono::steady_clock::now() > give_up) {
+        why_ = errno == EWOULDBLOCK ? fmt::format("{}: held by another writer for over {} s", path, kWait.count())
+                                    : fmt::format("{}: cannot lock ({})", path, ErrnoText(errno));
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
   ~IndexLock() {
     if (fd_ >= 0) close(fd_);  // closing releases the lock
   }
   bool locked() const { return locked_; }
+  const std::string& why() const { return why_; }
 
  private:
-  int fd_;
+  static constexpr std::chrono::seconds kWait{10};
+  int fd_ = -1;
   bool locked_ = false;
+  std::string why_;
 };
 
 }  // namespace
@@ -206,7 +227,8 @@ std::optional<Bytes> CompilationCache::ReadEntry(const std::string& token, const
   auto entry = ReadFileBytes(EntryPath(token), kMaxFileBytes,
                              [&](size_t i, const uint8_t* data, size_t size) { digests[i] = DigestChunk(data, size); });
   if (!entry.ok()) {
-    why = "the entry file is missing or unreadable";
+    why = absl::IsNotFound(entry.status()) ? "the entry file is missing"
+                                           : "the entry: " + std::string(entry.status().message());
     return std::nullopt;
   }
   if (TreeHashHex(entry->size(), digests.data(), ChunkCount(entry->size())) != hash) {
@@ -217,16 +239,15 @@ std::optional<Bytes> CompilationCache::ReadEntry(const std::string& token, const
 }
 
 absl::Status CompilationCache::Store(const std::string& key, const std::string& token, const std::vector<uint8_t>& bytes) const {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (!fs::is_directory(dir_)) return absl::PermissionDeniedError(fmt::format("--cache-dir {}: not a usable folder", dir_));
+  if (absl::Status s = MakeFolder(dir_); !s.ok()) return s;
   const std::string hash = ContentHashHex(bytes.data(), bytes.size());  // from memory, before writing
   // Entry and index change together under the lock, so that two processes
   // storing one token cannot leave one's entry under the other's hash.
   IndexLock lock((fs::path(dir_) / "index.lock").string());
-  if (!lock.locked()) return absl::PermissionDeniedError(fmt::format("--cache-dir {}: cannot lock the index", dir_));
+  if (!lock.locked()) return absl::UnavailableError(lock.why());
   if (absl::Status s = WriteFileAtomically(EntryPath(token), bytes.data(), bytes.size()); !s.ok()) return s;
-  auto index = ParseIndex(AsText(ReadWhole(IndexPath()).value_or(Bytes{})));
+  std::string why;
+  auto index = ReadIndex(IndexPath(), why).value_or(std::map<std::string, IndexLine>{});
   index[token] = {key, hash};
   std::string text;
   for (const auto& [t, line] : index) text += t + " " + line.key + " " + line.hash + "\n";

@@ -309,8 +309,9 @@ FusionPlan PlanFusion(const PartitionView& view, bool fusion, FusionPlan plan) {
             group.output = node.outputs[0];
             // The PAD's group gives way to this one (its input exists earlier still).
             pad_group = group;
-            group_of.erase(t);
-            for (int out : node.outputs) group_of[out] = it->second;
+            const int index = it->second;  // erase frees the node `it` points to
+            group_of.erase(it);
+            for (int out : node.outputs) group_of[out] = index;
             continue;
           }
         }

@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <future>
 #include <map>
 #include <thread>
@@ -10,6 +14,7 @@
 #include "delegate/build_id.h"
 #include "delegate/cache.h"
 #include "delegate/compiler.h"
+#include "base/files.h"
 #include "base/parallel.h"
 #include "delegate/serialize.h"
 #include "model/writer.h"
@@ -93,7 +98,29 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
   std::string tables;
   for (const tuning::Table* t : delegate->tables_) tables += t->name + "\n" + tuning::SerializeTable(*t);
   delegate->tables_digest_ = Sha256Hex(tables.data(), tables.size());
+  if (!options.cache_dir.empty()) delegate->CheckCacheFolder();
   return delegate;
+}
+
+void GpuDelegate::Warn(const std::string& message) const {
+  if (options_.logger) {
+    options_.logger(LogLevel::kWarning, message);
+  } else {
+    std::fprintf(stderr, "mgd: warning: %s\n", message.c_str());
+  }
+}
+
+void GpuDelegate::CheckCacheFolder() {
+  if (absl::Status s = MakeFolder(options_.cache_dir); !s.ok()) {
+    Warn(fmt::format("compilation cache: {}; running without a cache", Message(s)));
+    return;
+  }
+  cache_usable_ = true;
+  if (access(options_.cache_dir.c_str(), W_OK | X_OK) != 0) {
+    Warn(fmt::format("compilation cache: {}: cannot write there ({}); entries are read but not stored",
+                     options_.cache_dir, ErrnoText(errno)));
+    store_warned_ = true;
+  }
 }
 
 std::string GpuDelegate::name() const { return fmt::format("gpu-{}", gpu::ApiName(options_.api)); }
@@ -334,6 +361,7 @@ void GpuDelegate::Step(const char* name) {
 }
 
 absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph& graph, const Partition& partition) {
+  const std::lock_guard<std::mutex> lock(prepare_mutex_);
   step_start_ = std::chrono::steady_clock::now();
   struct Count {  // numbers this prepare's steps, however it returns
     size_t& n;
@@ -378,7 +406,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   std::optional<CompilationCache> cache;
   std::string cache_key;
   std::shared_future<std::string> token;  // hashing the constants, while the entry is read
-  if (!options_.cache_dir.empty()) {
+  if (cache_usable_) {
     cache.emplace(options_.cache_dir);
     auto made = CacheKey(graph, partition, compile);
     if (!made.ok()) return made.status();
@@ -453,6 +481,10 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   if (store) {
     const absl::Status stored = cache->Store(cache_key, token.get(), SerializeCompiledModel(*compiled));
     Note(stored.ok() ? "stored" : "not stored: " + std::string(stored.message()));
+    if (!stored.ok() && !store_warned_) {
+      Warn(fmt::format("compilation cache: an entry could not be stored: {}", Message(stored)));
+      store_warned_ = true;
+    }
     Step("cache store");
   }
   if (options_.collect_compiled) {

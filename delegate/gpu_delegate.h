@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,7 +71,10 @@ struct GpuDelegateOptions {
   bool recompile = false;
   // mgd compile: keep each prepared partition as a compiled-file entry.
   bool collect_compiled = false;
-  // Debug messages (what the compilation cache did and why) go here.
+  // Warnings (a cache folder that cannot be used, an entry that cannot be
+  // stored: each said once) and debug messages (what the compilation cache
+  // did and why) go here. Null: warnings go to stderr, debug messages are
+  // dropped.
   Logger logger;
   // Tests only: the shader running this model node adds 0.5 to its output,
   // so that tests can check that a broken op is found (mgd compare).
@@ -89,6 +93,10 @@ struct DispatchProfile {
   double start_ns = 0;     // when it began in that run, after the partition's first dispatch
 };
 
+// Threads: Prepare may be called from several threads at once (interpreters
+// created together on one delegate); prepares take turns. The accessors
+// below describe what was prepared so far and are for one thread, after the
+// prepares (mgd's tools and tests).
 class GpuDelegate : public Delegate {
  public:
   static absl::StatusOr<std::unique_ptr<GpuDelegate>> Create(const GpuDelegateOptions& options);
@@ -170,8 +178,17 @@ class GpuDelegate : public Delegate {
   absl::StatusOr<CompiledModel> LoadPrecompiled(const std::string& metadata, const Partition& partition,
                                                 const std::string& key) const;
 
+  // Says `message` once per delegate and kind (a cache folder, a store).
+  void Warn(const std::string& message) const;
+  // The cache folder: made when missing; a warning when it cannot be used
+  // (then there is no cache) or written (entries are read, not stored).
+  void CheckCacheFolder();
+
   GpuDelegateOptions options_;
   std::unique_ptr<gpu::Device> device_;
+  std::mutex prepare_mutex_;  // one Prepare at a time: they share what follows
+  bool cache_usable_ = false;
+  bool store_warned_ = false;
   size_t last_dispatch_count_ = 0;
   std::vector<size_t> realized_programs_;  // the last Realize's program of each dispatch
   std::vector<MemoryUse> memory_uses_;

@@ -1,6 +1,11 @@
-// The C API over the C++ interpreter. MgdTensor* is a TensorRef* seen
-// through an opaque type; custom op and delegate structs are wrapped into the
-// C++ Kernel and Delegate interfaces.
+// The C API over the C++ interpreter. An MgdTensor is a view of one of the
+// interpreter's TensorRefs that also knows where its errors go; custom op and
+// delegate structs are wrapped into the C++ Kernel and Delegate interfaces.
+//
+// Every function checks its arguments: a NULL where an object is needed, an
+// index out of range or a size that does not match is reported (to the
+// error reporter of the object it concerns, else stderr) and answered with
+// kMgdError, NULL, -1 or 0, never a crash.
 #include "mgd/c_api.h"
 
 #include <fmt/format.h>
@@ -13,6 +18,30 @@
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
 
+namespace {
+
+// Where a C object's errors go: the app's reporter, or stderr; inside a
+// custom op, the op's error, which the interpreter reports with the node.
+struct Reporter {
+  MgdErrorReporter fn = nullptr;
+  void* data = nullptr;
+  std::string* capture = nullptr;
+
+  void operator()(const std::string& message) const {
+    if (capture != nullptr) {
+      *capture = message;
+    } else if (fn != nullptr) {
+      fn(data, message.c_str());
+    } else {
+      std::fprintf(stderr, "mgd: %s\n", message.c_str());
+    }
+  }
+};
+
+const Reporter kStderr{};
+
+}  // namespace
+
 struct MgdModel {
   mgd::Graph graph;
 };
@@ -21,15 +50,20 @@ struct MgdInterpreterOptions {
   mgd::OpResolver resolver;
   std::vector<MgdDelegate*> delegates;
   int32_t max_partitions = 0;
-  MgdErrorReporter reporter = nullptr;
-  void* reporter_data = nullptr;
+  bool check_finite = false;
+  Reporter reporter;
+};
+
+struct MgdTensor {
+  mgd::TensorRef* ref = nullptr;
+  const Reporter* reporter = &kStderr;
 };
 
 struct MgdInterpreter {
   std::unique_ptr<mgd::Interpreter> interpreter;
   std::vector<std::unique_ptr<mgd::Delegate>> delegates;
-  MgdErrorReporter reporter = nullptr;
-  void* reporter_data = nullptr;
+  Reporter reporter;
+  std::vector<MgdTensor> inputs, outputs;
 };
 
 struct MgdOpContext {
@@ -39,23 +73,11 @@ struct MgdOpContext {
 };
 
 struct MgdOpNode {
-  mgd::KernelContext* kernel = nullptr;
+  std::vector<MgdTensor> inputs, outputs;  // null refs for omitted optional inputs
   void* user_data = nullptr;
 };
 
 namespace {
-
-void Report(MgdErrorReporter reporter, void* data, const std::string& message) {
-  if (reporter != nullptr) {
-    reporter(data, message.c_str());
-  } else {
-    std::fprintf(stderr, "mgd: %s\n", message.c_str());
-  }
-}
-
-mgd::TensorRef* Ref(MgdTensor* t) { return reinterpret_cast<mgd::TensorRef*>(t); }
-const mgd::TensorRef* Ref(const MgdTensor* t) { return reinterpret_cast<const mgd::TensorRef*>(t); }
-MgdTensor* Opaque(mgd::TensorRef* t) { return reinterpret_cast<MgdTensor*>(t); }
 
 // A custom op given as a C registration.
 class RegistrationKernel : public mgd::Kernel {
@@ -71,7 +93,7 @@ class RegistrationKernel : public mgd::Kernel {
 
   absl::Status Prepare(mgd::KernelContext& ctx) override {
     MgdOpContext context{&ctx, true, {}};
-    node_.kernel = &ctx;
+    Bind(ctx, context);
     if (!initialized_) {
       if (reg_->init != nullptr) {
         node_.user_data = reg_->init(&context, reinterpret_cast<const char*>(options_.data()), options_.size());
@@ -86,32 +108,48 @@ class RegistrationKernel : public mgd::Kernel {
 
   absl::Status Invoke(mgd::KernelContext& ctx) override {
     MgdOpContext context{&ctx, false, {}};
-    node_.kernel = &ctx;
-    if (reg_->invoke == nullptr || reg_->invoke(&context, &node_) != kMgdOk) {
+    Bind(ctx, context);
+    if (reg_->invoke(&context, &node_) != kMgdOk) {
       return ctx.Error(context.error.empty() ? "custom op invoke failed" : context.error);
     }
     return absl::OkStatus();
   }
 
  private:
+  // The node's tensors as this call sees them; their errors become the op's.
+  void Bind(mgd::KernelContext& ctx, MgdOpContext& context) {
+    reporter_.capture = &context.error;
+    auto wrap = [&](const std::vector<mgd::TensorRef*>& refs, std::vector<MgdTensor>& out) {
+      out.clear();
+      for (mgd::TensorRef* t : refs) out.push_back({t, &reporter_});
+    };
+    wrap(ctx.inputs, node_.inputs);
+    wrap(ctx.outputs, node_.outputs);
+  }
+
   const MgdRegistration* reg_;
   std::vector<uint8_t> options_;
   MgdOpNode node_;
+  Reporter reporter_;
   bool initialized_ = false;
 };
 
 class CDelegateKernel : public mgd::DelegateKernel {
  public:
-  CDelegateKernel(MgdDelegate* delegate, void* kernel) : delegate_(delegate), kernel_(kernel) {}
+  CDelegateKernel(MgdDelegate* delegate, void* kernel, const Reporter* reporter)
+      : delegate_(delegate), kernel_(kernel), reporter_(reporter) {}
   ~CDelegateKernel() override {
     if (delegate_->free_kernel != nullptr) delegate_->free_kernel(delegate_->data, kernel_);
   }
   absl::Status Invoke(const std::vector<mgd::TensorRef*>& inputs, const std::vector<mgd::TensorRef*>& outputs) override {
-    std::vector<MgdTensor*> in, out;
-    for (auto* t : inputs) in.push_back(Opaque(t));
-    for (auto* t : outputs) out.push_back(Opaque(t));
-    if (delegate_->invoke(delegate_->data, kernel_, in.data(), static_cast<int32_t>(in.size()), out.data(),
-                          static_cast<int32_t>(out.size())) != kMgdOk) {
+    std::vector<MgdTensor> in, out;
+    for (auto* t : inputs) in.push_back({t, reporter_});
+    for (auto* t : outputs) out.push_back({t, reporter_});
+    std::vector<MgdTensor*> in_ptrs, out_ptrs;
+    for (MgdTensor& t : in) in_ptrs.push_back(&t);
+    for (MgdTensor& t : out) out_ptrs.push_back(&t);
+    if (delegate_->invoke(delegate_->data, kernel_, in_ptrs.data(), static_cast<int32_t>(in_ptrs.size()), out_ptrs.data(),
+                          static_cast<int32_t>(out_ptrs.size())) != kMgdOk) {
       return absl::InternalError(fmt::format("delegate {} failed to invoke", delegate_->name ? delegate_->name : "?"));
     }
     return absl::OkStatus();
@@ -120,11 +158,12 @@ class CDelegateKernel : public mgd::DelegateKernel {
  private:
   MgdDelegate* delegate_;
   void* kernel_;
+  const Reporter* reporter_;
 };
 
 class CDelegate : public mgd::Delegate {
  public:
-  explicit CDelegate(MgdDelegate* delegate) : d_(delegate) {}
+  CDelegate(MgdDelegate* delegate, const Reporter* reporter) : d_(delegate), reporter_(reporter) {}
   std::string name() const override { return d_->name != nullptr ? d_->name : "delegate"; }
 
   mgd::NodeSupport IsNodeSupported(const mgd::Graph& graph, int node_index) override {
@@ -146,11 +185,12 @@ class CDelegate : public mgd::Delegate {
                                sizeof error);
     error[sizeof error - 1] = '\0';
     if (kernel == nullptr) return absl::InternalError(error);
-    return std::unique_ptr<mgd::DelegateKernel>(new CDelegateKernel(d_, kernel));
+    return std::unique_ptr<mgd::DelegateKernel>(new CDelegateKernel(d_, kernel, reporter_));
   }
 
  private:
   MgdDelegate* d_;
+  const Reporter* reporter_;
 };
 
 // mgd's own delegates behind the C API: the interpreter talks to them
@@ -170,12 +210,79 @@ class BorrowedDelegate : public mgd::Delegate {
   mgd::Delegate* d_;
 };
 
-MgdModel* CreateModel(absl::StatusOr<mgd::Graph> graph, MgdErrorReporter reporter, void* data) {
+// Why a C delegate cannot be used, or empty.
+std::string DelegateProblem(const MgdDelegate& d) {
+  if (d.native_delegate != nullptr) return "";
+  std::vector<std::string> missing;
+  if (d.is_node_supported == nullptr) missing.push_back("is_node_supported");
+  if (d.prepare == nullptr) missing.push_back("prepare");
+  if (d.invoke == nullptr) missing.push_back("invoke");
+  if (missing.empty()) return "";
+  return fmt::format("delegate '{}': {} {} NULL", d.name != nullptr ? d.name : "(unnamed)", fmt::join(missing, ", "),
+                     missing.size() == 1 ? "is" : "are");
+}
+
+MgdModel* CreateModel(absl::StatusOr<mgd::Graph> graph, const Reporter& report) {
   if (!graph.ok()) {
-    Report(reporter, data, std::string(graph.status().message()));
+    report(std::string(graph.status().message()));
     return nullptr;
   }
   return new MgdModel{std::move(*graph)};
+}
+
+const Reporter& ReporterOf(const MgdTensor* t) { return t != nullptr ? *t->reporter : kStderr; }
+
+// A tensor argument that must be there: reports `function: tensor is NULL`.
+bool TensorGiven(const MgdTensor* tensor, const char* function) {
+  if (tensor != nullptr && tensor->ref != nullptr) return true;
+  ReporterOf(tensor)(fmt::format("{}: tensor is NULL", function));
+  return false;
+}
+
+bool InterpreterGiven(const MgdInterpreter* interpreter, const char* function) {
+  if (interpreter != nullptr) return true;
+  kStderr(fmt::format("{}: interpreter is NULL", function));
+  return false;
+}
+
+bool OptionsGiven(const MgdInterpreterOptions* options, const char* function) {
+  if (options != nullptr) return true;
+  kStderr(fmt::format("{}: options is NULL", function));
+  return false;
+}
+
+bool NodeGiven(const MgdOpNode* node, const char* function) {
+  if (node != nullptr) return true;
+  kStderr(fmt::format("{}: node is NULL", function));
+  return false;
+}
+
+// Whether `index` is within [0, count); reports which it is not.
+bool InRange(int32_t index, size_t count, const char* what, const char* function, const Reporter& report) {
+  if (index >= 0 && static_cast<size_t>(index) < count) return true;
+  report(fmt::format("{}: {} {} is out of range (there are {})", function, what, index, count));
+  return false;
+}
+
+// Whether `size` bytes may be copied between `tensor` and the app's
+// `buffer`; reports why not.
+bool CopyAllowed(const MgdTensor* tensor, const void* buffer, size_t size, const char* function, const char* buffer_name) {
+  if (!TensorGiven(tensor, function)) return false;
+  const mgd::TensorRef& t = *tensor->ref;
+  const Reporter& report = *tensor->reporter;
+  if (size != t.bytes) {
+    report(fmt::format("{}: tensor '{}' has {} bytes, {} has {}", function, t.name, t.bytes, buffer_name, size));
+    return false;
+  }
+  if (t.bytes > 0 && buffer == nullptr) {
+    report(fmt::format("{}: {} is NULL (tensor '{}')", function, buffer_name, t.name));
+    return false;
+  }
+  if (t.bytes > 0 && t.data == nullptr) {
+    report(fmt::format("{}: tensor '{}' has no memory of its own", function, t.name));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -188,8 +295,12 @@ MgdModel* MgdModelCreate(const void* model_data, size_t model_size) {
 
 MgdModel* MgdModelCreateWithErrorReporter(const void* model_data, size_t model_size, MgdErrorReporter reporter,
                                           void* user_data) {
-  return CreateModel(mgd::ReadModel(static_cast<const uint8_t*>(model_data), model_size, "<buffer>"), reporter,
-                     user_data);
+  const Reporter report{reporter, user_data};
+  if (model_data == nullptr) {
+    report("MgdModelCreate: model_data is NULL");
+    return nullptr;
+  }
+  return CreateModel(mgd::ReadModel(static_cast<const uint8_t*>(model_data), model_size, "<buffer>"), report);
 }
 
 MgdModel* MgdModelCreateFromFile(const char* model_path) {
@@ -197,37 +308,51 @@ MgdModel* MgdModelCreateFromFile(const char* model_path) {
 }
 
 MgdModel* MgdModelCreateFromFileWithErrorReporter(const char* model_path, MgdErrorReporter reporter, void* user_data) {
+  const Reporter report{reporter, user_data};
   if (model_path == nullptr) {
-    Report(reporter, user_data, "model path is NULL");
+    report("MgdModelCreateFromFile: model_path is NULL");
     return nullptr;
   }
-  return CreateModel(mgd::ReadModelFile(model_path), reporter, user_data);
+  return CreateModel(mgd::ReadModelFile(model_path), report);
 }
 
 void MgdModelDelete(MgdModel* model) { delete model; }
 
-int32_t MgdOpNodeNumInputs(const MgdOpNode* node) { return static_cast<int32_t>(node->kernel->inputs.size()); }
-int32_t MgdOpNodeNumOutputs(const MgdOpNode* node) { return static_cast<int32_t>(node->kernel->outputs.size()); }
+int32_t MgdOpNodeNumInputs(const MgdOpNode* node) {
+  return NodeGiven(node, "MgdOpNodeNumInputs") ? static_cast<int32_t>(node->inputs.size()) : 0;
+}
+int32_t MgdOpNodeNumOutputs(const MgdOpNode* node) {
+  return NodeGiven(node, "MgdOpNodeNumOutputs") ? static_cast<int32_t>(node->outputs.size()) : 0;
+}
 
 MgdTensor* MgdOpNodeGetInput(const MgdOpNode* node, int32_t index) {
-  if (index < 0 || index >= MgdOpNodeNumInputs(node)) return nullptr;
-  return Opaque(node->kernel->inputs[static_cast<size_t>(index)]);
+  if (!NodeGiven(node, "MgdOpNodeGetInput")) return nullptr;
+  if (index < 0 || static_cast<size_t>(index) >= node->inputs.size()) return nullptr;
+  MgdTensor& t = const_cast<MgdOpNode*>(node)->inputs[static_cast<size_t>(index)];
+  return t.ref != nullptr ? &t : nullptr;
 }
 
 MgdTensor* MgdOpNodeGetOutput(const MgdOpNode* node, int32_t index) {
-  if (index < 0 || index >= MgdOpNodeNumOutputs(node)) return nullptr;
-  return Opaque(node->kernel->outputs[static_cast<size_t>(index)]);
+  if (!NodeGiven(node, "MgdOpNodeGetOutput")) return nullptr;
+  if (index < 0 || static_cast<size_t>(index) >= node->outputs.size()) return nullptr;
+  return &const_cast<MgdOpNode*>(node)->outputs[static_cast<size_t>(index)];
 }
 
-void* MgdOpNodeGetUserData(const MgdOpNode* node) { return node->user_data; }
+void* MgdOpNodeGetUserData(const MgdOpNode* node) {
+  return NodeGiven(node, "MgdOpNodeGetUserData") ? node->user_data : nullptr;
+}
 
 MgdStatus MgdOpContextResizeTensor(MgdOpContext* context, MgdTensor* tensor, const int32_t* dims, int32_t num_dims) {
+  if (context == nullptr || context->kernel == nullptr) {
+    kStderr("MgdOpContextResizeTensor: context is NULL");
+    return kMgdError;
+  }
   if (!context->preparing) {
     context->error = "tensors can only be resized during prepare";
     return kMgdError;
   }
   bool is_output = false;
-  for (auto* t : context->kernel->outputs) is_output = is_output || Opaque(t) == tensor;
+  for (auto* t : context->kernel->outputs) is_output = is_output || (tensor != nullptr && tensor->ref == t);
   if (!is_output || num_dims < 0 || num_dims > 8 || (num_dims > 0 && dims == nullptr)) {
     context->error = "only the node's own outputs can be resized, to rank 0..8";
     return kMgdError;
@@ -238,11 +363,19 @@ MgdStatus MgdOpContextResizeTensor(MgdOpContext* context, MgdTensor* tensor, con
       return kMgdError;
     }
   }
-  Ref(tensor)->shape.assign(dims, dims + num_dims);
+  tensor->ref->shape.assign(dims, dims + num_dims);
   return kMgdOk;
 }
 
 void MgdOpContextReportError(MgdOpContext* context, const char* format, ...) {
+  if (context == nullptr) {
+    kStderr("MgdOpContextReportError: context is NULL");
+    return;
+  }
+  if (format == nullptr) {
+    context->error = "(MgdOpContextReportError: format is NULL)";
+    return;
+  }
   char buffer[1024];
   va_list args;
   va_start(args, format);
@@ -255,98 +388,146 @@ MgdInterpreterOptions* MgdInterpreterOptionsCreate(void) { return new MgdInterpr
 void MgdInterpreterOptionsDelete(MgdInterpreterOptions* options) { delete options; }
 
 void MgdInterpreterOptionsAddDelegate(MgdInterpreterOptions* options, MgdDelegate* delegate) {
-  if (delegate != nullptr) options->delegates.push_back(delegate);
+  if (!OptionsGiven(options, "MgdInterpreterOptionsAddDelegate")) return;
+  if (delegate == nullptr) {
+    options->reporter("MgdInterpreterOptionsAddDelegate: delegate is NULL");
+    return;
+  }
+  if (const std::string problem = DelegateProblem(*delegate); !problem.empty()) {
+    options->reporter("MgdInterpreterOptionsAddDelegate: " + problem + " (the delegate is not added)");
+    return;
+  }
+  options->delegates.push_back(delegate);
 }
 
 void MgdInterpreterOptionsSetMaxDelegatedPartitions(MgdInterpreterOptions* options, int32_t max) {
-  options->max_partitions = max < 0 ? 0 : max;
+  if (!OptionsGiven(options, "MgdInterpreterOptionsSetMaxDelegatedPartitions")) return;
+  if (max < 0) {
+    options->reporter(fmt::format("MgdInterpreterOptionsSetMaxDelegatedPartitions: {} is negative (0 means no limit)", max));
+    return;
+  }
+  options->max_partitions = max;
+}
+
+void MgdInterpreterOptionsSetCheckFinite(MgdInterpreterOptions* options, int32_t check) {
+  if (!OptionsGiven(options, "MgdInterpreterOptionsSetCheckFinite")) return;
+  options->check_finite = check != 0;
 }
 
 void MgdInterpreterOptionsAddCustomOp(MgdInterpreterOptions* options, const char* name,
                                       const MgdRegistration* registration, int32_t min_version, int32_t max_version) {
-  if (name == nullptr || registration == nullptr) return;
+  if (!OptionsGiven(options, "MgdInterpreterOptionsAddCustomOp")) return;
+  const char* problem = name == nullptr                 ? "name is NULL"
+                        : registration == nullptr       ? "registration is NULL"
+                        : registration->invoke == nullptr ? "the registration's invoke is NULL"
+                        : min_version > max_version     ? "min_version is above max_version"
+                                                        : nullptr;
+  if (problem != nullptr) {
+    options->reporter(fmt::format("MgdInterpreterOptionsAddCustomOp({}): {} (the op is not added)",
+                                  name != nullptr ? name : "NULL", problem));
+    return;
+  }
   options->resolver.AddCustom(
       name, [registration](const mgd::Node& node) { return std::make_unique<RegistrationKernel>(registration, node); },
       min_version, max_version);
 }
 
 void MgdInterpreterOptionsSetErrorReporter(MgdInterpreterOptions* options, MgdErrorReporter reporter, void* user_data) {
-  options->reporter = reporter;
-  options->reporter_data = user_data;
+  if (!OptionsGiven(options, "MgdInterpreterOptionsSetErrorReporter")) return;
+  options->reporter = {reporter, user_data};
 }
 
 MgdInterpreter* MgdInterpreterCreate(const MgdModel* model, const MgdInterpreterOptions* options) {
   MgdInterpreterOptions defaults;
   if (options == nullptr) options = &defaults;
   if (model == nullptr) {
-    Report(options->reporter, options->reporter_data, "model is NULL");
+    options->reporter("MgdInterpreterCreate: model is NULL");
     return nullptr;
   }
   auto result = std::make_unique<MgdInterpreter>();
   result->reporter = options->reporter;
-  result->reporter_data = options->reporter_data;
   mgd::InterpreterOptions cpp;
   cpp.resolver = options->resolver;
   cpp.max_delegated_partitions = options->max_partitions;
+  cpp.check_finite = options->check_finite;
   for (MgdDelegate* d : options->delegates) {
+    // Checked again: the app may have changed the struct since it was added.
+    if (const std::string problem = DelegateProblem(*d); !problem.empty()) {
+      options->reporter("MgdInterpreterCreate: " + problem);
+      return nullptr;
+    }
     if (d->native_delegate != nullptr) {
       result->delegates.push_back(std::make_unique<BorrowedDelegate>(static_cast<mgd::Delegate*>(d->native_delegate)));
     } else {
-      result->delegates.push_back(std::make_unique<CDelegate>(d));
+      result->delegates.push_back(std::make_unique<CDelegate>(d, &result->reporter));
     }
     cpp.delegates.push_back(result->delegates.back().get());
   }
-  MgdErrorReporter reporter = options->reporter;
-  void* data = options->reporter_data;
-  cpp.logger = [reporter, data](mgd::LogLevel level, const std::string& message) {
-    if (level >= mgd::LogLevel::kWarning) Report(reporter, data, message);
+  const Reporter report = options->reporter;
+  cpp.logger = [report](mgd::LogLevel level, const std::string& message) {
+    if (level >= mgd::LogLevel::kWarning) report(message);
   };
   auto interpreter = mgd::Interpreter::Create(model->graph, std::move(cpp));
   if (!interpreter.ok()) {
-    Report(reporter, data, std::string(interpreter.status().message()));
+    report(std::string(interpreter.status().message()));
     return nullptr;
   }
   result->interpreter = std::move(*interpreter);
+  for (size_t i = 0; i < result->interpreter->num_inputs(); ++i) {
+    result->inputs.push_back({&result->interpreter->input(i), &result->reporter});
+  }
+  for (size_t i = 0; i < result->interpreter->num_outputs(); ++i) {
+    result->outputs.push_back({const_cast<mgd::TensorRef*>(&result->interpreter->output(i)), &result->reporter});
+  }
   return result.release();
 }
 
 void MgdInterpreterDelete(MgdInterpreter* interpreter) { delete interpreter; }
 
 int32_t MgdInterpreterGetInputTensorCount(const MgdInterpreter* interpreter) {
-  return static_cast<int32_t>(interpreter->interpreter->num_inputs());
+  if (!InterpreterGiven(interpreter, "MgdInterpreterGetInputTensorCount")) return 0;
+  return static_cast<int32_t>(interpreter->inputs.size());
 }
 
 MgdTensor* MgdInterpreterGetInputTensor(const MgdInterpreter* interpreter, int32_t index) {
-  if (index < 0 || index >= MgdInterpreterGetInputTensorCount(interpreter)) return nullptr;
-  return Opaque(&interpreter->interpreter->input(static_cast<size_t>(index)));
+  if (!InterpreterGiven(interpreter, "MgdInterpreterGetInputTensor")) return nullptr;
+  if (!InRange(index, interpreter->inputs.size(), "input", "MgdInterpreterGetInputTensor", interpreter->reporter)) {
+    return nullptr;
+  }
+  return const_cast<MgdTensor*>(&interpreter->inputs[static_cast<size_t>(index)]);
 }
 
 int32_t MgdInterpreterGetOutputTensorCount(const MgdInterpreter* interpreter) {
-  return static_cast<int32_t>(interpreter->interpreter->num_outputs());
+  if (!InterpreterGiven(interpreter, "MgdInterpreterGetOutputTensorCount")) return 0;
+  return static_cast<int32_t>(interpreter->outputs.size());
 }
 
 const MgdTensor* MgdInterpreterGetOutputTensor(const MgdInterpreter* interpreter, int32_t index) {
-  if (index < 0 || index >= MgdInterpreterGetOutputTensorCount(interpreter)) return nullptr;
-  return reinterpret_cast<const MgdTensor*>(&interpreter->interpreter->output(static_cast<size_t>(index)));
+  if (!InterpreterGiven(interpreter, "MgdInterpreterGetOutputTensor")) return nullptr;
+  if (!InRange(index, interpreter->outputs.size(), "output", "MgdInterpreterGetOutputTensor", interpreter->reporter)) {
+    return nullptr;
+  }
+  return &interpreter->outputs[static_cast<size_t>(index)];
 }
 
 MgdStatus MgdInterpreterAllocateTensors(MgdInterpreter* interpreter) {
   // Memory is planned at creation; kept for TFLite-shaped call sequences.
-  return interpreter != nullptr ? kMgdOk : kMgdError;
+  return InterpreterGiven(interpreter, "MgdInterpreterAllocateTensors") ? kMgdOk : kMgdError;
 }
 
 MgdStatus MgdInterpreterInvoke(MgdInterpreter* interpreter) {
-  if (interpreter == nullptr) return kMgdError;
+  if (!InterpreterGiven(interpreter, "MgdInterpreterInvoke")) return kMgdError;
   absl::Status s = interpreter->interpreter->Invoke();
   if (!s.ok()) {
-    Report(interpreter->reporter, interpreter->reporter_data, std::string(s.message()));
+    interpreter->reporter(std::string(s.message()));
     return kMgdError;
   }
   return kMgdOk;
 }
 
 MgdType MgdTensorType(const MgdTensor* tensor) {
-  switch (Ref(tensor)->type) {
+  if (!TensorGiven(tensor, "MgdTensorType")) return kMgdNoType;
+  switch (tensor->ref->type) {
     case mgd::DataType::kFloat32: return kMgdFloat32;
     case mgd::DataType::kFloat16: return kMgdFloat16;
     case mgd::DataType::kInt32: return kMgdInt32;
@@ -358,34 +539,31 @@ MgdType MgdTensorType(const MgdTensor* tensor) {
   return kMgdNoType;
 }
 
-int32_t MgdTensorNumDims(const MgdTensor* tensor) { return Ref(tensor)->rank(); }
-
-int32_t MgdTensorDim(const MgdTensor* tensor, int32_t dim_index) {
-  if (dim_index < 0 || dim_index >= Ref(tensor)->rank()) return -1;
-  return Ref(tensor)->dim(dim_index);
+int32_t MgdTensorNumDims(const MgdTensor* tensor) {
+  return TensorGiven(tensor, "MgdTensorNumDims") ? tensor->ref->rank() : -1;
 }
 
-size_t MgdTensorByteSize(const MgdTensor* tensor) { return Ref(tensor)->bytes; }
-void* MgdTensorData(const MgdTensor* tensor) { return Ref(tensor)->data; }
-const char* MgdTensorName(const MgdTensor* tensor) { return Ref(tensor)->name.c_str(); }
+int32_t MgdTensorDim(const MgdTensor* tensor, int32_t dim_index) {
+  if (!TensorGiven(tensor, "MgdTensorDim")) return -1;
+  if (!InRange(dim_index, tensor->ref->shape.size(), "dimension", "MgdTensorDim", *tensor->reporter)) return -1;
+  return tensor->ref->dim(dim_index);
+}
+
+size_t MgdTensorByteSize(const MgdTensor* tensor) { return TensorGiven(tensor, "MgdTensorByteSize") ? tensor->ref->bytes : 0; }
+void* MgdTensorData(const MgdTensor* tensor) { return TensorGiven(tensor, "MgdTensorData") ? tensor->ref->data : nullptr; }
+const char* MgdTensorName(const MgdTensor* tensor) {
+  return TensorGiven(tensor, "MgdTensorName") ? tensor->ref->name.c_str() : nullptr;
+}
 
 MgdStatus MgdTensorCopyFromBuffer(MgdTensor* tensor, const void* input_data, size_t input_data_size) {
-  mgd::TensorRef* t = Ref(tensor);
-  if (input_data_size != t->bytes || (t->bytes > 0 && (input_data == nullptr || t->data == nullptr))) {
-    Report(nullptr, nullptr, fmt::format("tensor '{}': got {} bytes, expected {}", t->name, input_data_size, t->bytes));
-    return kMgdError;
-  }
-  if (t->bytes > 0) std::memcpy(t->data, input_data, t->bytes);
+  if (!CopyAllowed(tensor, input_data, input_data_size, "MgdTensorCopyFromBuffer", "input_data")) return kMgdError;
+  if (input_data_size > 0) std::memcpy(tensor->ref->data, input_data, input_data_size);
   return kMgdOk;
 }
 
 MgdStatus MgdTensorCopyToBuffer(const MgdTensor* tensor, void* output_data, size_t output_data_size) {
-  const mgd::TensorRef* t = Ref(tensor);
-  if (output_data_size != t->bytes || (t->bytes > 0 && (output_data == nullptr || t->data == nullptr))) {
-    Report(nullptr, nullptr, fmt::format("tensor '{}': buffer has {} bytes, expected {}", t->name, output_data_size, t->bytes));
-    return kMgdError;
-  }
-  if (t->bytes > 0) std::memcpy(output_data, t->data, t->bytes);
+  if (!CopyAllowed(tensor, output_data, output_data_size, "MgdTensorCopyToBuffer", "output_data")) return kMgdError;
+  if (output_data_size > 0) std::memcpy(output_data, tensor->ref->data, output_data_size);
   return kMgdOk;
 }
 

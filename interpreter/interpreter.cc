@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <numeric>
 
 #include "base/parallel.h"
+#include "model/fp16.h"
 #include "model/status_macros.h"
 #include "model/validator.h"
 
@@ -47,13 +50,18 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(Graph graph, In
 }
 
 void Interpreter::Log(LogLevel level, const std::string& message) const {
-  if (logger_) logger_(level, message);
+  if (logger_) {
+    logger_(level, message);
+  } else if (level >= LogLevel::kWarning) {
+    std::fprintf(stderr, "mgd: warning: %s\n", message.c_str());
+  }
 }
 
 absl::Status Interpreter::Build(InterpreterOptions options) {
   resolver_ = std::move(options.resolver);
   logger_ = std::move(options.logger);
   preserve_all_tensors_ = options.preserve_all_tensors;
+  check_finite_ = options.check_finite;
   const size_t num_tensors = graph_.tensors.size();
   const size_t num_nodes = graph_.nodes.size();
 
@@ -285,7 +293,12 @@ absl::Status Interpreter::PlanArena() {
     first[static_cast<size_t>(t)] = std::min(first[static_cast<size_t>(t)], step);
     last[static_cast<size_t>(t)] = std::max(last[static_cast<size_t>(t)], step);
   };
-  for (int t : graph_.inputs) use(t, 0);
+  // Graph inputs live to the end: an invoke never changes its inputs, so a
+  // second invoke without writing them again gives the same outputs.
+  for (int t : graph_.inputs) {
+    use(t, 0);
+    use(t, last_step);
+  }
   for (int t : graph_.outputs) use(t, last_step);
   for (size_t s = 0; s < steps_.size(); ++s) {
     const int step = static_cast<int>(s);
@@ -357,7 +370,49 @@ absl::Status Interpreter::PlanArena() {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The first NaN or Inf of a float tensor, as an error naming it; OK for
+// other types.
+absl::Status CheckFinite(const TensorRef& t, const char* role, size_t index) {
+  if (t.data == nullptr || (t.type != DataType::kFloat32 && t.type != DataType::kFloat16)) return absl::OkStatus();
+  const int64_t n = t.elements();
+  int64_t first = -1, count = 0;
+  float value = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = t.type == DataType::kFloat32 ? t.as<float>()[i] : HalfToFloat(t.as<uint16_t>()[i]);
+    if (std::isfinite(v)) continue;
+    if (first < 0) {
+      first = i;
+      value = v;
+    }
+    ++count;
+  }
+  if (first < 0) return absl::OkStatus();
+  const std::string message =
+      fmt::format("{} {} '{}' {}: element {} is {} ({} of its {} values are not finite)", role, index, t.name,
+                  ShapeToString(t.shape), first, std::isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf", count, n);
+  return std::string(role) == "input" ? absl::InvalidArgumentError(message) : absl::DataLossError(message);
+}
+
+}  // namespace
+
 absl::Status Interpreter::Invoke() {
+  if (check_finite_) {
+    for (size_t i = 0; i < num_inputs(); ++i) {
+      if (absl::Status s = CheckFinite(input(i), "input", i); !s.ok()) return s;
+    }
+  }
+  if (absl::Status s = RunSteps(); !s.ok()) return s;
+  if (check_finite_) {
+    for (size_t i = 0; i < num_outputs(); ++i) {
+      if (absl::Status s = CheckFinite(output(i), "output", i); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::RunSteps() {
   std::vector<TensorRef*> ins, outs;
   for (const Step& step : steps_) {
     if (step.node >= 0) {

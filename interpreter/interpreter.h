@@ -23,10 +23,14 @@ struct InterpreterOptions {
   OpResolver resolver;
   std::vector<Delegate*> delegates;  // not owned; applied in order
   int max_delegated_partitions = 0;  // 0: no limit
-  Logger logger;                     // null: messages are dropped
+  Logger logger;                     // null: warnings go to stderr, the rest is dropped
   // Give every tensor its own bytes, so that all of them can be read after
   // Invoke (TFLite's preserve_all_tensors; mgd run --dump-tensors).
   bool preserve_all_tensors = false;
+  // Invoke fails, naming the tensor and element, when a float input holds
+  // NaN or Inf (before anything runs) or an output does (after the run):
+  // mgd run --check-finite, MgdInterpreterOptionsSetCheckFinite.
+  bool check_finite = false;
 };
 
 // Where a node runs, for `mgd ops` and reports.
@@ -51,7 +55,9 @@ class Interpreter {
   const TensorRef& output(size_t i) const { return tensors_[static_cast<size_t>(graph_.outputs[i])]; }
   const TensorRef& tensor(int index) const { return tensors_[static_cast<size_t>(index)]; }
 
-  // Runs the graph once: inputs must have been written.
+  // Runs the graph once: inputs must have been written. The inputs are left
+  // as they were, so a second Invoke without writing them again gives the
+  // same outputs.
   absl::Status Invoke();
 
   const std::vector<NodePlacement>& placements() const { return placements_; }
@@ -72,6 +78,7 @@ class Interpreter {
   absl::Status Fold(size_t n);
   absl::Status ApplyDelegate(Delegate& delegate, int max_partitions);
   absl::Status PlanArena();
+  absl::Status RunSteps();  // Invoke without its checks
   void Log(LogLevel level, const std::string& message) const;
 
   Graph graph_;
@@ -87,6 +94,7 @@ class Interpreter {
   std::vector<Step> steps_;
   std::unique_ptr<uint8_t[]> arena_;
   bool preserve_all_tensors_ = false;
+  bool check_finite_ = false;
   size_t arena_size_ = 0;
 };
 

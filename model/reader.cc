@@ -1,12 +1,8 @@
 #include "model/reader.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <vector>
 
@@ -19,8 +15,8 @@
 namespace mgd {
 namespace {
 
-// Files and models under a few MiB are read faster on one thread than
-// threads start.
+// Models under a few MiB are converted faster on one thread than threads
+// start.
 constexpr size_t kParallelBytes = size_t{4} << 20;
 
 using absl::InvalidArgumentError;
@@ -478,44 +474,6 @@ absl::StatusOr<Graph> ReadModel(const uint8_t* data, size_t size, std::string_vi
     return InvalidArgumentError(fmt::format("{}: {}", source, s.message()));
   }
   return graph;
-}
-
-absl::StatusOr<Bytes> ReadFileBytes(const std::string& path, uint64_t max_bytes, const ChunkFn& on_chunk) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return absl::NotFoundError(fmt::format("{}: cannot open file", path));
-  struct Closer {
-    int fd;
-    ~Closer() { close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (fstat(fd, &st) != 0) return absl::DataLossError(fmt::format("{}: cannot tell the file's size", path));
-  if (!S_ISREG(st.st_mode)) return absl::InvalidArgumentError(fmt::format("{}: is not a regular file", path));
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size > max_bytes) {
-    return absl::OutOfRangeError(fmt::format("{}: {} bytes, more than the {} expected at most", path, size, max_bytes));
-  }
-  Bytes bytes(static_cast<size_t>(size));  // not zeroed: every chunk is read into it
-  const size_t chunks = std::max<size_t>(1, (bytes.size() + kReadChunkBytes - 1) / kReadChunkBytes);
-  std::vector<char> short_read(chunks, 0);
-  auto read_chunk = [&](size_t i) {
-    const size_t at = i * kReadChunkBytes, n = std::min(kReadChunkBytes, bytes.size() - at);
-    for (size_t done = 0; done < n;) {
-      const ssize_t got = pread(fd, bytes.data() + at + done, n - done, static_cast<off_t>(at + done));
-      if (got <= 0) {
-        if (got < 0 && errno == EINTR) continue;
-        short_read[i] = 1;  // the file shrank, or a read error
-        return;
-      }
-      done += static_cast<size_t>(got);
-    }
-    if (on_chunk) on_chunk(i, bytes.data() + at, n);
-  };
-  // With a callback (hashing, say) each chunk is worth a thread sooner.
-  ParallelFor(chunks, read_chunk, bytes.size() < (on_chunk ? 2 * kReadChunkBytes : kParallelBytes) ? 1 : SIZE_MAX);
-  if (std::find(short_read.begin(), short_read.end(), 1) != short_read.end()) {
-    return absl::DataLossError(fmt::format("{}: read error (did the file change while it was read?)", path));
-  }
-  return bytes;
 }
 
 absl::StatusOr<Graph> ReadModelFile(const std::string& path) {

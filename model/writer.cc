@@ -2,11 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "model/status_macros.h"
@@ -281,32 +277,7 @@ absl::StatusOr<std::vector<uint8_t>> WriteModelStructure(const Graph& graph, con
 absl::Status WriteModelFile(const Graph& graph, const std::string& path) {
   auto bytes = WriteModel(graph);
   if (!bytes.ok()) return bytes.status();
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) return absl::PermissionDeniedError(fmt::format("{}: cannot open for writing", path));
-  file.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
-  if (!file) return absl::DataLossError(fmt::format("{}: write failed", path));
-  return absl::OkStatus();
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const void* data, size_t size) {
-  const std::string temp = fmt::format("{}.tmp{}", path, getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(temp, ec);
-      return absl::PermissionDeniedError(fmt::format("{}: cannot write", path));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::filesystem::remove(temp, ec);
-    return absl::PermissionDeniedError(fmt::format("{}: cannot write ({})", path, ec.message()));
-  }
-  return absl::OkStatus();
+  return WriteFileAtomically(path, bytes->data(), bytes->size());
 }
 
 }  // namespace mgd

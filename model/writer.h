@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/files.h"  // WriteFileAtomically
 #include "model/graph.h"
 
 namespace mgd {
@@ -21,11 +22,7 @@ struct StructureOptions {
   std::vector<std::string> skip_metadata;
 };
 absl::StatusOr<std::vector<uint8_t>> WriteModelStructure(const Graph& graph, const StructureOptions& options);
+// Whole or not at all (WriteFileAtomically, base/files.h).
 absl::Status WriteModelFile(const Graph& graph, const std::string& path);
-
-// Writes `size` bytes to PATH.tmp<pid> beside `path` and renames it into
-// place: a reader never sees half a file, and concurrent writers never share
-// a temporary file. Errors name `path`.
-absl::Status WriteFileAtomically(const std::string& path, const void* data, size_t size);
 
 }  // namespace mgd

@@ -47,9 +47,20 @@ std::string Index(const layout::Bhwc& shape, const std::string& b, const std::st
 // buffer_at(Index(...)).
 std::string Read(const std::string& buffer, const layout::Bhwc& shape, const std::string& b, const std::string& slice,
                  const std::string& yy, const std::string& xx);
-// "v = clamp(v, ...)" etc. for a fused activation; empty for NONE.
+// A vec4 expression: `v` (a variable) clamped to [lo, hi] (hi may be +Inf),
+// NaN staying NaN (docs/numerics.md). GLSL leaves max, min and clamp of a
+// NaN undefined (GPUs return either operand), so a NaN is picked out with
+// isnan, which is defined wherever the GPU has NaN at all.
+std::string Clamp(const std::string& v, float lo, float hi);
+// "v = ...;" for a fused activation; empty for NONE.
 std::string Activation(Activation activation, const std::string& v);
-// A float literal GLSL parses the same in both dialects.
+// vec4 expressions: max / min of two variables, NaN when either is NaN.
+std::string MaxKeepingNan(const std::string& a, const std::string& b);
+std::string MinKeepingNan(const std::string& a, const std::string& b);
+// tanh of a variable, NaN for NaN and +-1 for +-Inf on every GPU.
+std::string Tanh(const std::string& v);
+// A float literal GLSL parses the same in both dialects (Inf and NaN by
+// their bits: GLSL has no literal for them).
 std::string Float(float value);
 // `const vec4 name[n] = vec4[](...)` from per-channel values padded to slices.
 std::string ConstVec4Array(const std::string& name, const std::vector<float>& padded);

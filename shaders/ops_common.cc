@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "shaders/ops.h"
 
@@ -107,23 +108,50 @@ std::string Read(const std::string& buffer, const layout::Bhwc& shape, const std
 }
 
 std::string Float(float value) {
-  if (std::isinf(value)) return value > 0 ? "(1.0/0.0)" : "(-1.0/0.0)";
+  if (!std::isfinite(value)) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    return fmt::format("uintBitsToFloat(0x{:08x}u)", bits);
+  }
   // Exact round trip: 9 significant digits, always with a decimal point or exponent.
   std::string s = fmt::format("{:.9g}", value);
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
 }
 
+std::string Clamp(const std::string& v, float lo, float hi) {
+  // isnan, not a select on comparisons: Mesa's GL compiler turns those into
+  // max and min, which lose the NaN.
+  const std::string clamped = std::isinf(hi) ? fmt::format("max({}, vec4({}))", v, Float(lo))
+                                             : fmt::format("clamp({}, vec4({}), vec4({}))", v, Float(lo), Float(hi));
+  return fmt::format("mix({}, {}, isnan({}))", clamped, v, v);
+}
+
 std::string Activation(mgd::Activation a, const std::string& v) {
+  const float inf = std::numeric_limits<float>::infinity();
   switch (a) {
     case mgd::Activation::kNone: return "";
-    case mgd::Activation::kRelu: return fmt::format("  {0} = max({0}, vec4(0.0));\n", v);
-    case mgd::Activation::kRelu6: return fmt::format("  {0} = clamp({0}, vec4(0.0), vec4(6.0));\n", v);
-    case mgd::Activation::kReluN1To1: return fmt::format("  {0} = clamp({0}, vec4(-1.0), vec4(1.0));\n", v);
-    case mgd::Activation::kTanh: return fmt::format("  {0} = tanh({0});\n", v);
+    case mgd::Activation::kRelu: return fmt::format("  {} = {};\n", v, Clamp(v, 0.0f, inf));
+    case mgd::Activation::kRelu6: return fmt::format("  {} = {};\n", v, Clamp(v, 0.0f, 6.0f));
+    case mgd::Activation::kReluN1To1: return fmt::format("  {} = {};\n", v, Clamp(v, -1.0f, 1.0f));
+    case mgd::Activation::kTanh: return fmt::format("  {} = {};\n", v, Tanh(v));
     case mgd::Activation::kSignBit: return "";
   }
   return "";
+}
+
+std::string MaxKeepingNan(const std::string& a, const std::string& b) {
+  return fmt::format("mix(mix(max({0}, {1}), {1}, isnan({1})), {0}, isnan({0}))", a, b);
+}
+
+std::string MinKeepingNan(const std::string& a, const std::string& b) {
+  return fmt::format("mix(mix(min({0}, {1}), {1}, isnan({1})), {0}, isnan({0}))", a, b);
+}
+
+std::string Tanh(const std::string& v) {
+  // tanh(10) rounds to 1 in fp32; some drivers' tanh of +-Inf is NaN and of
+  // NaN a number.
+  return fmt::format("mix(tanh(clamp({0}, -10.0, 10.0)), {0}, isnan({0}))", v);
 }
 
 std::string ConstVec4Array(const std::string& name, const std::vector<float>& padded) {

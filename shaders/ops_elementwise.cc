@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <limits>
 
 #include "layout/weights.h"
 #include "shaders/ops.h"
@@ -13,11 +14,11 @@ namespace {
 
 absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::string& v) {
   switch (ctx.node->op) {
-    case OpKind::kRelu: return fmt::format("max({}, vec4(0.0))", v);
-    case OpKind::kRelu6: return fmt::format("clamp({}, vec4(0.0), vec4(6.0))", v);
-    case OpKind::kReluN1To1: return fmt::format("clamp({}, vec4(-1.0), vec4(1.0))", v);
+    case OpKind::kRelu: return glsl::Clamp(v, 0.0f, std::numeric_limits<float>::infinity());
+    case OpKind::kRelu6: return glsl::Clamp(v, 0.0f, 6.0f);
+    case OpKind::kReluN1To1: return glsl::Clamp(v, -1.0f, 1.0f);
     case OpKind::kLogistic: return fmt::format("vec4(1.0) / (vec4(1.0) + exp(-{}))", v);
-    case OpKind::kTanh: return fmt::format("tanh({})", v);
+    case OpKind::kTanh: return glsl::Tanh(v);
     case OpKind::kHardSwish: return fmt::format("clamp({0} * (1.0 / 6.0) + vec4(0.5), vec4(0.0), vec4(1.0)) * {0}", v);
     case OpKind::kExp: return fmt::format("exp({})", v);
     case OpKind::kRsqrt: return fmt::format("inversesqrt({})", v);
@@ -146,8 +147,8 @@ absl::StatusOr<ElementwiseUpdate> GenerateElementwiseUpdate(const NodeContext& c
       case OpKind::kSub: expr = "a - c"; break;
       case OpKind::kMul: expr = "a * c"; break;
       case OpKind::kDiv: expr = "a / c"; break;
-      case OpKind::kMaximum: expr = "max(a, c)"; break;
-      case OpKind::kMinimum: expr = "min(a, c)"; break;
+      case OpKind::kMaximum: expr = glsl::MaxKeepingNan("a", "c"); break;
+      case OpKind::kMinimum: expr = glsl::MinKeepingNan("a", "c"); break;
       case OpKind::kSquaredDifference: expr = "(a - c) * (a - c)"; break;
       case OpKind::kPrelu: expr = "mix(a, a * c, lessThan(a, vec4(0.0)))"; break;
       default: return absl::UnimplementedError("not a binary op");

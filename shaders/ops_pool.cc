@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <limits>
 
 #include "shaders/ops.h"
 
@@ -98,14 +99,14 @@ absl::StatusOr<GeneratedShader> SplitPool2d(const NodeContext& ctx, const layout
       "  memoryBarrierShared(); barrier();\n"
       "  if (t != 0) return;\n"
       "  acc = partial[0];\n",
-      fmt::arg("init", is_max ? "-3.402823466e+38" : "0.0"), fmt::arg("area", p.filter_h * p.filter_w),
+      fmt::arg("init", is_max ? glsl::Float(-std::numeric_limits<float>::infinity()) : "0.0"), fmt::arg("area", p.filter_h * p.filter_w),
       fmt::arg("T", kPoolThreads), fmt::arg("fw", p.filter_w), fmt::arg("sh", p.stride_h), fmt::arg("sw", p.stride_w),
       fmt::arg("ph", PadBefore(p.padding, padded_h, p.filter_h, p.stride_h)),
       fmt::arg("pw", PadBefore(p.padding, padded_w, p.filter_w, p.stride_w)), fmt::arg("PH", padded_h),
       fmt::arg("PW", padded_w), fmt::arg("top", ctx.pad.top), fmt::arg("left", ctx.pad.left), fmt::arg("ih", in.height),
       fmt::arg("iw", in.width), fmt::arg("read", glsl::Read("in0", in, "b", "s", "iy", "ix")),
-      fmt::arg("combine_v", is_max ? "max(acc, v)" : "acc + v"),
-      fmt::arg("combine_k", is_max ? "max(partial[t], partial[t + k])" : "partial[t] + partial[t + k]"));
+      fmt::arg("combine_v", is_max ? glsl::MaxKeepingNan("acc", "v") : "acc + v"),
+      fmt::arg("combine_k", is_max ? glsl::MaxKeepingNan("partial[t]", "partial[t + k]") : "partial[t] + partial[t + k]"));
   if (!is_max) g.code.body += "  acc = acc / float(max(partial_count[0], 1));\n";
   g.code.body += glsl::Activation(p.activation, "acc") + "  vec4 value = vec4(acc);\n";
   return g;
@@ -123,7 +124,10 @@ absl::StatusOr<GeneratedShader> Pool2d(const NodeContext& ctx) {
   // bits, and a window of hundreds of values would lose most of them.
   const std::string acc = std::string(ctx.node->op == OpKind::kMaxPool2d ? "" : "highp ") + "vec4 acc";
   if (ctx.node->op == OpKind::kMaxPool2d) {
-    g.code.body += "  " + acc + " = vec4(-3.402823466e+38);\n" + PoolLoops(ctx, *in, p, "      acc = max(acc, v);\n");
+    // From -Inf, and NaN wins (as TFLite's max pools): a window of -Inf is
+    // -Inf, one with a NaN is NaN.
+    g.code.body += "  " + acc + " = vec4(" + glsl::Float(-std::numeric_limits<float>::infinity()) + ");\n" +
+                   PoolLoops(ctx, *in, p, "      acc = " + glsl::MaxKeepingNan("acc", "v") + ";\n");
   } else {
     g.code.body += "  " + acc + " = vec4(0.0);\n  int count = 0;\n" +
                    PoolLoops(ctx, *in, p, "      acc += v;\n      ++count;\n") +

@@ -1,14 +1,18 @@
 // The C API as a C program would use it: models from files and buffers,
 // custom ops through MgdRegistration (added and overriding a built-in one),
-// C delegates, and errors through the reporter.
+// C delegates, errors through the reporter, and every misuse a careful user
+// tried (NULLs, ranges, sizes): reported, never a crash.
 #include "mgd/c_api.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "mgd/gpu_delegate.h"
 #include "model/writer.h"
 #include "tests/graph_builder.h"
 #include "tests/test_util.h"
@@ -205,6 +209,228 @@ TEST(CApiTest, CDelegateTakesTheNodesItClaims) {
   MgdInterpreterDelete(interpreter);
   MgdInterpreterOptionsDelete(options);
   MgdModelDelete(model);
+}
+
+// Every function given NULL where it needs an object, an index out of range
+// or a size that does not match: no crash, the documented answer, and one
+// message naming the function, to the reporter when one is set (issue 18).
+TEST(CApiTest, NullArgumentsAreReportedNotCrashes) {
+  EXPECT_EQ(MgdModelCreate(nullptr, 10), nullptr);
+  EXPECT_EQ(MgdModelCreateFromFile(nullptr), nullptr);
+  MgdModelDelete(nullptr);
+  EXPECT_EQ(MgdInterpreterCreate(nullptr, nullptr), nullptr);
+  MgdInterpreterDelete(nullptr);
+  MgdInterpreterOptionsDelete(nullptr);
+  EXPECT_EQ(MgdInterpreterGetInputTensorCount(nullptr), 0);
+  EXPECT_EQ(MgdInterpreterGetOutputTensorCount(nullptr), 0);
+  EXPECT_EQ(MgdInterpreterGetInputTensor(nullptr, 0), nullptr);
+  EXPECT_EQ(MgdInterpreterGetOutputTensor(nullptr, 0), nullptr);
+  EXPECT_EQ(MgdInterpreterAllocateTensors(nullptr), kMgdError);
+  EXPECT_EQ(MgdInterpreterInvoke(nullptr), kMgdError);
+  EXPECT_EQ(MgdTensorType(nullptr), kMgdNoType);
+  EXPECT_EQ(MgdTensorNumDims(nullptr), -1);
+  EXPECT_EQ(MgdTensorDim(nullptr, 0), -1);
+  EXPECT_EQ(MgdTensorByteSize(nullptr), 0u);
+  EXPECT_EQ(MgdTensorData(nullptr), nullptr);
+  EXPECT_EQ(MgdTensorName(nullptr), nullptr);
+  float buffer[4] = {};
+  EXPECT_EQ(MgdTensorCopyFromBuffer(nullptr, buffer, sizeof buffer), kMgdError);
+  EXPECT_EQ(MgdTensorCopyToBuffer(nullptr, buffer, sizeof buffer), kMgdError);
+  MgdInterpreterOptionsAddDelegate(nullptr, nullptr);
+  MgdInterpreterOptionsSetMaxDelegatedPartitions(nullptr, 1);
+  MgdInterpreterOptionsSetErrorReporter(nullptr, Collect, nullptr);
+  MgdInterpreterOptionsSetCheckFinite(nullptr, 1);
+  MgdInterpreterOptionsAddCustomOp(nullptr, "TimesTwo", &kTimesTwo, 1, 1);
+  EXPECT_EQ(MgdOpNodeNumInputs(nullptr), 0);
+  EXPECT_EQ(MgdOpNodeNumOutputs(nullptr), 0);
+  EXPECT_EQ(MgdOpNodeGetInput(nullptr, 0), nullptr);
+  EXPECT_EQ(MgdOpNodeGetOutput(nullptr, 0), nullptr);
+  EXPECT_EQ(MgdOpNodeGetUserData(nullptr), nullptr);
+  EXPECT_EQ(MgdOpContextResizeTensor(nullptr, nullptr, nullptr, 0), kMgdError);
+  MgdOpContextReportError(nullptr, "%s", "x");
+  MgdGpuDelegateDelete(nullptr);
+
+  // With an interpreter and a reporter: the interpreter's reporter hears of
+  // its tensors' misuse too, and the message says what is wrong.
+  std::string errors;
+  const std::vector<uint8_t> bytes = TimesTwoModel();
+  MgdModel* model = MgdModelCreate(bytes.data(), bytes.size());
+  MgdInterpreterOptions* options = MgdInterpreterOptionsCreate();
+  MgdInterpreterOptionsSetErrorReporter(options, Collect, &errors);
+  MgdInterpreterOptionsAddCustomOp(options, "TimesTwo", &kTimesTwo, 1, 1);
+  MgdInterpreterOptionsSetMaxDelegatedPartitions(options, -3);
+  EXPECT_THAT(errors, HasSubstr("MgdInterpreterOptionsSetMaxDelegatedPartitions: -3 is negative"));
+  errors.clear();
+  MgdInterpreterOptionsAddCustomOp(options, nullptr, &kTimesTwo, 1, 1);
+  EXPECT_THAT(errors, HasSubstr("name is NULL"));
+  errors.clear();
+  MgdInterpreterOptionsAddCustomOp(options, "TimesTwo", &kTimesTwo, 3, 1);
+  EXPECT_THAT(errors, HasSubstr("min_version is above max_version"));
+  errors.clear();
+  MgdInterpreter* interpreter = MgdInterpreterCreate(model, options);
+  ASSERT_NE(interpreter, nullptr) << errors;
+  EXPECT_EQ(MgdInterpreterGetInputTensor(interpreter, 1), nullptr);
+  EXPECT_THAT(errors, HasSubstr("MgdInterpreterGetInputTensor: input 1 is out of range (there are 1)"));
+  errors.clear();
+  EXPECT_EQ(MgdInterpreterGetOutputTensor(interpreter, -1), nullptr);
+  EXPECT_THAT(errors, HasSubstr("MgdInterpreterGetOutputTensor: output -1 is out of range"));
+  errors.clear();
+  MgdTensor* input = MgdInterpreterGetInputTensor(interpreter, 0);
+  EXPECT_EQ(MgdTensorDim(input, 2), -1);
+  EXPECT_THAT(errors, HasSubstr("MgdTensorDim: dimension 2 is out of range (there are 2)"));
+  errors.clear();
+  EXPECT_EQ(MgdTensorCopyFromBuffer(input, nullptr, 12), kMgdError);
+  EXPECT_EQ(errors, "MgdTensorCopyFromBuffer: input_data is NULL (tensor 'input0')");
+  errors.clear();
+  EXPECT_EQ(MgdTensorCopyFromBuffer(input, buffer, 16), kMgdError);
+  EXPECT_EQ(errors, "MgdTensorCopyFromBuffer: tensor 'input0' has 12 bytes, input_data has 16");
+  errors.clear();
+  EXPECT_EQ(MgdTensorCopyToBuffer(MgdInterpreterGetOutputTensor(interpreter, 0), nullptr, 12), kMgdError);
+  EXPECT_THAT(errors, HasSubstr("MgdTensorCopyToBuffer: output_data is NULL"));
+  MgdInterpreterDelete(interpreter);
+  MgdInterpreterOptionsDelete(options);
+  MgdModelDelete(model);
+}
+
+// A C delegate without its callbacks is refused when added, with a reason,
+// and the interpreter runs without it.
+TEST(CApiTest, ADelegateWithNullCallbacksIsRefused) {
+  const std::vector<uint8_t> bytes = TimesTwoModel();
+  MgdModel* model = MgdModelCreate(bytes.data(), bytes.size());
+  std::string errors;
+  MgdInterpreterOptions* options = MgdInterpreterOptionsCreate();
+  MgdInterpreterOptionsSetErrorReporter(options, Collect, &errors);
+  MgdInterpreterOptionsAddCustomOp(options, "TimesTwo", &kTimesTwo, 1, 1);
+  MgdDelegate empty = {nullptr, "empty", nullptr, nullptr, nullptr, nullptr, nullptr};
+  MgdInterpreterOptionsAddDelegate(options, &empty);
+  EXPECT_THAT(errors, HasSubstr("delegate 'empty': is_node_supported, prepare, invoke are NULL (the delegate is not added)"));
+  MgdInterpreter* interpreter = MgdInterpreterCreate(model, options);
+  ASSERT_NE(interpreter, nullptr);
+  const float in[3] = {1, 2, 3};
+  ASSERT_EQ(MgdTensorCopyFromBuffer(MgdInterpreterGetInputTensor(interpreter, 0), in, sizeof in), kMgdOk);
+  ASSERT_EQ(MgdInterpreterInvoke(interpreter), kMgdOk);
+  MgdInterpreterDelete(interpreter);
+  MgdInterpreterOptionsDelete(options);
+  MgdModelDelete(model);
+}
+
+// Errors of a tensor used inside a custom op become the op's error, reported
+// with its node.
+MgdStatus CopyTooMuch(MgdOpContext*, MgdOpNode* node) {
+  float big[8] = {};
+  return MgdTensorCopyToBuffer(MgdOpNodeGetInput(node, 0), big, sizeof big);
+}
+const MgdRegistration kCopyTooMuch = {nullptr, nullptr, nullptr, CopyTooMuch};
+
+TEST(CApiTest, TensorErrorsInsideACustomOpAreTheOps) {
+  const std::vector<uint8_t> bytes = TimesTwoModel();
+  MgdModel* model = MgdModelCreate(bytes.data(), bytes.size());
+  std::string errors;
+  MgdInterpreterOptions* options = MgdInterpreterOptionsCreate();
+  MgdInterpreterOptionsSetErrorReporter(options, Collect, &errors);
+  MgdInterpreterOptionsAddCustomOp(options, "TimesTwo", &kCopyTooMuch, 1, 1);
+  MgdInterpreter* interpreter = MgdInterpreterCreate(model, options);
+  ASSERT_NE(interpreter, nullptr);
+  EXPECT_EQ(MgdInterpreterInvoke(interpreter), kMgdError);
+  EXPECT_THAT(errors, HasSubstr("(custom TimesTwo)"));
+  EXPECT_THAT(errors, HasSubstr("MgdTensorCopyToBuffer: tensor 'input0' has 12 bytes, output_data has 32"));
+  MgdInterpreterDelete(interpreter);
+  MgdInterpreterOptionsDelete(options);
+  MgdModelDelete(model);
+}
+
+// An invoke leaves its inputs as they were, so a second one without copying
+// them again gives the same outputs, on every test model (issue 18: the
+// arena used to hand the input's bytes to later tensors).
+TEST(CApiTest, InvokesLeaveTheInputsAndRepeat) {
+  for (const char* name : {"face_detection_short_range", "face_landmark", "hand_landmark_lite", "palm_detection_lite",
+                           "pose_landmark_lite", "selfie_segmentation"}) {
+    SCOPED_TRACE(name);
+    const std::string path = mgd::testing::DataPath(std::string("models/") + name + ".tflite");
+    MgdModel* model = MgdModelCreateFromFile(path.c_str());
+    MgdInterpreter* interpreter = MgdInterpreterCreate(model, nullptr);
+    MgdModelDelete(model);
+    ASSERT_NE(interpreter, nullptr);
+    const auto input = mgd::testing::ReadF32(mgd::testing::DataPath(std::string("reference/") + name + "/image/input_0.f32"));
+    MgdTensor* in = MgdInterpreterGetInputTensor(interpreter, 0);
+    ASSERT_EQ(MgdTensorCopyFromBuffer(in, input.data(), input.size() * 4), kMgdOk);
+    std::vector<std::vector<float>> first;
+    for (int run = 0; run < 2; ++run) {
+      ASSERT_EQ(MgdInterpreterInvoke(interpreter), kMgdOk);
+      EXPECT_EQ(std::memcmp(MgdTensorData(in), input.data(), input.size() * 4), 0) << "run " << run << " changed the input";
+      for (int32_t k = 0; k < MgdInterpreterGetOutputTensorCount(interpreter); ++k) {
+        const MgdTensor* t = MgdInterpreterGetOutputTensor(interpreter, k);
+        const float* v = static_cast<const float*>(MgdTensorData(t));
+        std::vector<float> out(v, v + MgdTensorByteSize(t) / 4);
+        if (run == 0) first.push_back(out);
+        else EXPECT_TRUE(out == first[static_cast<size_t>(k)]) << "output " << k << " differs on the second run";
+      }
+    }
+    MgdInterpreterDelete(interpreter);
+  }
+}
+
+// SetCheckFinite: an invoke fails naming the first NaN or Inf of an input
+// (before running) or of an output (after).
+TEST(CApiTest, CheckFiniteNamesTheFirstNonFiniteValue) {
+  mgd::testing::GraphBuilder b;
+  const int x = b.Input({1, 3});
+  const int y = b.Tensor({1, 3});
+  b.Op(mgd::OpKind::kDiv, mgd::ElementwiseAttributes{}, {x, b.Constant({3}, {1, 0, 1})}, {y});
+  b.Output(y);
+  const std::vector<uint8_t> bytes = *mgd::WriteModel(b.Build());
+  MgdModel* model = MgdModelCreate(bytes.data(), bytes.size());
+  std::string errors;
+  MgdInterpreterOptions* options = MgdInterpreterOptionsCreate();
+  MgdInterpreterOptionsSetErrorReporter(options, Collect, &errors);
+  MgdInterpreterOptionsSetCheckFinite(options, 1);
+  MgdInterpreter* interpreter = MgdInterpreterCreate(model, options);
+  ASSERT_NE(interpreter, nullptr);
+  MgdTensor* in = MgdInterpreterGetInputTensor(interpreter, 0);
+  const float with_nan[3] = {1, 2, std::nanf("")};
+  ASSERT_EQ(MgdTensorCopyFromBuffer(in, with_nan, sizeof with_nan), kMgdOk);
+  EXPECT_EQ(MgdInterpreterInvoke(interpreter), kMgdError);
+  EXPECT_EQ(errors, "input 0 'input0' [1,3]: element 2 is NaN (1 of its 3 values are not finite)");
+  errors.clear();
+  const float finite[3] = {1, 2, 3};  // 2 / 0 is +Inf
+  ASSERT_EQ(MgdTensorCopyFromBuffer(in, finite, sizeof finite), kMgdOk);
+  EXPECT_EQ(MgdInterpreterInvoke(interpreter), kMgdError);
+  EXPECT_EQ(errors, "output 0 't1' [1,3]: element 1 is +Inf (1 of its 3 values are not finite)");
+  MgdInterpreterDelete(interpreter);
+  MgdInterpreterOptionsDelete(options);
+  MgdModelDelete(model);
+}
+
+// A cache folder the GPU delegate cannot use is said once, through the
+// reporter, and the delegate works without a cache.
+TEST(CApiTest, AnUnusableCacheFolderIsSaidOnce) {
+  std::string errors;
+  const std::string file = ::testing::TempDir() + "/mgd_c_api_plain_file";
+  { std::FILE* f = std::fopen(file.c_str(), "w"); ASSERT_NE(f, nullptr); std::fclose(f); }
+  const std::string cache = file + "/cache";  // a folder under a file
+  MgdGpuDelegateOptions o = MgdGpuDelegateOptionsDefault();
+  o.cache_dir = cache.c_str();
+  MgdDelegate* gpu = MgdGpuDelegateCreate(&o, Collect, &errors);
+  if (gpu == nullptr) {
+    if (mgd::testing::GpuBackendsRequired()) FAIL() << errors;
+    GTEST_SKIP() << "no GPU: " << errors;
+  }
+  EXPECT_EQ(errors, "compilation cache: " + cache + ": cannot use the folder (Not a directory); running without a cache");
+  errors.clear();
+  const std::string path = mgd::testing::DataPath("models/face_detection_short_range.tflite");
+  MgdModel* model = MgdModelCreateFromFile(path.c_str());
+  MgdInterpreterOptions* options = MgdInterpreterOptionsCreate();
+  MgdInterpreterOptionsSetErrorReporter(options, Collect, &errors);
+  MgdInterpreterOptionsAddDelegate(options, gpu);
+  for (int start = 0; start < 2; ++start) {
+    MgdInterpreter* interpreter = MgdInterpreterCreate(model, options);
+    ASSERT_NE(interpreter, nullptr) << errors;
+    MgdInterpreterDelete(interpreter);
+  }
+  EXPECT_EQ(errors, "");  // not again at each prepare
+  MgdInterpreterOptionsDelete(options);
+  MgdModelDelete(model);
+  MgdGpuDelegateDelete(gpu);
 }
 
 }  // namespace

@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+
+#include "base/files.h"
+#include "base/json_text.h"
 
 namespace mgd::tuning {
 namespace {
@@ -57,7 +58,7 @@ absl::StatusOr<std::array<int, 3>> Extent(const json& j, const std::string& sour
   std::array<int, 3> e{};
   for (size_t i = 0; i < 3; ++i) {
     if (!j[i].is_number_integer() || j[i].get<int64_t>() < 1 || j[i].get<int64_t>() > (1 << 24)) {
-      return Bad(source, where, fmt::format("{} is not a positive extent", j[i].dump()));
+      return Bad(source, where, fmt::format("{} is not a positive extent", JsonText(j[i])));
     }
     e[i] = j[i].get<int>();
   }
@@ -104,7 +105,7 @@ absl::StatusOr<Entry> ParseEntry(const json& j, const std::string& source, const
   }
   if (!ok || product > 1024) {
     return Bad(source, where + ".workgroup",
-               fmt::format("{} is impossible: three sizes of 1..1024 whose product is at most 1024", wg.dump()));
+               fmt::format("{} is impossible: three sizes of 1..1024 whose product is at most 1024", JsonText(wg)));
   }
   for (const char* field : {"time_us", "default_us"}) {
     if (!j.contains(field)) continue;
@@ -152,7 +153,7 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
   }
   if (!j.contains("version") || !j["version"].is_number_integer()) return Bad(source, "version", "missing");
   if (j["version"].get<int>() != Table::kVersion) {
-    return Bad(source, "version", fmt::format("{} is not supported (this mgd reads version {})", j["version"].dump(), Table::kVersion));
+    return Bad(source, "version", fmt::format("{} is not supported (this mgd reads version {})", JsonText(j["version"]), Table::kVersion));
   }
   Table t;
   t.name = source;
@@ -181,11 +182,9 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
 }
 
 absl::StatusOr<Table> ReadTableFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseTable(text.str(), path);
+  auto text = ReadTextFile(path);
+  if (!text.ok()) return text.status();
+  return ParseTable(*text, path);
 }
 
 std::string SerializeTable(const Table& t) {
@@ -211,10 +210,10 @@ std::string SerializeTable(const Table& t) {
   if (!t.gpu.driver_min.empty()) gpu["driver_min"] = t.gpu.driver_min;
   // One entry per line: tables are reviewed in diffs.
   std::string out = fmt::format("{{\n  \"format\": \"mgd-workgroups\",\n  \"version\": {},\n  \"gpu\": {},\n  \"tuned\": {},\n",
-                                Table::kVersion, gpu.dump(), t.tuned ? "true" : "false");
-  if (!t.notes.empty()) out += fmt::format("  \"notes\": {},\n", json(t.notes).dump());
+                                Table::kVersion, JsonText(gpu), t.tuned ? "true" : "false");
+  if (!t.notes.empty()) out += fmt::format("  \"notes\": {},\n", JsonText(json(t.notes)));
   out += "  \"entries\": [";
-  for (size_t i = 0; i < entries.size(); ++i) out += (i ? ",\n    " : "\n    ") + entries[i].dump();
+  for (size_t i = 0; i < entries.size(); ++i) out += (i ? ",\n    " : "\n    ") + JsonText(entries[i]);
   return out + (entries.empty() ? "]\n}\n" : "\n  ]\n}\n");
 }
 

@@ -1,10 +1,30 @@
 /* mgd C API, in the shape of TFLite's C API: load a model, set options
  * (delegates, custom ops, error reporter), create an interpreter, copy inputs
- * in, invoke, copy outputs out.
+ * in, invoke, copy outputs out. libmgd exports these functions and those of
+ * mgd/gpu_delegate.h, nothing else (pkg-config --cflags --libs mgd, or
+ * find_package(mgd) and the target mgd::mgd).
  *
- * Ownership: every Create has a matching Delete. Tensors belong to their
- * interpreter. Functions that can fail return kMgdError and send one line to
- * the error reporter (stderr unless one is set). */
+ * Ownership: every Create has a matching Delete; Delete takes NULL. Tensors
+ * belong to their interpreter (or, inside a custom op or delegate callback,
+ * to that call).
+ *
+ * Errors: every function checks its arguments. A NULL where an object is
+ * needed, an index out of range or a size that does not match is not a
+ * crash: the function reports one line and returns kMgdError, NULL, -1
+ * (dimensions), 0 (counts, sizes) or kMgdNoType. Reports go to the error
+ * reporter of the object concerned (the model's, or the interpreter's set
+ * through its options, also for its tensors; inside a custom op, to the
+ * op's error, reported with its node), else to stderr.
+ *
+ * Inputs: an invoke never changes its input tensors, so invoking again
+ * without copying them in again gives the same outputs. NaN and Inf in
+ * inputs flow through as TFLite's CPU kernels let them (docs/numerics.md);
+ * MgdInterpreterOptionsSetCheckFinite makes an invoke fail, naming the
+ * first non-finite input or output instead.
+ *
+ * Threads: separate interpreters may be created, invoked and deleted on
+ * different threads at once, also when they share one delegate (its
+ * prepares take turns). One interpreter is for one thread at a time. */
 #ifndef MGD_C_API_H_
 #define MGD_C_API_H_
 
@@ -103,12 +123,19 @@ typedef struct MgdDelegate {
 
 MgdInterpreterOptions* MgdInterpreterOptionsCreate(void);
 void MgdInterpreterOptionsDelete(MgdInterpreterOptions* options);
-/* The delegate must outlive interpreters created with these options. */
+/* The delegate must outlive interpreters created with these options. A C
+ * delegate needs is_node_supported, prepare and invoke (free_kernel may be
+ * NULL); one without them is reported and not added. */
 void MgdInterpreterOptionsAddDelegate(MgdInterpreterOptions* options, MgdDelegate* delegate);
-/* 0 (default) means no limit. */
+/* 0 (default) means no limit; a negative max is reported and ignored. */
 void MgdInterpreterOptionsSetMaxDelegatedPartitions(MgdInterpreterOptions* options, int32_t max);
+/* Nonzero: MgdInterpreterInvoke fails (reported) when a float input holds
+ * NaN or Inf (nothing runs) or an output does, naming the tensor and the
+ * first such element. */
+void MgdInterpreterOptionsSetCheckFinite(MgdInterpreterOptions* options, int32_t check);
 /* Adds or overrides a custom op for versions [min_version, max_version]. The
- * registration must outlive interpreters created with these options. */
+ * registration must outlive interpreters created with these options; its
+ * invoke is required, init, free and prepare may be NULL. */
 void MgdInterpreterOptionsAddCustomOp(MgdInterpreterOptions* options, const char* name,
                                       const MgdRegistration* registration, int32_t min_version,
                                       int32_t max_version);

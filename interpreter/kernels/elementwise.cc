@@ -105,8 +105,8 @@ class BinaryKernel : public Kernel {
       case OpKind::kSub: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p - q); }); break;
       case OpKind::kMul: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p * q); }); break;
       case OpKind::kDiv: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p / q); }); break;
-      case OpKind::kMaximum: Broadcast(a, b, y, [](float p, float q) { return std::max(p, q); }); break;
-      case OpKind::kMinimum: Broadcast(a, b, y, [](float p, float q) { return std::min(p, q); }); break;
+      case OpKind::kMaximum: Broadcast(a, b, y, [](float p, float q) { return MaxKeepingNan(p, q); }); break;
+      case OpKind::kMinimum: Broadcast(a, b, y, [](float p, float q) { return MinKeepingNan(p, q); }); break;
       case OpKind::kSquaredDifference:
         Broadcast(a, b, y, [](float p, float q) { return (p - q) * (p - q); });
         break;

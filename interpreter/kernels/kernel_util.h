@@ -9,14 +9,17 @@
 
 namespace mgd {
 
+// A fused activation. NaN and Inf as IEEE 754 and TFLite's reference
+// kernels have them (docs/numerics.md): no activation changes nothing (Inf
+// stays Inf, not FLT_MAX), and a clamp keeps NaN.
 struct ActivationRange {
-  float min = std::numeric_limits<float>::lowest();
-  float max = std::numeric_limits<float>::max();
+  float min = -std::numeric_limits<float>::infinity();
+  float max = std::numeric_limits<float>::infinity();
   bool tanh = false;
 
   float Apply(float x) const {
     if (tanh) return std::tanh(x);
-    return std::min(std::max(x, min), max);
+    return x < min ? min : x > max ? max : x;
   }
 };
 
@@ -30,6 +33,18 @@ inline ActivationRange RangeOf(Activation a) {
     default: break;
   }
   return r;
+}
+
+// max and min where a NaN in either operand gives NaN (IEEE 754-2019's
+// maximum and minimum): MAXIMUM, MINIMUM and max pools. TFLite's kernels
+// differ among themselves here (docs/numerics.md); these never hide a NaN.
+template <typename T>
+T MaxKeepingNan(T a, T b) {
+  return (a > b || std::isnan(a)) ? a : b;
+}
+template <typename T>
+T MinKeepingNan(T a, T b) {
+  return (a < b || std::isnan(a)) ? a : b;
 }
 
 // TFLite's output size for a windowed op.

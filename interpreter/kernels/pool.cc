@@ -48,7 +48,7 @@ class Pool2dKernel : public Kernel {
               const float* xp = xd + ((static_cast<int64_t>(b) * ih + iy) * iw + ix) * c;
               for (int ch = 0; ch < c; ++ch) {
                 double& v = acc[static_cast<size_t>(ch)];
-                v = max_ ? std::max(v, static_cast<double>(xp[ch])) : v + xp[ch];
+                v = max_ ? MaxKeepingNan(v, static_cast<double>(xp[ch])) : v + xp[ch];
               }
             }
           }

@@ -3,7 +3,9 @@
 // of DESIGN.md section 5, plus the user-level fp16 checks: the same
 // face-detection anchors above score 0 and the same selfie mask.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "model/reader.h"
 #include "tests/delegate/delegate_fixture.h"
@@ -36,6 +38,33 @@ double MaskIou(const std::vector<float>& a, const std::vector<float>& b) {
   return either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
 }
 
+// With a NaN at the input's first element and +Inf at its centre, the GPU's
+// outputs are NaN or Inf exactly where the CPU reference kernels' are
+// (docs/numerics.md, "NaN and Inf").
+void ExpectNonFiniteWhereTheCpuHasIt(const std::string& model, Interpreter& gpu, std::vector<float> input) {
+  input[0] = std::numeric_limits<float>::quiet_NaN();
+  input[input.size() / 2] = std::numeric_limits<float>::infinity();
+  auto graph = ReadModelFile(testing::DataPath("models/" + model + ".tflite"));
+  ASSERT_TRUE(graph.ok());
+  auto cpu = Interpreter::Create(std::move(*graph), InterpreterOptions{});
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  for (Interpreter* in : {&gpu, cpu->get()}) {
+    std::memcpy(in->input(0).data, input.data(), in->input(0).bytes);
+    ASSERT_TRUE(in->Invoke().ok());
+  }
+  size_t non_finite = 0;
+  for (size_t k = 0; k < gpu.num_outputs(); ++k) {
+    const auto a = Output(gpu, k), e = Output(**cpu, k);
+    size_t differ = 0;
+    for (size_t i = 0; i < e.size(); ++i) {
+      differ += std::isfinite(a[i]) != std::isfinite(e[i]) || std::isnan(a[i]) != std::isnan(e[i]);
+      non_finite += !std::isfinite(e[i]);
+    }
+    EXPECT_EQ(differ, 0u) << "output " << k << ": elements non-finite on one path only";
+  }
+  std::printf("  NaN/Inf input: %zu non-finite outputs on both paths\n", non_finite);
+}
+
 // Every other model runs with share_programs (programs shared between
 // dispatches alike but for sizes), so that both ways of generating code meet
 // whole models without running each model twice.
@@ -66,6 +95,14 @@ TEST_P(ModelTest, FullyDelegatedAndWithinTheBounds) {
     std::memcpy(interpreter.input(0).data, input.data(), interpreter.input(0).bytes);
     const absl::Status invoked = interpreter.Invoke();
     ASSERT_TRUE(invoked.ok()) << invoked;
+    // The invoke left its input alone, and a second one gives the same bits.
+    EXPECT_EQ(std::memcmp(interpreter.input(0).data, input.data(), interpreter.input(0).bytes), 0);
+    std::vector<std::vector<float>> first;
+    for (size_t k = 0; k < interpreter.num_outputs(); ++k) first.push_back(Output(interpreter, k));
+    ASSERT_TRUE(interpreter.Invoke().ok());
+    for (size_t k = 0; k < interpreter.num_outputs(); ++k) {
+      EXPECT_TRUE(Output(interpreter, k) == first[k]) << "output " << k << " differs on the second invoke";
+    }
     for (size_t k = 0; k < interpreter.num_outputs(); ++k) {
       const std::string name = interpreter.output(k).name;
       const auto actual = Output(interpreter, k);
@@ -90,6 +127,7 @@ TEST_P(ModelTest, FullyDelegatedAndWithinTheBounds) {
         EXPECT_GE(MaskIou(actual, expected), 0.99);
       }
     }
+    ExpectNonFiniteWhereTheCpuHasIt(model, interpreter, input);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("%s%s: %.1f s (prepare and one run)\n", model, share ? " (programs shared)" : "", seconds);
   }

@@ -39,13 +39,25 @@ absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested, GpuDel
   if (requested != "auto") {
     return UsageError(fmt::format("--backend {}: unknown backend (expected auto, vulkan, gl or cpu)", requested));
   }
+  std::vector<std::string> failures;
   for (bool software : {false, true}) {
     for (gpu::Api api : {gpu::Api::kVulkan, gpu::Api::kGles}) {
       auto devices = gpu::ListDevices(api);
       if (!devices.ok() || devices->empty() || (*devices)[0].is_software() != software) continue;
       auto choice = OnGpu(api, software ? "auto: no hardware GPU, a software one" : "auto: a hardware GPU", options);
       if (choice.ok()) return choice;
+      // A table for another GPU is the user's mistake on every API.
+      if (choice.status().code() == absl::StatusCode::kInvalidArgument) return choice.status();
+      failures.push_back(std::string(choice.status().message()));
     }
+  }
+  // A device the user named (MGD_DEVICE) that no API has is their mistake,
+  // not a reason to run on the CPU unasked.
+  const char* env = std::getenv("MGD_DEVICE");
+  const std::string selector = !options.device.empty() ? options.device : env != nullptr ? env : "";
+  if (!selector.empty()) {
+    return absl::FailedPreconditionError(fmt::format("--backend auto: no device '{}' (MGD_DEVICE) on any GPU API: {}",
+                                                     selector, fmt::join(failures, "; ")));
   }
   return BackendChoice{"cpu", "CPU reference kernels", "auto: no GPU found", nullptr};
 }
@@ -80,11 +92,14 @@ absl::Status FollowCompiledModel(const Graph& graph, RunOptions& run) {
 absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
   GpuDelegateOptions options;
   options.recompile = run.recompile;
-  // MGD_LOG=debug: the delegate's debug messages (what the compilation cache
-  // did and why) on stderr.
-  if (const char* log = std::getenv("MGD_LOG"); log != nullptr && std::string(log) == "debug") {
-    options.logger = [](LogLevel, const std::string& message) { std::fprintf(stderr, "mgd: debug: %s\n", message.c_str()); };
-  }
+  // Warnings on stderr; with MGD_LOG=debug also the debug messages (what the
+  // compilation cache did and why).
+  const char* log = std::getenv("MGD_LOG");
+  const bool debug = log != nullptr && std::string(log) == "debug";
+  options.logger = [debug](LogLevel level, const std::string& message) {
+    if (level >= LogLevel::kWarning) std::fprintf(stderr, "mgd: warning: %s\n", message.c_str());
+    else if (debug) std::fprintf(stderr, "mgd: debug: %s\n", message.c_str());
+  };
   options.fp16 = run.precision == "fp16";
   options.fusion = !run.no_fusion;
   options.share_programs = run.share_programs;

@@ -7,9 +7,10 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <fstream>
 #include <random>
 
+#include "base/files.h"
+#include "base/json_text.h"
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
 #include "model/status_macros.h"
@@ -39,6 +40,7 @@ absl::StatusOr<Model> Load(const BenchOptions& options, Graph graph, double read
   const auto start = Clock::now();
   InterpreterOptions interpreter_options;
   if (delegate != nullptr) interpreter_options.delegates.push_back(delegate);
+  interpreter_options.check_finite = options.run.check_finite;
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.run.model, created.status());
   Model m{std::move(*created), read_ms + Ms(Clock::now() - start)};
@@ -78,10 +80,9 @@ class Trace {
   }
   absl::Status Write(const std::string& path, const std::string& process) {
     events_.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", process}}}});
-    std::ofstream out(path, std::ios::trunc);
-    out << nlohmann::json{{"traceEvents", events_}, {"displayTimeUnit", "ms"}}.dump() << "\n";
-    if (!out) return absl::PermissionDeniedError(fmt::format("--trace {}: cannot write", path));
-    return absl::OkStatus();
+    const absl::Status s =
+        WriteFileAtomically(path, JsonText(nlohmann::json{{"traceEvents", events_}, {"displayTimeUnit", "ms"}}) + "\n");
+    return s.ok() ? s : absl::Status(s.code(), fmt::format("--trace {}", s.message()));
   }
 
  private:
@@ -207,7 +208,7 @@ absl::Status Bench(const BenchOptions& given) {
         {"partitions", interpreter.partitions().size()},
         {"per_op", per_op}};
     if (!cpu_ms.empty()) j["vs_cpu"] = {{"cpu_p50_ms", Percentile(cpu_ms, 0.5)}, {"speedup", Percentile(cpu_ms, 0.5) / p50}};
-    fmt::print("{}\n", j.dump());
+    std::printf("%s\n", JsonText(j).c_str());
     return absl::OkStatus();
   }
   fmt::print("model      {}\nbackend    {} ({}; {})\nprecision  {}{}\n", options.run.model, backend.backend,

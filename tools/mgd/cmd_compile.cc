@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "delegate/compiled_file.h"
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
@@ -56,7 +57,7 @@ absl::Status Compile(const CompileFileOptions& options) {
                         {"partitions", entries.size()}, {"nodes", (*interpreter)->placements().size()},
                         {"delegated_nodes", delegated}, {"bytes", bytes.size()},
                         {"compiled_bytes", payload.size()}, {"prepare_ms", prepare_ms}};
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", JsonText(j, 2).c_str());
   } else {
     std::printf("%s\n", fmt::format("compiled {} for '{}' ({} {}, driver {}, {}): {} partition(s), {} of {} nodes on the GPU, "
                                     "prepared in {:.0f} ms\nwrote {} ({:.1f} MiB, {:.1f} MiB of it compiled code and GPU-layout weights)",

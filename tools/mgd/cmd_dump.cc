@@ -9,10 +9,11 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/files.h"
+#include "base/json_text.h"
 #include "backends/vulkan/glsl_compiler.h"
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
@@ -27,13 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-absl::Status WriteFile(const fs::path& path, const void* data, size_t bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
-  if (!out) return absl::PermissionDeniedError(fmt::format("{}: cannot write", path.string()));
-  return absl::OkStatus();
-}
-absl::Status WriteText(const fs::path& path, const std::string& text) { return WriteFile(path, text.data(), text.size()); }
+absl::Status WriteFile(const fs::path& path, const void* data, size_t bytes) { return WriteFileAtomically(path.string(), data, bytes); }
+absl::Status WriteText(const fs::path& path, const std::string& text) { return WriteFileAtomically(path.string(), text); }
 
 const char* RoleName(BufferRole role) {
   switch (role) {
@@ -75,11 +71,8 @@ absl::Status Dump(const DumpOptions& options) {
   const std::vector<CompiledModel>& compiled = backend.delegate->compiled_models();
 
   const fs::path out(options.out), shaders_dir = fs::path(options.out) / "dispatches";
-  std::error_code ec;
-  fs::create_directories(shaders_dir, ec);
-  if (ec || !fs::is_directory(shaders_dir)) {
-    return absl::PermissionDeniedError(fmt::format("--out {}: cannot create the folder ({})", options.out,
-                                                   ec ? ec.message() : "not a directory"));
+  if (absl::Status s = MakeFolder(shaders_dir.string()); !s.ok()) {
+    return absl::Status(s.code(), fmt::format("--out {}", s.message()));
   }
   auto tensor_name = [&](int t) { return t >= 0 ? g.tensors[static_cast<size_t>(t)].name : std::string("(weights)"); };
 
@@ -136,7 +129,7 @@ absl::Status Dump(const DumpOptions& options) {
                          {"bindings", bindings},
                          {"nodes", nodes},
                          {"files", {base + ".vulkan.comp", base + ".gl.comp", base + ".spv", base + ".spvasm"}}};
-      MGD_RETURN_IF_ERROR(WriteText(shaders_dir / (base + ".json"), info.dump(2) + "\n"));
+      MGD_RETURN_IF_ERROR(WriteText(shaders_dir / (base + ".json"), JsonText(info, 2) + "\n"));
       dispatch_rows += fmt::format("| {} | [{}](dispatches/{}.vulkan.comp) | {} | {} ({}) | {} | {} |\n", total, d.code.name, base,
                                    node_text.empty() ? "I/O conversion" : fmt::format("{}", fmt::join(node_text, ", ")),
                                    Wg(d.code.workgroup), d.workgroup_source, Wg(d.groups), fmt::join(binding_text, ", "));
@@ -160,7 +153,7 @@ absl::Status Dump(const DumpOptions& options) {
                     {"memory_objects", m.memory_objects},
                     {"buffers", buffers}});
   }
-  MGD_RETURN_IF_ERROR(WriteText(out / "plan.json", plan.dump(2) + "\n"));
+  MGD_RETURN_IF_ERROR(WriteText(out / "plan.json", JsonText(plan, 2) + "\n"));
 
   // graph.dot: partitions and their dispatches as clusters, CPU nodes red,
   // nodes folded at load grey, tensors as edges.

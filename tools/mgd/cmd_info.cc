@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "backends/gpu/gpu.h"
 #include "tools/mgd/commands.h"
 
@@ -90,9 +91,9 @@ absl::Status Info(const InfoOptions& options) {
                           : best.rank == 1 ? "no hardware GPU; a software GPU"
                                            : "no GPU at all";
   if (options.json) {
-    fmt::print("{}\n", nlohmann::json{{"backends", backends},
+    std::printf("%s\n", JsonText(nlohmann::json{{"backends", backends},
                                       {"auto", {{"backend", best.backend}, {"device", best.device}, {"why", why}}}}
-                           .dump());
+                           ).c_str());
     return absl::OkStatus();
   }
   for (const std::string& line : text) fmt::print("{}\n", line);

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
 #include "model/status_macros.h"
@@ -31,7 +32,7 @@ absl::Status Ops(const OpsOptions& options) {
     nodes.push_back({{"index", n}, {"op", op}, {"delegated", delegated}, {"reason", delegated ? "" : reason}});
   }
   if (options.json) {
-    fmt::print("{}\n", nlohmann::json{{"backend", backend.backend}, {"nodes", nodes}}.dump());
+    std::printf("%s\n", JsonText(nlohmann::json{{"backend", backend.backend}, {"nodes", nodes}}).c_str());
     return absl::OkStatus();
   }
   fmt::print("{:>5}  {:<28} {:<9} {}\n", "index", "op", "runs on", "reason");

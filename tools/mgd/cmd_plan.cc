@@ -5,10 +5,11 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/files.h"
+#include "base/json_text.h"
 #include "backends/gpu/gpu.h"
 #include "delegate/compile_only.h"
 #include "interpreter/interpreter.h"
@@ -123,9 +124,9 @@ absl::Status Plan(const PlanOptions& options) {
   const std::string problem = any ? memory::ProblemName(delegate.compiled()[largest].memory_problem) : "none";
 
   if (!options.svg.empty()) {
-    std::ofstream out(options.svg);
-    out << PlanSvg(fmt::format("{}: {} ({}), {}", options.model, chosen, problem, options.precision), pictures);
-    if (!out) return absl::PermissionDeniedError(fmt::format("--svg {}: cannot write the file", options.svg));
+    const absl::Status s =
+        WriteFileAtomically(options.svg, PlanSvg(fmt::format("{}: {} ({}), {}", options.model, chosen, problem, options.precision), pictures));
+    if (!s.ok()) return absl::Status(s.code(), fmt::format("--svg {}", s.message()));
   }
   if (options.json) {
     nlohmann::json strategies = nlohmann::json::object();
@@ -133,7 +134,7 @@ absl::Status Plan(const PlanOptions& options) {
       strategies[memory::StrategyName(s)] = {{"shared_objects_bytes", OrNull(sum.has_shared && any, sum.shared)},
                                              {"offsets_bytes", OrNull(sum.has_offsets && any, sum.offsets)}};
     }
-    fmt::print("{}\n", nlohmann::json{{"model", options.model},
+    std::printf("%s\n", JsonText(nlohmann::json{{"model", options.model},
                                       {"backend", target.backend},
                                       {"device", target.device},
                                       {"precision", options.precision},
@@ -145,7 +146,7 @@ absl::Status Plan(const PlanOptions& options) {
                                       {"chosen_bytes", chosen_bytes},
                                       {"planning_ms", planning_ms},
                                       {"partitions", partitions}}
-                           .dump());
+                           ).c_str());
     return absl::OkStatus();
   }
   fmt::print("model     {}\n", options.model);

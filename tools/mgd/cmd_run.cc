@@ -9,6 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/files.h"
+#include "base/json_text.h"
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
 #include "model/status_macros.h"
@@ -104,6 +106,7 @@ absl::Status Run(const RunOptions& given) {
   InterpreterOptions interpreter_options;
   if (backend.delegate != nullptr) interpreter_options.delegates.push_back(backend.delegate.get());
   interpreter_options.preserve_all_tensors = !options.dump_tensors.empty();
+  interpreter_options.check_finite = options.check_finite;
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.model, created.status());
   auto interpreter = std::move(*created);
@@ -122,17 +125,16 @@ absl::Status Run(const RunOptions& given) {
     MGD_RETURN_IF_ERROR(FeedInput(interpreter->input(i), i, options.inputs[i]));
   }
   if (!options.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.output_dir, ec);
-    if (ec || !std::filesystem::is_directory(options.output_dir)) {
-      return absl::PermissionDeniedError(fmt::format("--output-dir {}: cannot create the folder ({})", options.output_dir,
-                                                     ec ? ec.message() : "not a directory"));
+    if (absl::Status s = MakeFolder(options.output_dir); !s.ok()) {
+      return absl::Status(s.code(), fmt::format("--output-dir {}", s.message()));
     }
   }
 
   const auto run_start = std::chrono::steady_clock::now();
   absl::Status invoked = interpreter->Invoke();
-  if (!invoked.ok()) return absl::InternalError(invoked.message());
+  // A non-finite input (--check-finite) is bad input (exit 2); the rest is a
+  // runtime failure.
+  if (!invoked.ok()) return absl::IsInvalidArgument(invoked) && options.check_finite ? invoked : absl::InternalError(invoked.message());
   const double run_ms = MsSince(run_start);
   if (!options.dump_tensors.empty()) {
     MGD_RETURN_IF_ERROR(DumpTensors(*interpreter, backend.delegate.get(), options.dump_tensors, backend.backend));
@@ -150,7 +152,7 @@ absl::Status Run(const RunOptions& given) {
     if (!options.output_dir.empty()) {
       file = (std::filesystem::path(options.output_dir) / fmt::format("output_{}.npy", k)).string();
       absl::Status written = WriteNpy(file, t.shape, t.as<float>(), static_cast<size_t>(t.elements()));
-      if (!written.ok()) return absl::PermissionDeniedError(written.message());
+      if (!written.ok()) return written;
     }
     const Stats s = Summarize(t.as<float>(), t.elements());
     outputs.push_back({{"name", t.name}, {"shape", t.shape}, {"file", file.empty() ? nlohmann::json(nullptr) : nlohmann::json(file)}});
@@ -213,7 +215,7 @@ absl::Status Run(const RunOptions& given) {
                         {"cache", CacheEvents(backend.delegate.get())},
                         {"prepare_steps", PrepareSteps(backend.delegate.get())},
                         {"outputs", outputs}};
-    fmt::print("{}\n", j.dump());
+    std::printf("%s\n", JsonText(j).c_str());
     return absl::OkStatus();
   }
   fmt::print("model    {}\n", options.model);

@@ -9,9 +9,10 @@
 #include <map>
 #include <set>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "base/files.h"
+#include "base/json_text.h"
 #include "model/status_macros.h"
 #include "tools/mgd/commands.h"
 #include "tools/mgd/npy.h"
@@ -37,10 +38,13 @@ std::string FileName(const std::string& name, int index, std::set<std::string>& 
 
 absl::StatusOr<json> ReadIndex(const std::string& dir) {
   const fs::path path = fs::path(dir) / "tensors.json";
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(fmt::format("{}: cannot open (not a folder written by mgd run --dump-tensors)", path.string()));
+  auto text = ReadTextFile(path.string());
+  if (!text.ok()) {
+    return absl::Status(text.status().code(),
+                        fmt::format("{}: is it a folder written by mgd run --dump-tensors?", text.status().message()));
+  }
   try {
-    json j = json::parse(in);
+    json j = json::parse(*text);
     if (!j.contains("tensors") || !j["tensors"].is_array()) throw std::runtime_error("no \"tensors\" list");
     return j;
   } catch (const std::exception& e) {
@@ -51,11 +55,7 @@ absl::StatusOr<json> ReadIndex(const std::string& dir) {
 }  // namespace
 
 absl::Status DumpTensors(const Interpreter& interpreter, GpuDelegate* delegate, const std::string& dir, const std::string& backend) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    return absl::PermissionDeniedError(fmt::format("--dump-tensors {}: cannot create the folder ({})", dir, ec ? ec.message() : "not a directory"));
-  }
+  if (absl::Status s = MakeFolder(dir); !s.ok()) return absl::Status(s.code(), fmt::format("--dump-tensors {}", s.message()));
   std::map<int, std::vector<float>> gpu;
   if (delegate != nullptr) {
     MGD_ASSIGN_OR_RETURN(gpu, delegate->ReadActivations());
@@ -94,10 +94,9 @@ absl::Status DumpTensors(const Interpreter& interpreter, GpuDelegate* delegate, 
   for (int n : interpreter.ExecutionOrder()) {
     for (int t : g.nodes[static_cast<size_t>(n)].outputs) MGD_RETURN_IF_ERROR(write(t, n));
   }
-  std::ofstream out(fs::path(dir) / "tensors.json");
-  out << json{{"backend", backend}, {"tensors", tensors}}.dump(1) << "\n";
-  if (!out) return absl::PermissionDeniedError(fmt::format("--dump-tensors {}: cannot write tensors.json", dir));
-  return absl::OkStatus();
+  const absl::Status s = WriteFileAtomically((fs::path(dir) / "tensors.json").string(),
+                                             JsonText(json{{"backend", backend}, {"tensors", tensors}}, 1) + "\n");
+  return s.ok() ? s : absl::Status(s.code(), fmt::format("--dump-tensors {}", s.message()));
 }
 
 absl::Status Compare(const CompareOptions& options) {
@@ -137,8 +136,8 @@ absl::Status Compare(const CompareOptions& options) {
   }
   if (rows.empty()) return absl::InvalidArgumentError(fmt::format("{} and {} have no tensor in common", options.a, options.b));
   if (options.json) {
-    fmt::print("{}\n", json{{"a", options.a}, {"b", options.b}, {"threshold", options.threshold}, {"tensors", rows},
-                            {"first_divergent", first.empty() ? json(nullptr) : json(first)}}.dump());
+    std::printf("%s\n", JsonText(json{{"a", options.a}, {"b", options.b}, {"threshold", options.threshold}, {"tensors", rows},
+                            {"first_divergent", first.empty() ? json(nullptr) : json(first)}}).c_str());
     return absl::OkStatus();
   }
   fmt::print("{} ({}) against {} ({}), {} tensors in execution order; divergent: relative RMS > {:g}\n\n", options.a,
@@ -146,7 +145,7 @@ absl::Status Compare(const CompareOptions& options) {
   fmt::print("{:>4}  {:<24} {:>12} {:>12}  {}\n", "#", "op", "max |a-b|", "rel. RMS", "tensor");
   for (size_t i = 0; i < rows.size(); ++i) {
     const json& r = rows[i];
-    auto number = [](const json& v) { return v.is_number() ? fmt::format("{:.3g}", v.get<double>()) : v.dump(); };
+    auto number = [](const json& v) { return v.is_number() ? fmt::format("{:.3g}", v.get<double>()) : JsonText(v); };
     fmt::print("{:>4}  {:<24} {:>12} {:>12}  {}{}\n", i, r["op"].get<std::string>(),
                r.contains("error") ? "-" : number(r["max_abs_error"]), r.contains("error") ? r["error"].get<std::string>() : number(r["relative_rms"]),
                r["name"].get<std::string>(), r["name"] == first ? "   <-- first divergence" : "");

@@ -12,6 +12,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/files.h"
+#include "base/json_text.h"
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
 #include "model/writer.h"
@@ -64,7 +66,7 @@ absl::Status Tune(const TuneOptions& options) {
   if (!info.timestamps) return absl::FailedPreconditionError(fmt::format("{}: no GPU timestamps to tune with", info.device_name));
 
   tuning::Table table;
-  if (std::filesystem::exists(options.out)) {
+  if (PathExists(options.out)) {
     auto existing = tuning::ReadTableFile(options.out);
     if (!existing.ok()) return UsageError(fmt::format("--out {}", existing.status().message()));
     if (!tuning::Matches(existing->gpu, info)) {
@@ -113,9 +115,9 @@ absl::Status Tune(const TuneOptions& options) {
       models.push_back({{"model", s.model}, {"dispatches", s.dispatches}, {"tuned", s.tuned}, {"default_us", s.default_us},
                         {"tuned_us", s.tuned_us}, {"seconds", s.seconds}});
     }
-    fmt::print("{}\n", nlohmann::json{{"backend", backend.backend}, {"device", backend.device}, {"precision", options.precision},
+    std::printf("%s\n", JsonText(nlohmann::json{{"backend", backend.backend}, {"device", backend.device}, {"precision", options.precision},
                                       {"table", options.out}, {"entries", table.entries.size()}, {"models", models}}
-                           .dump());
+                           ).c_str());
     return absl::OkStatus();
   }
   fmt::print("device   {} ({}), {}\n", backend.device, backend.backend, options.precision);

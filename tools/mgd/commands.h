@@ -28,6 +28,7 @@ struct RunOptions {
   bool json = false;
   std::string dump_tensors;  // a folder: every tensor as .npy (run only)
   bool recompile = false;    // an offline compiled model made for another GPU: compile it again
+  bool check_finite = false;  // fail naming the first NaN/Inf input or output
   // Whether --backend / --precision were given: an offline compiled model
   // otherwise runs as it was compiled.
   bool backend_given = false, precision_given = false;

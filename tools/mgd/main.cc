@@ -1,6 +1,8 @@
 // mgd: the command line. Subcommands follow DESIGN.md section 4.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "delegate/build_id.h"
 #include "tools/mgd/commands.h"
@@ -50,6 +52,8 @@ void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
   AddCodeOptions(cmd, run, "auto|vulkan|gl|cpu");
   cmd->add_option("--input", run.inputs, "Input file (.npy float32 or raw .f32), one per model input, in order");
   cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache folder: the second start skips compiling (GPU backends)");
+  cmd->add_flag("--check-finite", run.check_finite,
+                "Fail, naming the tensor and element, when an input or an output holds NaN or Inf");
   cmd->add_flag("--recompile", run.recompile,
                 "A model from mgd compile made for another GPU, driver, precision or options: compile it again "
                 "instead of refusing it");
@@ -141,6 +145,20 @@ int main(int argc, char** argv) {
   info_cmd->add_flag("--json", info.json, "Print one JSON object on stdout");
   info_cmd->add_flag("--clamp-limits", info.clamp_limits, "Show the GLES 3.1 minimum limits mgd can test against");
 
+  // CLI11 reads an unknown first word as a stray argument and only says "A
+  // subcommand is required".
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::string list;
+    bool known = false;
+    for (const CLI::App* sub : std::as_const(app).get_subcommands([](const CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+      list += (list.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "mgd: unknown command '%s' (the commands are %s; mgd --help says more)\n", argv[1], list.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -3,94 +3,179 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <fstream>
+#include <map>
+#include <optional>
 
-#include "model/reader.h"
+#include "base/files.h"
 
 namespace mgd::cli {
 namespace {
 
-// The text after 'key': in a .npy header dict, up to the next top-level
-// comma: "'<f4'", "False", "(1, 2, 3)". Empty when the key is missing.
-std::string DictValue(const std::string& header, const std::string& key) {
-  const size_t k = header.find("'" + key + "'");
-  if (k == std::string::npos) return "";
-  size_t i = header.find(':', k);
-  if (i == std::string::npos) return "";
-  ++i;
-  while (i < header.size() && header[i] == ' ') ++i;
-  size_t end = i;
-  int depth = 0;
-  while (end < header.size() && !(depth == 0 && (header[end] == ',' || header[end] == '}'))) {
-    if (header[end] == '(') ++depth;
-    if (header[end] == ')') --depth;
-    ++end;
+// The header's dict, read as the Python literal it is: {'key': value, ...}
+// with string, boolean and tuple-of-int values, and nothing after it but
+// spaces and one newline.
+class HeaderParser {
+ public:
+  explicit HeaderParser(std::string text) : s_(std::move(text)) {}
+
+  // key -> the value's text ("'<f4'" unquoted to "<f4", "False", "(1, 2)").
+  std::optional<std::string> Parse(std::map<std::string, std::string>& dict) {
+    Space();
+    if (!Eat('{')) return "the header is not a dict";
+    for (;;) {
+      Space();
+      if (Eat('}')) break;
+      std::string key, value;
+      if (!String(key)) return "a key is not a quoted string";
+      Space();
+      if (!Eat(':')) return fmt::format("no ':' after '{}'", key);
+      Space();
+      if (!Value(value)) return fmt::format("cannot read the value of '{}'", key);
+      if (!dict.emplace(key, value).second) return fmt::format("'{}' appears twice", key);
+      Space();
+      if (Eat('}')) break;
+      if (!Eat(',')) return fmt::format("no ',' after the value of '{}'", key);
+    }
+    while (i_ < s_.size() && s_[i_] == ' ') ++i_;
+    if (i_ + 1 != s_.size() || s_[i_] != '\n') return "bytes after the header's dict (it must end in spaces and a newline)";
+    return std::nullopt;
   }
-  return header.substr(i, end - i);
+
+ private:
+  void Space() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
+  }
+  bool Eat(char c) {
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  bool String(std::string& out) {
+    if (i_ >= s_.size() || (s_[i_] != '\'' && s_[i_] != '"')) return false;
+    const char quote = s_[i_++];
+    const size_t end = s_.find(quote, i_);
+    if (end == std::string::npos) return false;
+    out = s_.substr(i_, end - i_);
+    i_ = end + 1;
+    return out.find('\\') == std::string::npos;
+  }
+  bool Value(std::string& out) {
+    if (String(out)) return true;
+    for (const char* word : {"True", "False"}) {
+      if (s_.compare(i_, std::strlen(word), word) == 0) {
+        out = word;
+        i_ += std::strlen(word);
+        return true;
+      }
+    }
+    if (!Eat('(')) return false;
+    out = "(";
+    while (i_ < s_.size() && s_[i_] != ')') {
+      const char c = s_[i_++];
+      if (!(c == ' ' || c == ',' || (c >= '0' && c <= '9'))) return false;
+      out += c;
+    }
+    if (!Eat(')')) return false;
+    out += ')';
+    return true;
+  }
+
+  std::string s_;
+  size_t i_ = 0;
+};
+
+// "(1, 2, 3)", "(5,)" or "()" (a Python tuple literal) as dims, each below
+// 2^31.
+std::optional<Shape> ParseShape(const std::string& tuple) {
+  const std::string inner = tuple.substr(1, tuple.size() - 2);
+  Shape shape;
+  if (inner.find_first_not_of(' ') == std::string::npos) return shape;
+  std::vector<std::string> parts(1);
+  for (char c : inner) {
+    if (c == ',') parts.emplace_back();
+    else parts.back() += c;
+  }
+  for (std::string& part : parts) {
+    const size_t first = part.find_first_not_of(' ');
+    part = first == std::string::npos ? "" : part.substr(first, part.find_last_not_of(' ') - first + 1);
+  }
+  // A trailing comma leaves an empty last part; a single item needs one
+  // ("(5)" is the number 5, not a tuple).
+  const bool trailing_comma = parts.back().empty();
+  if (trailing_comma) parts.pop_back();
+  if (parts.size() == 1 && !trailing_comma) return std::nullopt;
+  for (const std::string& part : parts) {
+    if (part.empty() || part.size() > 10 || part.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    const int64_t dim = std::stoll(part);
+    if (dim > INT32_MAX) return std::nullopt;
+    shape.push_back(static_cast<int32_t>(dim));
+  }
+  return shape;
 }
 
-absl::StatusOr<FloatArray> ParseNpy(const std::string& path, const Bytes& bytes) {
+}  // namespace
+
+absl::StatusOr<FloatArray> ParseNpy(const uint8_t* bytes, size_t size, const std::string& path) {
   auto bad = [&](const std::string& why) { return absl::InvalidArgumentError(fmt::format("{}: not a float32 .npy file: {}", path, why)); };
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0) return bad("missing the \\x93NUMPY magic");
+  if (size < 10 || std::memcmp(bytes, "\x93NUMPY", 6) != 0) return bad("missing the \\x93NUMPY magic");
   const int major = bytes[6];
   size_t header_len = 0, header_start = 0;
   if (major == 1) {
     header_len = bytes[8] | (bytes[9] << 8);
     header_start = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) return bad("truncated header");
+    if (size < 12) return bad("truncated header");
     header_len = bytes[8] | (bytes[9] << 8) | (bytes[10] << 16) | (static_cast<size_t>(bytes[11]) << 24);
     header_start = 12;
   } else {
     return bad(fmt::format("unknown format version {}", major));
   }
-  if (header_start + header_len > bytes.size()) return bad("truncated header");
-  const std::string header(bytes.begin() + static_cast<long>(header_start),
-                           bytes.begin() + static_cast<long>(header_start + header_len));
-  const std::string descr = DictValue(header, "descr");
-  if (descr != "'<f4'" && descr != "'=f4'") {
-    return bad(fmt::format("dtype is {}, expected '<f4'", descr.empty() ? "missing" : descr));
+  if (header_len > size - header_start) return bad("truncated header");
+  std::map<std::string, std::string> dict;
+  HeaderParser parser(std::string(reinterpret_cast<const char*>(bytes) + header_start, header_len));
+  if (auto error = parser.Parse(dict)) return bad(*error);
+  for (const char* key : {"descr", "fortran_order", "shape"}) {
+    if (!dict.count(key)) return bad(fmt::format("the header has no '{}'", key));
   }
-  if (DictValue(header, "fortran_order") != "False") return bad("fortran_order must be False");
-  const std::string shape = DictValue(header, "shape");
-  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')') return bad("no shape");
+  if (dict.size() != 3) return bad("the header has keys other than 'descr', 'fortran_order' and 'shape'");
+  if (dict["descr"] != "<f4" && dict["descr"] != "=f4") return bad(fmt::format("dtype is '{}', expected '<f4'", dict["descr"]));
+  if (dict["fortran_order"] != "False") return bad("fortran_order must be False");
+  const std::string& shape_text = dict["shape"];
+  auto shape = shape_text.front() == '(' ? ParseShape(shape_text) : std::nullopt;
+  if (!shape) return bad(fmt::format("cannot read shape {}", shape_text));
+  // The count checked against the bytes there are, one dim at a time, so
+  // that no product overflows.
+  const size_t data_bytes = size - header_start - header_len;
+  uint64_t count = 1;
+  for (int32_t d : *shape) {
+    if (d != 0 && count > data_bytes / 4 / static_cast<uint64_t>(d)) {
+      return bad(fmt::format("shape {} needs more than the {} bytes of data the file has", ShapeToString(*shape), data_bytes));
+    }
+    count *= static_cast<uint64_t>(d);
+  }
+  if (data_bytes != count * 4) {
+    return bad(fmt::format("shape {} needs {} bytes of data, the file has {}", ShapeToString(*shape), count * 4, data_bytes));
+  }
   FloatArray array;
   array.has_shape = true;
-  int64_t dim = -1;
-  for (char ch : shape.substr(1)) {
-    if (ch >= '0' && ch <= '9') {
-      dim = (dim < 0 ? 0 : dim) * 10 + (ch - '0');
-      if (dim > (int64_t{1} << 31)) return bad("dimension too large");
-    } else if (ch == ',' || ch == ')') {
-      if (dim >= 0) array.shape.push_back(static_cast<int32_t>(dim));
-      dim = -1;
-    } else if (ch != ' ') {
-      return bad(fmt::format("cannot read shape {}", shape));
-    }
-  }
-  const size_t data_start = header_start + header_len;
-  const int64_t count = NumElements(array.shape);
-  if (bytes.size() - data_start != static_cast<size_t>(count) * 4) {
-    return bad(fmt::format("shape {} needs {} bytes of data, the file has {}", ShapeToString(array.shape), count * 4,
-                           bytes.size() - data_start));
-  }
+  array.shape = std::move(*shape);
   array.values.resize(static_cast<size_t>(count));
-  std::memcpy(array.values.data(), bytes.data() + data_start, static_cast<size_t>(count) * 4);
+  if (count > 0) std::memcpy(array.values.data(), bytes + header_start + header_len, static_cast<size_t>(count) * 4);
   return array;
 }
-
-}  // namespace
 
 absl::StatusOr<FloatArray> ReadFloatArray(const std::string& path) {
   auto bytes = ReadFileBytes(path);
   if (!bytes.ok()) return bytes.status();
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return ParseNpy(path, *bytes);
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return ParseNpy(bytes->data(), bytes->size(), path);
   if (bytes->size() % 4 != 0) {
     return absl::InvalidArgumentError(fmt::format("{}: {} bytes is not a whole number of float32 values", path, bytes->size()));
   }
   FloatArray array;
   array.values.resize(bytes->size() / 4);
-  std::memcpy(array.values.data(), bytes->data(), bytes->size());
+  if (!bytes->empty()) std::memcpy(array.values.data(), bytes->data(), bytes->size());
   return array;
 }
 
@@ -103,16 +188,13 @@ absl::Status WriteNpy(const std::string& path, const Shape& shape, const float* 
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header.push_back('\n');
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) return absl::PermissionDeniedError(fmt::format("{}: cannot open for writing", path));
   const uint16_t len = static_cast<uint16_t>(header.size());
-  file.write("\x93NUMPY\x01\x00", 8);
-  file.put(static_cast<char>(len & 0xff));
-  file.put(static_cast<char>(len >> 8));
-  file.write(header.data(), static_cast<std::streamsize>(header.size()));
-  file.write(reinterpret_cast<const char*>(values), static_cast<std::streamsize>(count * sizeof(float)));
-  if (!file) return absl::DataLossError(fmt::format("{}: write failed", path));
-  return absl::OkStatus();
+  std::string file("\x93NUMPY\x01\x00", 8);
+  file.push_back(static_cast<char>(len & 0xff));
+  file.push_back(static_cast<char>(len >> 8));
+  file += header;
+  file.append(reinterpret_cast<const char*>(values), count * sizeof(float));
+  return WriteFileAtomically(path, file);
 }
 
 }  // namespace mgd::cli
