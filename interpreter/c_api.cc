@@ -94,6 +94,7 @@ class RegistrationKernel : public mgd::Kernel {
   absl::Status Prepare(mgd::KernelContext& ctx) override {
     MgdOpContext context{&ctx, true, {}};
     Bind(ctx, context);
+    const Unbind unbind{reporter_};
     if (!initialized_) {
       if (reg_->init != nullptr) {
         node_.user_data = reg_->init(&context, reinterpret_cast<const char*>(options_.data()), options_.size());
@@ -109,6 +110,7 @@ class RegistrationKernel : public mgd::Kernel {
   absl::Status Invoke(mgd::KernelContext& ctx) override {
     MgdOpContext context{&ctx, false, {}};
     Bind(ctx, context);
+    const Unbind unbind{reporter_};
     if (reg_->invoke(&context, &node_) != kMgdOk) {
       return ctx.Error(context.error.empty() ? "custom op invoke failed" : context.error);
     }
@@ -116,6 +118,12 @@ class RegistrationKernel : public mgd::Kernel {
   }
 
  private:
+  // After the call its context is gone: a tensor the op kept reports to
+  // stderr, not into freed memory.
+  struct Unbind {
+    Reporter& reporter;
+    ~Unbind() { reporter.capture = nullptr; }
+  };
   // The node's tensors as this call sees them; their errors become the op's.
   void Bind(mgd::KernelContext& ctx, MgdOpContext& context) {
     reporter_.capture = &context.error;

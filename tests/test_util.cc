@@ -8,7 +8,12 @@
 
 namespace mgd::testing {
 
-std::string DataPath(const std::string& relative) { return std::string(MGD_TEST_DATA_DIR) + "/" + relative; }
+std::string DataPath(const std::string& relative) {
+  // MGD_TEST_DATA_DIR in the environment: the test binaries moved to another
+  // machine (the GPU host) with the tree somewhere else.
+  const char* moved = std::getenv("MGD_TEST_DATA_DIR");
+  return std::string(moved != nullptr ? moved : MGD_TEST_DATA_DIR) + "/" + relative;
+}
 
 std::vector<float> ReadF32(const std::string& path) {
   std::ifstream file(path, std::ios::binary);

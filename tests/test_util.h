@@ -7,7 +7,7 @@
 
 namespace mgd::testing {
 
-// tests/data in the source tree (set by CMake).
+// tests/data in the source tree (set by CMake; MGD_TEST_DATA_DIR overrides it).
 std::string DataPath(const std::string& relative);
 
 std::vector<float> ReadF32(const std::string& path);

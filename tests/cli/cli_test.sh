@@ -6,36 +6,9 @@ set -uo pipefail
 mgd=$1
 data=$2
 trace_check=$3
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-passed=0
 face="$data/models/face_detection_short_range.tflite"
 face_input="$data/reference/face_detection_short_range/image/input_0.f32"
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect_error NAME CODE PATTERN -- ARGS...: exit code CODE, exactly one stderr
-# line, matching PATTERN.
-expect_error() {
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  "$mgd" "$@" >"$work/out" 2>"$work/err"
-  local rc=$?
-  local lines
-  lines=$(wc -l <"$work/err")
-  if [ "$rc" -ne "$code" ]; then fail "$name: exit $rc, expected $code ($(cat "$work/err"))"; return; fi
-  if [ "$lines" -ne 1 ]; then fail "$name: $lines stderr lines, expected 1: $(cat "$work/err")"; return; fi
-  if ! grep -qE -- "$pattern" "$work/err"; then fail "$name: stderr '$(cat "$work/err")' lacks /$pattern/"; return; fi
-  passed=$((passed + 1))
-}
-
-expect_ok() {
-  local name=$1
-  shift
-  if ! "$mgd" "$@" >"$work/out" 2>"$work/err"; then fail "$name: $(cat "$work/err")"; return 1; fi
-  passed=$((passed + 1))
-}
+source "$(dirname "$0")/common.sh"
 
 # --- the happy path ---
 if expect_ok "run --json" run "$face" --backend cpu --input "$face_input" --output-dir "$work/o" --json; then

@@ -10,33 +10,11 @@ set -uo pipefail
 mgd=$1
 data=$2
 json_check=$3
-work=$(mktemp -d)
-trap 'chmod -R u+rwx "$work" 2>/dev/null; rm -rf "$work"' EXIT
-failures=0
-passed=0
 face="$data/models/face_detection_short_range.tflite"
 face_input="$data/reference/face_detection_short_range/image/input_0.f32"
+source "$(dirname "$0")/common.sh"
 gpu_ok=0
 "$mgd" info --json | grep -q '"devices":\[{' && gpu_ok=1
-
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { passed=$((passed + 1)); }
-
-# run_mgd ARGS...: mgd with a time limit (a hang is a failure, not a stuck CI).
-run_mgd() { timeout 120 "$mgd" "$@" >"$work/out" 2>"$work/err"; }
-
-# expect_error NAME CODE PATTERN -- ARGS...: exit CODE, one stderr line matching PATTERN.
-expect_error() {
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  run_mgd "$@"
-  local rc=$?
-  if [ "$rc" -eq 124 ]; then fail "$name: hung"; return; fi
-  if [ "$rc" -ne "$code" ]; then fail "$name: exit $rc, expected $code ($(cat "$work/err"))"; return; fi
-  if [ "$(wc -l <"$work/err")" -ne 1 ]; then fail "$name: expected one stderr line: $(cat "$work/err")"; return; fi
-  if ! grep -qE -- "$pattern" "$work/err"; then fail "$name: stderr '$(cat "$work/err")' lacks /$pattern/"; return; fi
-  ok
-}
 
 # expect_warning NAME PATTERN -- ARGS...: exit 0 and exactly one stderr line,
 # a warning matching PATTERN.
@@ -153,6 +131,14 @@ if [ "$gpu_ok" = 1 ]; then
     expect_warning "a cache folder the user cannot search" "Permission denied.*running without a cache" \
       -- run "$face" --input "$face_input" --cache-dir "$work/locked/inner/cache"
     chmod 700 "$work/locked"
+  fi
+
+  # --- compile --json with a model path that is not UTF-8 ---
+  if run_mgd compile "$bad_model" --out "$work/compiled_$(printf '\xff').tflite" --json && \
+     "$json_check" model $'\xef\xbf\xbd' <"$work/out"; then
+    ok
+  else
+    fail "compile --json with a non-UTF-8 model path: $(cat "$work/err")"
   fi
 
   # --- the cache's own files replaced by special files or folders: a miss, a warning, no hang ---

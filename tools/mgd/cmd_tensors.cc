@@ -45,7 +45,13 @@ absl::StatusOr<json> ReadIndex(const std::string& dir) {
   }
   try {
     json j = json::parse(*text);
-    if (!j.contains("tensors") || !j["tensors"].is_array()) throw std::runtime_error("no \"tensors\" list");
+    if (!j.is_object() || !j.contains("tensors") || !j["tensors"].is_array()) throw std::runtime_error("no \"tensors\" list");
+    for (const json& t : j["tensors"]) {
+      if (!t.is_object() || !t.contains("name") || !t["name"].is_string() || !t.contains("file") || !t["file"].is_string() ||
+          (t.contains("op") && !t["op"].is_string())) {
+        throw std::runtime_error("a tensor without a string \"name\" and \"file\": " + JsonText(t));
+      }
+    }
     return j;
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(fmt::format("{}: {}", path.string(), e.what()));

@@ -173,7 +173,9 @@ int main(int argc, char** argv) {
   NoteGiven(run_cmd, run);
   NoteGiven(bench_cmd, bench.run);
   absl::Status status;
-  if (status.ok()) {
+  // No subcommand should throw; one that does (out of memory, say) still
+  // ends with one line and an exit code, not an abort.
+  try {
     if (run_cmd->parsed()) status = mgd::cli::Run(run);
     else if (bench_cmd->parsed()) status = mgd::cli::Bench(bench);
     else if (ops_cmd->parsed()) status = mgd::cli::Ops(ops);
@@ -184,6 +186,8 @@ int main(int argc, char** argv) {
     else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
     else if (info_cmd->parsed()) status = mgd::cli::Info(info);
     else if (compile_cmd->parsed()) status = mgd::cli::Compile(compile);
+  } catch (const std::exception& e) {
+    status = absl::InternalError(std::string("unexpected failure: ") + e.what());
   }
   if (!status.ok()) {
     std::fprintf(stderr, "mgd: error: %s\n", std::string(status.message()).c_str());
