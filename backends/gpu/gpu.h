@@ -52,6 +52,9 @@ struct GpuInfo {
   GpuLimits limits;
   bool fp16_arithmetic = false;
   bool storage_16bit = false;
+  // Shaders can ask for IEEE Inf and NaN in fp32 arithmetic (Vulkan's
+  // shaderSignedZeroInfNanPreserveFloat32; GLSL ES has no way to ask).
+  bool ieee_inf_nan = false;
   bool subgroups = false;
   uint32_t subgroup_size = 0;
   bool timestamps = false;

@@ -36,7 +36,22 @@ const TBuiltInResource& Resources() {
 
 }  // namespace
 
-absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::string& glsl, bool optimize) {
+// The execution mode SignedZeroInfNanPreserve (4461) for 32-bit floats and
+// its capability (4466), through GL_EXT_spirv_intrinsics, after #version;
+// #line keeps error messages on the source's own line numbers.
+std::string WithInfNanPreserved(const std::string& glsl) {
+  const size_t line_end = glsl.find('\n');
+  if (glsl.rfind("#version", 0) != 0 || line_end == std::string::npos) return glsl;
+  return glsl.substr(0, line_end + 1) +
+         "#extension GL_EXT_spirv_intrinsics : require\n"
+         "spirv_execution_mode(extensions = [\"SPV_KHR_float_controls\"], capabilities = [4466], 4461, 32);\n"
+         "#line 2\n" +
+         glsl.substr(line_end + 1);
+}
+
+absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::string& source, bool optimize,
+                                        bool preserve_inf_nan) {
+  const std::string glsl = preserve_inf_nan ? WithInfNanPreserved(source) : source;
   SpirvModule module;
   {
     std::lock_guard<std::mutex> lock(GlslangMutex());

@@ -18,7 +18,13 @@ struct SpirvModule {
 };
 
 // `name` names the program in errors; glslang's messages carry line numbers.
-absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::string& glsl, bool optimize);
+// With `preserve_inf_nan` the module asks for IEEE Inf and NaN in 32-bit
+// float arithmetic (SPV_KHR_float_controls' SignedZeroInfNanPreserve):
+// without it Vulkan lets a driver assume there are none, and NVIDIA's folds
+// x * 0 to 0 even when x is Inf (docs/numerics.md, "NaN and Inf"). Only for
+// devices with shaderSignedZeroInfNanPreserveFloat32.
+absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::string& glsl, bool optimize,
+                                        bool preserve_inf_nan = false);
 
 // SPIR-V from elsewhere (a cache): validated with SPIRV-Tools, its workgroup
 // size read; nothing else is trusted.

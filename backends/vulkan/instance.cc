@@ -232,6 +232,13 @@ GpuInfo QueryInfo(VkPhysicalDevice device, uint32_t instance_version) {
   const Features f = QueryFeatures(device, api);
   info.fp16_arithmetic = f.has_float16_struct && f.float16.shaderFloat16;
   info.storage_16bit = f.storage16.storageBuffer16BitAccess;
+  if (api >= VK_API_VERSION_1_2 || HasExtension(device, "VK_KHR_shader_float_controls")) {
+    VkPhysicalDeviceFloatControlsProperties controls{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+    VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    props2.pNext = &controls;
+    vkGetPhysicalDeviceProperties2(device, &props2);
+    info.ieee_inf_nan = controls.shaderSignedZeroInfNanPreserveFloat32 == VK_TRUE;
+  }
   uint32_t timestamp_bits = 0;
   ComputeQueueFamily(device, &timestamp_bits);
   info.timestamps = timestamp_bits > 0 && l.timestampPeriod > 0;

@@ -312,7 +312,8 @@ class VulkanDevice : public Device {
       p->feedback.phases = {{"SPIR-V", 0}, {"modules and layouts", 0}, {"pipelines", ms(t0, Clock::now())}};
       return std::unique_ptr<Program>(std::move(p));
     }
-    auto module = source.spirv.empty() ? CompileGlsl(source.name, source.glsl, kOptimizeSpirv) : LoadSpirv(source.name, source.spirv);
+    auto module = source.spirv.empty() ? CompileGlsl(source.name, source.glsl, kOptimizeSpirv, info_.ieee_inf_nan)
+                                       : LoadSpirv(source.name, source.spirv);
     if (!module.ok()) return module.status();
     if (absl::Status s = CheckProgramLimits(info_, source, module->workgroup_size); !s.ok()) return s;
     p->workgroup = module->workgroup_size;
@@ -564,6 +565,9 @@ class VulkanDevice : public Device {
       cache_control.pNext = features.pNext;
       features.pNext = &identifier_features;  // -> cache_control -> the rest
     }
+    // IEEE Inf and NaN in shaders where the driver can promise them
+    // (CompileGlsl's preserve_inf_nan).
+    if (info_.ieee_inf_nan && device_api_ < VK_API_VERSION_1_2) extensions.push_back("VK_KHR_shader_float_controls");
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.pNext = &features;
     dci.queueCreateInfoCount = 1;
