@@ -72,7 +72,12 @@ MgdDelegate* MgdGpuDelegateCreate(const MgdGpuDelegateOptions* options, MgdError
     Report(reporter, user_data, fmt::format("MgdGpuDelegateCreate: api {} is not an MgdGpuApi", static_cast<int>(o.api)));
     return nullptr;
   }
-  auto delegate = CreateFor(o, reporter, user_data);
+  absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> delegate = absl::InternalError("unexpected failure");
+  try {  // nothing may unwind into the app's C code
+    delegate = CreateFor(o, reporter, user_data);
+  } catch (const std::exception& e) {
+    delegate = absl::InternalError(std::string("unexpected failure: ") + e.what());
+  }
   if (!delegate.ok()) {
     Report(reporter, user_data, "MgdGpuDelegateCreate: " + std::string(delegate.status().message()));
     return nullptr;

@@ -230,6 +230,20 @@ std::string DelegateProblem(const MgdDelegate& d) {
                      missing.size() == 1 ? "is" : "are");
 }
 
+// Runs `body`; an exception (out of memory, say) is reported and answered
+// with `failed` instead of unwinding into the app's C code.
+template <typename T, typename F>
+T NoThrow(const Reporter& report, const char* function, T failed, F&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    report(fmt::format("{}: unexpected failure: {}", function, e.what()));
+  } catch (...) {
+    report(fmt::format("{}: unexpected failure", function));
+  }
+  return failed;
+}
+
 MgdModel* CreateModel(absl::StatusOr<mgd::Graph> graph, const Reporter& report) {
   if (!graph.ok()) {
     report(std::string(graph.status().message()));
@@ -293,6 +307,49 @@ bool CopyAllowed(const MgdTensor* tensor, const void* buffer, size_t size, const
   return true;
 }
 
+MgdInterpreter* CreateInterpreter(const MgdModel* model, const MgdInterpreterOptions* options) {
+  if (model == nullptr) {
+    options->reporter("MgdInterpreterCreate: model is NULL");
+    return nullptr;
+  }
+  auto result = std::make_unique<MgdInterpreter>();
+  result->reporter = options->reporter;
+  mgd::InterpreterOptions cpp;
+  cpp.resolver = options->resolver;
+  cpp.max_delegated_partitions = options->max_partitions;
+  cpp.check_finite = options->check_finite;
+  for (MgdDelegate* d : options->delegates) {
+    // Checked again: the app may have changed the struct since it was added.
+    if (const std::string problem = DelegateProblem(*d); !problem.empty()) {
+      options->reporter("MgdInterpreterCreate: " + problem);
+      return nullptr;
+    }
+    if (d->native_delegate != nullptr) {
+      result->delegates.push_back(std::make_unique<BorrowedDelegate>(static_cast<mgd::Delegate*>(d->native_delegate)));
+    } else {
+      result->delegates.push_back(std::make_unique<CDelegate>(d, &result->reporter));
+    }
+    cpp.delegates.push_back(result->delegates.back().get());
+  }
+  const Reporter report = options->reporter;
+  cpp.logger = [report](mgd::LogLevel level, const std::string& message) {
+    if (level >= mgd::LogLevel::kWarning) report(message);
+  };
+  auto interpreter = mgd::Interpreter::Create(model->graph, std::move(cpp));
+  if (!interpreter.ok()) {
+    report(std::string(interpreter.status().message()));
+    return nullptr;
+  }
+  result->interpreter = std::move(*interpreter);
+  for (size_t i = 0; i < result->interpreter->num_inputs(); ++i) {
+    result->inputs.push_back({&result->interpreter->input(i), &result->reporter});
+  }
+  for (size_t i = 0; i < result->interpreter->num_outputs(); ++i) {
+    result->outputs.push_back({const_cast<mgd::TensorRef*>(&result->interpreter->output(i)), &result->reporter});
+  }
+  return result.release();
+}
+
 }  // namespace
 
 extern "C" {
@@ -308,7 +365,9 @@ MgdModel* MgdModelCreateWithErrorReporter(const void* model_data, size_t model_s
     report("MgdModelCreate: model_data is NULL");
     return nullptr;
   }
-  return CreateModel(mgd::ReadModel(static_cast<const uint8_t*>(model_data), model_size, "<buffer>"), report);
+  return NoThrow(report, "MgdModelCreate", static_cast<MgdModel*>(nullptr), [&] {
+    return CreateModel(mgd::ReadModel(static_cast<const uint8_t*>(model_data), model_size, "<buffer>"), report);
+  });
 }
 
 MgdModel* MgdModelCreateFromFile(const char* model_path) {
@@ -321,7 +380,8 @@ MgdModel* MgdModelCreateFromFileWithErrorReporter(const char* model_path, MgdErr
     report("MgdModelCreateFromFile: model_path is NULL");
     return nullptr;
   }
-  return CreateModel(mgd::ReadModelFile(model_path), report);
+  return NoThrow(report, "MgdModelCreateFromFile", static_cast<MgdModel*>(nullptr),
+                 [&] { return CreateModel(mgd::ReadModelFile(model_path), report); });
 }
 
 void MgdModelDelete(MgdModel* model) { delete model; }
@@ -446,48 +506,10 @@ void MgdInterpreterOptionsSetErrorReporter(MgdInterpreterOptions* options, MgdEr
 }
 
 MgdInterpreter* MgdInterpreterCreate(const MgdModel* model, const MgdInterpreterOptions* options) {
-  MgdInterpreterOptions defaults;
+  const MgdInterpreterOptions defaults;
   if (options == nullptr) options = &defaults;
-  if (model == nullptr) {
-    options->reporter("MgdInterpreterCreate: model is NULL");
-    return nullptr;
-  }
-  auto result = std::make_unique<MgdInterpreter>();
-  result->reporter = options->reporter;
-  mgd::InterpreterOptions cpp;
-  cpp.resolver = options->resolver;
-  cpp.max_delegated_partitions = options->max_partitions;
-  cpp.check_finite = options->check_finite;
-  for (MgdDelegate* d : options->delegates) {
-    // Checked again: the app may have changed the struct since it was added.
-    if (const std::string problem = DelegateProblem(*d); !problem.empty()) {
-      options->reporter("MgdInterpreterCreate: " + problem);
-      return nullptr;
-    }
-    if (d->native_delegate != nullptr) {
-      result->delegates.push_back(std::make_unique<BorrowedDelegate>(static_cast<mgd::Delegate*>(d->native_delegate)));
-    } else {
-      result->delegates.push_back(std::make_unique<CDelegate>(d, &result->reporter));
-    }
-    cpp.delegates.push_back(result->delegates.back().get());
-  }
-  const Reporter report = options->reporter;
-  cpp.logger = [report](mgd::LogLevel level, const std::string& message) {
-    if (level >= mgd::LogLevel::kWarning) report(message);
-  };
-  auto interpreter = mgd::Interpreter::Create(model->graph, std::move(cpp));
-  if (!interpreter.ok()) {
-    report(std::string(interpreter.status().message()));
-    return nullptr;
-  }
-  result->interpreter = std::move(*interpreter);
-  for (size_t i = 0; i < result->interpreter->num_inputs(); ++i) {
-    result->inputs.push_back({&result->interpreter->input(i), &result->reporter});
-  }
-  for (size_t i = 0; i < result->interpreter->num_outputs(); ++i) {
-    result->outputs.push_back({const_cast<mgd::TensorRef*>(&result->interpreter->output(i)), &result->reporter});
-  }
-  return result.release();
+  return NoThrow(options->reporter, "MgdInterpreterCreate", static_cast<MgdInterpreter*>(nullptr),
+                 [&] { return CreateInterpreter(model, options); });
 }
 
 void MgdInterpreterDelete(MgdInterpreter* interpreter) { delete interpreter; }
@@ -525,7 +547,8 @@ MgdStatus MgdInterpreterAllocateTensors(MgdInterpreter* interpreter) {
 
 MgdStatus MgdInterpreterInvoke(MgdInterpreter* interpreter) {
   if (!InterpreterGiven(interpreter, "MgdInterpreterInvoke")) return kMgdError;
-  absl::Status s = interpreter->interpreter->Invoke();
+  absl::Status s = NoThrow(interpreter->reporter, "MgdInterpreterInvoke", absl::InternalError("unexpected failure"),
+                           [&] { return interpreter->interpreter->Invoke(); });
   if (!s.ok()) {
     interpreter->reporter(std::string(s.message()));
     return kMgdError;
