@@ -41,23 +41,13 @@ absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> CreateFor(const MgdGpuDelegate
   options.model_token = o.model_token != nullptr ? o.model_token : "";
   options.recompile = o.allow_recompile != 0;
   options.share_programs = o.share_programs != 0;
-  if (o.api != kMgdGpuApiAuto) {
-    options.api = o.api == kMgdGpuApiVulkan ? mgd::gpu::Api::kVulkan : mgd::gpu::Api::kGles;
-    return mgd::GpuDelegate::Create(options);
+  if (o.api == kMgdGpuApiAuto) {
+    auto best = mgd::CreateOnBestGpu(options);
+    if (!best.ok()) return best.status();
+    return std::move(best->delegate);
   }
-  // Auto: a hardware GPU before a software one, Vulkan before GL.
-  std::string why = "no Vulkan or GL device";
-  for (bool software : {false, true}) {
-    for (mgd::gpu::Api api : {mgd::gpu::Api::kVulkan, mgd::gpu::Api::kGles}) {
-      auto devices = mgd::gpu::ListDevices(api);
-      if (!devices.ok() || devices->empty() || (*devices)[0].is_software() != software) continue;
-      options.api = api;
-      auto delegate = mgd::GpuDelegate::Create(options);
-      if (delegate.ok()) return delegate;
-      why = std::string(delegate.status().message());
-    }
-  }
-  return absl::UnavailableError(why);
+  options.api = o.api == kMgdGpuApiVulkan ? mgd::gpu::Api::kVulkan : mgd::gpu::Api::kGles;
+  return mgd::GpuDelegate::Create(options);
 }
 
 }  // namespace

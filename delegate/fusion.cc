@@ -229,7 +229,7 @@ FusionPlan PlanFusion(const PartitionView& view, bool fusion, FusionPlan plan) {
           FusedGroup& group = plan.groups[static_cast<size_t>(it->second)];
           if (group.output != t || group.output_pad >= 0 || !single_use(t)) continue;
           // Within the 8 storage buffers per shader every device offers
-          // (GLES 3.1 as phones report it; DESIGN.md).
+          // (GLES 3.1 as phones report it; docs/design.md).
           if (BindingsOf(g, group) + static_cast<int>(node.inputs.size()) - 1 > kMaxFusedBindings) continue;
           if (g.nodes[static_cast<size_t>(group.head)].outputs.size() != 1) continue;
           if (!SameLayout(TensorOf(g, node.outputs[0]).shape, TensorOf(g, t).shape)) continue;

@@ -102,6 +102,23 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
   return delegate;
 }
 
+absl::StatusOr<AutoGpu> CreateOnBestGpu(GpuDelegateOptions options) {
+  std::vector<std::string> failures;
+  for (bool software : {false, true}) {
+    for (gpu::Api api : {gpu::Api::kVulkan, gpu::Api::kGles}) {
+      auto devices = gpu::ListDevices(api);
+      if (!devices.ok() || devices->empty() || (*devices)[0].is_software() != software) continue;
+      options.api = api;
+      auto delegate = GpuDelegate::Create(options);
+      if (delegate.ok()) return AutoGpu{std::move(*delegate), software};
+      if (absl::IsInvalidArgument(delegate.status())) return delegate.status();
+      const std::string why = Message(delegate.status()), name = gpu::ApiName(api);
+      failures.push_back(why.rfind(name + ":", 0) == 0 ? why : name + ": " + why);
+    }
+  }
+  return absl::UnavailableError(failures.empty() ? "no Vulkan or GLES device" : fmt::format("{}", fmt::join(failures, "; ")));
+}
+
 void GpuDelegate::Warn(const std::string& message) const {
   if (options_.logger) {
     options_.logger(LogLevel::kWarning, message);

@@ -81,6 +81,19 @@ struct GpuDelegateOptions {
   int fault_node = -1;
 };
 
+class GpuDelegate;
+
+// mgd's `auto` (the command line's --backend auto, the C API's
+// kMgdGpuApiAuto): the delegate on a hardware GPU before a software one
+// (Mesa's lavapipe, llvmpipe), Vulkan before GLES. Fails with each API's
+// reason when no device can be used; a workgroup table for another GPU
+// fails at once (the user's mistake on every API). `options.api` is ignored.
+struct AutoGpu {
+  std::unique_ptr<GpuDelegate> delegate;
+  bool software = false;
+};
+absl::StatusOr<AutoGpu> CreateOnBestGpu(GpuDelegateOptions options);
+
 // Whether the GPU delegate claims a node (the same on every device: the
 // shader generators decide), and why not.
 NodeSupport GpuNodeSupport(const Graph& graph, int node_index);

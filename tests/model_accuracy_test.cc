@@ -1,5 +1,5 @@
 // Whole models on the CPU reference kernels against LiteRT's outputs, within
-// the fp32 whole-model bounds of DESIGN.md section 5.
+// the fp32 whole-model bounds of docs/design.md section 5.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -44,7 +44,7 @@ TEST_P(ModelAccuracyTest, MatchesLiteRtWithinFp32Bounds) {
     ASSERT_EQ(static_cast<size_t>(out.elements()), expected.size()) << out.name;
     std::vector<float> actual(out.as<float>(), out.as<float>() + out.elements());
     // pose_landmark's segmentation output is ill-conditioned (README of the
-    // test data): DESIGN.md allows it 1e-2.
+    // test data): docs/design.md allows it 1e-2.
     const bool ill_conditioned = c.model == "pose_landmark_lite" && out.name == "Identity_2";
     // On the synthetic input selfie_segmentation's mask is 1e-28..1e-15
     // everywhere (sigmoid of logits near -40): relative RMS there measures

@@ -1,6 +1,6 @@
 // mgd modelgen's MobileNets: the published layer structure, deterministic
 // bytes per seed, and outputs that match LiteRT's on the same model within
-// the fp32 whole-model bounds of DESIGN.md section 5. The expected outputs in
+// the fp32 whole-model bounds of docs/design.md section 5. The expected outputs in
 // tests/data/modelgen were made with ../shared/tools/litert-reference on the
 // models this code generates; the .tflite files are regenerated here.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Shared helpers for mgd's tests: test data paths and the numerics of
-// DESIGN.md section 5.
+// docs/design.md section 5.
 #pragma once
 
 #include <string>

@@ -29,7 +29,7 @@ const char* DeviceTypeName(DeviceType type) {
 
 GpuLimits Gles31MinimumLimits() {
   // OpenGL ES 3.1 specification, table 20.47 (compute shader minimums); the
-  // storage-block count follows DESIGN.md (8, what current phone drivers
+  // storage-block count follows docs/design.md (8, what current phone drivers
   // report) rather than the bare spec minimum of 4.
   GpuLimits l;
   l.max_workgroup_invocations = 128;

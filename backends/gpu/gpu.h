@@ -33,7 +33,7 @@ struct GpuLimits {
 };
 
 // What a phone GPU can be counted on for: the GLES 3.1 compute minimums
-// (DESIGN.md: 128 invocations, 16 KiB shared memory, 8 storage blocks).
+// (docs/design.md: 128 invocations, 16 KiB shared memory, 8 storage blocks).
 GpuLimits Gles31MinimumLimits();
 // Each limit lowered to the GLES 3.1 minimum (the clamped-limits mode).
 GpuLimits ClampToGles31(const GpuLimits& limits);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The mgd command line as a user meets it: the happy path, and one clear
-# error line with exit code 2 for each kind of bad input (DESIGN.md section 4).
+# error line with exit code 2 for each kind of bad input (docs/design.md section 4).
 #   cli_test.sh MGD_BINARY DATA_DIR TRACE_CHECK_BINARY
 set -uo pipefail
 mgd=$1

@@ -1,5 +1,5 @@
 # Shared by the command-line tests: a scratch folder, pass/fail counters and
-# the checks of DESIGN.md section 4's contract. Source it after setting
+# the checks of docs/design.md section 4's contract. Source it after setting
 # `mgd` (the binary under test).
 work=$(mktemp -d)
 trap 'chmod -R u+rwx "$work" 2>/dev/null; rm -rf "$work"' EXIT

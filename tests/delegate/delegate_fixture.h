@@ -1,5 +1,5 @@
 // A GPU delegate per (API, precision) and the comparison of GPU against CPU
-// results with the bounds of DESIGN.md section 5.
+// results with the bounds of docs/design.md section 5.
 #pragma once
 
 #include <gmock/gmock.h>

@@ -1,7 +1,7 @@
 // The GPU delegate's op generators against the CPU reference kernels: odd
 // shapes, every stride/padding/dilation variant, broadcast forms, channel
 // counts that are and are not multiples of 4, on both APIs and both
-// precisions (DESIGN.md section 5 op bounds).
+// precisions (docs/design.md section 5 op bounds).
 #include <algorithm>
 #include <array>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The six test models fully on the GPU (one partition, no CPU node) on both
 // APIs, fp32 and fp16, against LiteRT's outputs with the whole-model bounds
-// of DESIGN.md section 5, plus the user-level fp16 checks: the same
+// of docs/design.md section 5, plus the user-level fp16 checks: the same
 // face-detection anchors above score 0 and the same selfie mask.
 #include <chrono>
 #include <cmath>

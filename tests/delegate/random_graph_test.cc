@@ -1,4 +1,4 @@
-// Random graphs (DESIGN.md section 5, after NNAPI's random-graph CTS):
+// Random graphs (docs/design.md section 5, after NNAPI's random-graph CTS):
 // pseudorandom DAGs of small float32 tensors and the ops the GPU delegate
 // runs, every node on the GPU, against the CPU reference kernels, with the op
 // bounds widened along the paths from the inputs (see ErrorBound).
@@ -142,7 +142,7 @@ class Draw {
 
   int Floats(const Shape& shape, const std::vector<float>& values) { return builder_.Constant(shape, values); }
   int Ints(const Shape& shape, const std::vector<int32_t>& values) { return builder_.ConstantInt(shape, values); }
-  // Weights uniform in +-1/sqrt(fan_in) (DESIGN.md section 5).
+  // Weights uniform in +-1/sqrt(fan_in) (docs/design.md section 5).
   int Weights(const Shape& shape, int fan_in) {
     return Floats(shape, Uniform(NumElements(shape), 1.0f / std::sqrt(static_cast<float>(fan_in))));
   }
@@ -932,7 +932,7 @@ std::string Describe(const Graph& graph) {
   return s.str();
 }
 
-// The bound on |gpu - cpu| of one output element: DESIGN.md section 5's op
+// The bound on |gpu - cpu| of one output element: docs/design.md section 5's op
 // bound (fp32 1e-5 + 5*2^-23*|e|, fp16 5*2^-10*(1+|e|)) times the output's
 // error multiplier (Value::error). The multiplier is the number of ops on the
 // longest path from an input, each op weighted by how much it scales the

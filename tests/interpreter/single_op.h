@@ -1,5 +1,5 @@
 // Single-op graphs for the CPU kernel tests: operands, running one op
-// through the Interpreter, and comparing with the fp32 bound of DESIGN.md
+// through the Interpreter, and comparing with the fp32 bound of docs/design.md
 // section 5.
 #pragma once
 
@@ -15,7 +15,7 @@
 
 namespace mgd::testing::single_op {
 
-// DESIGN.md section 5: fp32 |a-e| <= 1e-5 + 5*2^-23*|e|.
+// docs/design.md section 5: fp32 |a-e| <= 1e-5 + 5*2^-23*|e|.
 // NaN and Inf must be the same NaN or Inf.
 inline bool WithinTolerance(float actual, double expected) {
   if (std::isnan(expected)) return std::isnan(actual);

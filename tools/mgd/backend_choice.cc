@@ -39,25 +39,24 @@ absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested, GpuDel
   if (requested != "auto") {
     return UsageError(fmt::format("--backend {}: unknown backend (expected auto, vulkan, gl or cpu)", requested));
   }
-  std::vector<std::string> failures;
-  for (bool software : {false, true}) {
-    for (gpu::Api api : {gpu::Api::kVulkan, gpu::Api::kGles}) {
-      auto devices = gpu::ListDevices(api);
-      if (!devices.ok() || devices->empty() || (*devices)[0].is_software() != software) continue;
-      auto choice = OnGpu(api, software ? "auto: no hardware GPU, a software one" : "auto: a hardware GPU", options);
-      if (choice.ok()) return choice;
-      // A table for another GPU is the user's mistake on every API.
-      if (choice.status().code() == absl::StatusCode::kInvalidArgument) return choice.status();
-      failures.push_back(std::string(choice.status().message()));
-    }
+  auto best = CreateOnBestGpu(options);
+  if (best.ok()) {
+    BackendChoice choice;
+    choice.backend = gpu::ApiName(best->delegate->options().api);
+    choice.device = best->delegate->device().info().device_name;
+    choice.why = best->software ? "auto: no hardware GPU, a software one" : "auto: a hardware GPU";
+    choice.delegate = std::move(best->delegate);
+    return choice;
   }
+  // A table for another GPU is the user's mistake on every API.
+  if (absl::IsInvalidArgument(best.status())) return best.status();
   // A device the user named (MGD_DEVICE) that no API has is their mistake,
   // not a reason to run on the CPU unasked.
   const char* env = std::getenv("MGD_DEVICE");
   const std::string selector = !options.device.empty() ? options.device : env != nullptr ? env : "";
   if (!selector.empty()) {
-    return absl::FailedPreconditionError(fmt::format("--backend auto: no device '{}' (MGD_DEVICE) on any GPU API: {}",
-                                                     selector, fmt::join(failures, "; ")));
+    return absl::FailedPreconditionError(
+        fmt::format("--backend auto: no device '{}' (MGD_DEVICE) on any GPU API: {}", selector, best.status().message()));
   }
   return BackendChoice{"cpu", "CPU reference kernels", "auto: no GPU found", nullptr};
 }

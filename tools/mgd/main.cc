@@ -1,4 +1,4 @@
-// mgd: the command line. Subcommands follow DESIGN.md section 4.
+// mgd: the command line. Subcommands follow docs/design.md section 4.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
