@@ -35,7 +35,7 @@ absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> CreateFor(const MgdGpuDelegate
   options.logger = [reporter, user_data](mgd::LogLevel level, const std::string& message) {
     if (level >= mgd::LogLevel::kWarning) Report(reporter, user_data, message);
   };
-  options.fp16 = o.precision_loss_allowed != 0;
+  options.precision = mgd::Precision::Of(o.precision_loss_allowed != 0);
   options.device = o.device != nullptr ? o.device : "";
   options.cache_dir = o.cache_dir != nullptr ? o.cache_dir : "";
   options.model_token = o.model_token != nullptr ? o.model_token : "";

@@ -9,6 +9,7 @@
 #include "delegate/fusion.h"
 #include "layout/phwc4.h"
 #include "model/fp16.h"
+#include "passes/passes.h"
 #include "shaders/generator.h"
 #include "shaders/layout_conversion.h"
 #include "shaders/ops.h"
@@ -40,13 +41,13 @@ class Builder {
     b.tensor = t;
     b.shape = *shape;
     b.bytes = static_cast<size_t>(shape->batch) * shape->slices() * shape->height * shape->width *
-              shaders::Vec4Bytes(options_.fp16);
+              shaders::Vec4Bytes(options_.precision.half_storage());
     if (info.is_constant) {
       if (info.type != DataType::kFloat32) return absl::UnimplementedError("non-float constant");
       std::vector<float> values(static_cast<size_t>(shape->elements()));
       std::memcpy(values.data(), info.data.data(), values.size() * 4);
       std::vector<uint8_t> bytes(b.bytes);
-      if (options_.fp16) {
+      if (options_.precision.half_storage()) {
         layout::BhwcToPhwc4Half(values.data(), *shape, reinterpret_cast<uint16_t*>(bytes.data()));
       } else {
         layout::BhwcToPhwc4(values.data(), *shape, reinterpret_cast<float*>(bytes.data()));
@@ -89,13 +90,13 @@ class Builder {
     model_.buffers.push_back(user);
     const int user_index = static_cast<int>(model_.buffers.size()) - 1;
     (inbound ? model_.inputs : model_.outputs).push_back(user_index);
-    const shaders::ConversionShader conversion = inbound ? shaders::BhwcToPhwc4Shader(*shape, options_.fp16)
-                                                         : shaders::Phwc4ToBhwcShader(*shape, options_.fp16);
+    const shaders::ConversionShader conversion = inbound ? shaders::BhwcToPhwc4Shader(*shape, options_.precision.half_storage())
+                                                         : shaders::Phwc4ToBhwcShader(*shape, options_.precision.half_storage());
     CompiledDispatch d;
     d.code = conversion.code;
     d.groups = conversion.groups;
     if (inbound) d.grid = Grid(*shape);  // the outbound one runs over BHWC elements in 1-D
-    d.key = {inbound ? "BHWC_TO_PHWC4" : "PHWC4_TO_BHWC", Extent(*shape), Extent(*shape), {}, options_.fp16};
+    d.key = {inbound ? "BHWC_TO_PHWC4" : "PHWC4_TO_BHWC", Extent(*shape), Extent(*shape), {}, options_.precision.half_storage()};
     d.bindings = {{inbound ? user_index : *inside, false}, {inbound ? *inside : user_index, true}};
     Add(std::move(d));
     return absl::OkStatus();
@@ -103,7 +104,7 @@ class Builder {
 
   absl::Status Group(const FusedGroup& group) {
     Node head = graph_.nodes[static_cast<size_t>(group.head)];
-    shaders::NodeContext ctx{&graph_, group.head, &head, options_.fp16, options_.fp32_accumulation, options_.fp16_arithmetic, {}};
+    shaders::NodeContext ctx{&graph_, group.head, &head, options_.precision, {}};
     if (group.input_pad >= 0) {
       head.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_pad)].inputs[0];
       ctx.pad = group.pad;
@@ -170,7 +171,7 @@ class Builder {
     const std::string custom = shaders::CustomName(head);
     key.op = custom.empty() ? OpName(head.op) : custom;
     key.out = Extent(out);
-    key.fp16 = options_.fp16;
+    key.fp16 = options_.precision.half_storage();
     bool have_input = false;
     for (int t : head.inputs) {
       if (t == kNoTensor) continue;
@@ -222,7 +223,7 @@ class Builder {
     for (size_t k = 0; k < group.tails.size(); ++k) {
       const auto [n, position] = group.tails[k];
       Node node = graph_.nodes[static_cast<size_t>(n)];
-      shaders::NodeContext ctx{&graph_, n, &node, options_.fp16, options_.fp32_accumulation, options_.fp16_arithmetic, {}};
+      shaders::NodeContext ctx{&graph_, n, &node, options_.precision, {}};
       if (auto it = group.operand_pads.find(n); it != group.operand_pads.end()) {
         const auto [operand, pad] = it->second;
         node.inputs[static_cast<size_t>(operand)] = graph_.nodes[static_cast<size_t>(pad)].inputs[0];
@@ -264,14 +265,18 @@ class Builder {
 
 absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partition& partition,
                                                const CompileOptions& options) {
-  Graph own = graph;  // the transforms change constants and nodes
-  PartitionView view{&own, partition.nodes, {partition.outputs.begin(), partition.outputs.end()}};
-  FusionPlan plan;
+  Graph own = graph;  // the passes change constants and nodes
+  Subgraph subgraph{&own, partition.nodes, {partition.outputs.begin(), partition.outputs.end()}, {}};
   if (options.fusion) {
-    FoldMulAddIntoConvolutions(own, view);
-    RemoveNoOps(view, plan);
+    PassOptions passes;
+    passes.same_storage = [](const Shape& a, const Shape& b) {
+      auto x = shaders::ToBhwc(a);
+      auto y = shaders::ToBhwc(b);
+      return x.ok() && y.ok() && *x == *y;
+    };
+    RunGraphPasses(subgraph, passes);
   }
-  plan = PlanFusion(view, options.fusion, std::move(plan));
+  const FusionPlan plan = PlanFusion(subgraph, options.fusion);
   Builder builder(own, options, plan);
   for (int t : partition.inputs) {
     if (absl::Status s = builder.Edge(t, /*inbound=*/true); !s.ok()) return s;

@@ -5,24 +5,13 @@
 #pragma once
 
 #include "absl/status/statusor.h"
+#include "delegate/compile_options.h"
 #include "delegate/compiled_model.h"
 #include "delegate/memory_plan.h"
 #include "interpreter/delegate.h"
 #include "model/graph.h"
 
 namespace mgd {
-
-struct CompileOptions {
-  bool fp16 = false;
-  bool fp32_accumulation = false;
-  bool fp16_arithmetic = false;  // see shaders::NodeContext
-  bool linear_grid = false;      // shaders::LinearGridFor where it fits
-  bool dont_unroll = false;      // shaders::ShaderCode::dont_unroll (software GPUs)
-  bool fusion = true;
-  bool share_programs = false;   // GpuDelegateOptions::share_programs (applied by the delegate)
-  MemoryOptions memory;
-  int fault_node = -1;  // tests only: GpuDelegateOptions::fault_node
-};
 
 absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partition& partition,
                                                const CompileOptions& options);

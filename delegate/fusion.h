@@ -1,14 +1,13 @@
-// The graph transforms that run before code generation, each a small pass
-// over a partition: they decide which nodes share a shader (a FusionPlan);
-// code generation then follows the plan. With fusion off, every node is a
-// group of its own.
+// GPU fusion planning: which nodes of a partition share one shader (a
+// FusionPlan), after the graph passes (passes/) have run. Code generation
+// then follows the plan. With fusion off, every node is a group of its own.
+// Each kind of fusion is a file of delegate/fusion/.
 #pragma once
 
 #include <map>
-#include <set>
 #include <vector>
 
-#include "model/graph.h"
+#include "passes/subgraph.h"
 #include "shaders/generator.h"
 
 namespace mgd {
@@ -35,25 +34,13 @@ struct FusionPlan {
   std::map<int, int> aliases;                // tensor -> tensor whose buffer it shares (removed no-ops)
 };
 
-struct PartitionView {
-  const Graph* graph = nullptr;
-  std::vector<int> nodes;                    // execution order
-  std::set<int> escaping;                    // tensors read outside the partition (or graph outputs)
-};
-
 constexpr int kMaxFusedBindings = 8;
 
-// Passes (each also used alone by the tests):
-// A RESHAPE/SQUEEZE/EXPAND_DIMS whose PHWC4 layout is unchanged, a PAD of
-// zeros, a one-input CONCATENATION, a full SLICE and a same-size RESIZE become
-// aliases of their input and leave the node list.
-void RemoveNoOps(PartitionView& view, FusionPlan& plan);
-// A constant per-channel or scalar MUL/ADD after a CONV_2D/DEPTHWISE_CONV_2D
-// without activation is folded into its weights and bias (`graph` is the
-// compiler's own copy, changed in place).
-void FoldMulAddIntoConvolutions(Graph& graph, PartitionView& view);
-// Groups: spatial PADs into the following convolution or pool, elementwise
-// chains into their producer, channel PADs into the producer's write.
-FusionPlan PlanFusion(const PartitionView& view, bool fusion, FusionPlan plan = {});
+// Groups, in the subgraph's node order: elementwise chains into their
+// producer (fusion/elementwise_tails.cc), channel PADs into the producer's
+// write (fusion/channel_pad.cc), spatial PADs into the following
+// convolution or pool (fusion/spatial_pad.cc). The plan's aliases are the
+// subgraph's.
+FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion);
 
 }  // namespace mgd

@@ -151,7 +151,7 @@ NodeSupport GpuNodeSupport(const Graph& graph, int node_index) {
     const Tensor& tensor = graph.tensors[static_cast<size_t>(t)];
     if (!tensor.is_constant && tensor.type != DataType::kFloat32) return {false, "non-float activations stay on the CPU"};
   }
-  shaders::NodeContext ctx{&graph, node_index, &node, false, false, false, {}};
+  shaders::NodeContext ctx{&graph, node_index, &node, {}, {}};
   ctx.support_only = true;
   auto shader = shaders::GenerateShader(ctx);
   if (!shader.ok()) return {false, Message(shader.status())};
@@ -162,13 +162,8 @@ NodeSupport GpuNodeSupport(const Graph& graph, int node_index) {
 // and mgd: the partition and the compile options. It keys the entries of an
 // offline compiled model, whose file holds the model and names the device.
 std::string PartitionKeyText(const Partition& partition, const CompileOptions& c) {
-  return fmt::format(
-      "fp16 {} acc32 {} arith16 {} fusion {} shared {} linear {} unroll {} fault {}\nmemory {} {} {} {}\n"
-      "nodes {}\ninputs {}\noutputs {}\n",
-      c.fp16, c.fp32_accumulation, c.fp16_arithmetic, c.fusion, c.share_programs, c.linear_grid, c.dont_unroll, c.fault_node,
-      memory::StrategyName(c.memory.strategy), c.memory.problem ? memory::ProblemName(*c.memory.problem) : "any",
-      c.memory.alignment, c.memory.max_object_bytes, fmt::join(partition.nodes, ","), fmt::join(partition.inputs, ","),
-      fmt::join(partition.outputs, ","));
+  return fmt::format("{}nodes {}\ninputs {}\noutputs {}\n", CompileOptionsText(c), fmt::join(partition.nodes, ","),
+                     fmt::join(partition.inputs, ","), fmt::join(partition.outputs, ","));
 }
 
 // Where each constant goes: the constants share a few device buffers, each
@@ -300,7 +295,7 @@ std::vector<std::string> GpuDelegate::ConstantHashes(const Graph& graph, const P
 CompiledTarget GpuDelegate::Target() const {
   const gpu::GpuInfo& info = device_->info();
   return {gpu::ApiName(info.api), info.vendor,       info.device_name, info.driver_version,
-          info.api_version,       info.clamped_limits, options_.fp16,  BuildId()};
+          info.api_version,       info.clamped_limits, options_.precision.half_storage(), BuildId()};
 }
 
 absl::StatusOr<CompiledModel> GpuDelegate::LoadPrecompiled(const std::string& metadata, const Partition& partition,
@@ -385,8 +380,8 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     ~Count() { ++n; }
   } count{prepares_};
   CompileOptions compile;
-  compile.fp16 = options_.fp16;
-  compile.fp32_accumulation = options_.fp32_accumulation || WantsFp32Accumulation(graph);
+  compile.precision = options_.precision;
+  if (WantsFp32Accumulation(graph)) compile.precision.accumulation = ArithmeticType::kFloat32;
   compile.fusion = options_.fusion && !options_.keep_tensors;
   compile.fault_node = options_.fault_node;
   compile.share_programs = options_.share_programs;
@@ -394,7 +389,9 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   // slower) nor on GLES, where NVIDIA's ES driver computes mediump in true
   // fp16 and hand_landmark's world landmarks then miss the fp16 bound
   // (relative RMS 4.2e-2 > 1e-2; docs/numerics.md).
-  compile.fp16_arithmetic = options_.fp16 && !device_->info().is_software() && options_.api == gpu::Api::kVulkan;
+  if (device_->info().is_software() || options_.api != gpu::Api::kVulkan) {
+    compile.precision.arithmetic = ArithmeticType::kFloat32;
+  }
   compile.dont_unroll = device_->info().is_software();
   compile.memory.strategy = options_.keep_tensors ? memory::Strategy::kNaive : options_.memory_strategy;
   compile.memory.problem = options_.keep_tensors ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
@@ -682,7 +679,7 @@ absl::StatusOr<std::map<int, std::vector<float>>> GpuDelegate::ReadActivations()
     for (const KeptTensor& t : kept.tensors) {
       const size_t texels = static_cast<size_t>(t.shape.batch) * t.shape.slices() * t.shape.height * t.shape.width;
       std::vector<float> bhwc(static_cast<size_t>(t.shape.elements()));
-      if (options_.fp16) {
+      if (options_.precision.half_storage()) {
         std::vector<uint16_t> phwc4(texels * 4);
         if (absl::Status s = device_->Download(*t.place.buffer, phwc4.data(), phwc4.size() * 2, t.place.offset); !s.ok()) return s;
         layout::Phwc4HalfToBhwc(phwc4.data(), t.shape, bhwc.data());

@@ -16,6 +16,7 @@
 #include "delegate/compiled_file.h"
 #include "delegate/compiled_model.h"
 #include "memory/strategy.h"
+#include "shaders/precision.h"
 #include "tuning/workgroups.h"
 #include "interpreter/delegate.h"
 #include "interpreter/interpreter.h"
@@ -29,11 +30,12 @@ struct GpuDelegateOptions {
   std::string device;          // selector (index or name); empty: MGD_DEVICE or the best
   bool validation = false;     // Vulkan validation layer
   bool clamp_limits = false;   // GLES 3.1 minimum limits
-  // fp16 storage and mediump arithmetic (TFLite's "precision loss allowed");
-  // accumulations stay fp32 when `fp32_accumulation` is set or the model's
-  // reduced_precision_support metadata asks for it.
-  bool fp16 = false;
-  bool fp32_accumulation = false;
+  // Storage, arithmetic and sums. Precision::Fp16() is TFLite's "precision
+  // loss allowed"; the delegate computes in fp32 where fp16 arithmetic does
+  // not pay or would miss the fp16 bound (software GPUs, GLES), and keeps
+  // sums in fp32 where the model's reduced_precision_support metadata asks
+  // for it.
+  Precision precision;
   bool fusion = true;          // graph transforms that merge nodes (--no-fusion: off)
   // Dispatches that differ only in sizes and small constants share one
   // program and read those as parameters (--share-programs;

@@ -16,6 +16,7 @@
 #include "layout/phwc4.h"
 #include "model/graph.h"
 #include "shaders/dialect.h"
+#include "shaders/precision.h"
 
 namespace mgd::shaders {
 
@@ -33,11 +34,9 @@ struct NodeContext {
   const Graph* graph = nullptr;
   int node_index = -1;
   const Node* node = nullptr;
-  bool fp16 = false;               // fp16 storage
-  bool fp32_accumulation = false;  // sums in highp even when fp16
-  // With fp16: mediump arithmetic too. Off on software GPUs, where
-  // RelaxedPrecision turns into emulated half floats, 100x slower.
-  bool fp16_arithmetic = false;
+  // fp16 arithmetic is off on software GPUs, where RelaxedPrecision turns
+  // into emulated half floats, 100x slower (the delegate decides).
+  Precision precision;
   // A PAD fused into this node's reads; `node` is then a copy whose input 0
   // is the PAD's input.
   FusedPad pad;

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "model/constants.h"
 #include "shaders/generator.h"
 
 namespace mgd::shaders {
@@ -16,10 +17,6 @@ void AddTransformGenerators(std::map<OpKind, Generator>& g);
 // MediaPipe's MaxPoolingWithArgmax2D and MaxUnpooling2D.
 absl::StatusOr<GeneratedShader> CustomPoolGenerator(const NodeContext& ctx);
 
-// Float32 contents of a constant tensor.
-std::vector<float> ConstantFloats(const Tensor& t);
-// Int contents (int32 or int64) of a constant tensor.
-std::vector<int64_t> ConstantInts(const Tensor& t);
 // The node's BHWC input/output shapes, or Unimplemented for other ranks.
 absl::StatusOr<layout::Bhwc> InputBhwc(const NodeContext& ctx, size_t i);
 absl::StatusOr<layout::Bhwc> OutputBhwc(const NodeContext& ctx, size_t i);

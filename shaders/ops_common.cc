@@ -8,29 +8,6 @@
 
 namespace mgd::shaders {
 
-std::vector<float> ConstantFloats(const Tensor& t) {
-  std::vector<float> v(static_cast<size_t>(NumElements(t.shape)));
-  if (t.data.size() >= v.size() * 4) std::memcpy(v.data(), t.data.data(), v.size() * 4);
-  return v;
-}
-
-std::vector<int64_t> ConstantInts(const Tensor& t) {
-  const size_t n = static_cast<size_t>(NumElements(t.shape));
-  std::vector<int64_t> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (t.type == DataType::kInt64 && t.data.size() >= 8 * n) {
-      int64_t x;
-      std::memcpy(&x, t.data.data() + 8 * i, 8);
-      v[i] = x;
-    } else if (t.data.size() >= 4 * n) {
-      int32_t x;
-      std::memcpy(&x, t.data.data() + 4 * i, 4);
-      v[i] = x;
-    }
-  }
-  return v;
-}
-
 absl::StatusOr<layout::Bhwc> InputBhwc(const NodeContext& ctx, size_t i) { return ToBhwc(ctx.input(i).shape); }
 absl::StatusOr<layout::Bhwc> OutputBhwc(const NodeContext& ctx, size_t i) { return ToBhwc(ctx.output(i).shape); }
 
@@ -59,8 +36,8 @@ GeneratedShader StartShader(const NodeContext& ctx, const layout::Bhwc& out, std
     g.code.buffers.push_back({fmt::format("in{}", i), "", BufferAccess::kRead, true});
   }
   g.code.buffers.push_back({"out0", "", BufferAccess::kWrite, true});
-  g.code.half_storage = ctx.fp16;
-  g.code.mediump = ctx.fp16 && ctx.fp16_arithmetic;
+  g.code.half_storage = ctx.precision.half_storage();
+  g.code.mediump = ctx.precision.half_arithmetic();
   g.activation_inputs = std::move(activation_inputs);
   g.groups = GridFor(out, kWorkgroup);
   g.output = out;
@@ -171,7 +148,7 @@ std::string MaskPadding(int channels, const std::string& v) {
                      live == 1 ? v + ".x, 0.0, 0.0, 0.0" : live == 2 ? v + ".xy, 0.0, 0.0" : v + ".xyz, 0.0");
 }
 
-std::string AccumulatorPrecision(const NodeContext& ctx) { return ctx.fp16 && ctx.fp32_accumulation ? "highp " : ""; }
+std::string AccumulatorPrecision(const NodeContext& ctx) { return ctx.precision.full_sums() ? "highp " : ""; }
 
 }  // namespace glsl
 

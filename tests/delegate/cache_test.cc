@@ -36,7 +36,7 @@ class CacheTest : public testing::DelegateTest {
   Result RunCachedGraph(const Graph& graph, const std::string& model, bool fp16 = false, bool fusion = true) const {
     GpuDelegateOptions options;
     options.api = GetParam().api;
-    options.fp16 = fp16;
+    options.precision = Precision::Of(fp16);
     options.fusion = fusion;
     options.validation = true;
     options.cache_dir = dir_;

@@ -31,7 +31,7 @@ std::unique_ptr<GpuDelegate> Delegate(gpu::Api api, bool fp16, bool recompile = 
   GpuDelegateOptions options;
   options.fusion = fusion;
   options.api = api;
-  options.fp16 = fp16;
+  options.precision = Precision::Of(fp16);
   options.validation = true;
   options.recompile = recompile;
   options.collect_compiled = collect;

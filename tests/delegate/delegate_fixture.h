@@ -66,7 +66,7 @@ class DelegateTest : public ::testing::TestWithParam<Backend> {
   std::unique_ptr<GpuDelegate> MakeDelegate(bool fusion, bool share_programs = false) {
     GpuDelegateOptions options;
     options.api = GetParam().api;
-    options.fp16 = GetParam().fp16;
+    options.precision = Precision::Of(GetParam().fp16);
     options.fusion = fusion;
     options.share_programs = share_programs;
     options.validation = true;

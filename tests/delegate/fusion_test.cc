@@ -1,6 +1,6 @@
-// The graph transforms: each pass on its own (what it groups, aliases or
-// folds), then fused against unfused on the GPU: the same results within the
-// bounds, with fewer dispatches.
+// GPU fusion planning: what each kind of fusion groups, then fused against
+// unfused on the GPU: the same results within the bounds, with fewer
+// dispatches. The graph passes have their tests in tests/passes/.
 #include "delegate/fusion.h"
 #include "tests/delegate/delegate_fixture.h"
 #include "tests/graph_builder.h"
@@ -11,8 +11,8 @@ namespace {
 using testing::GraphBuilder;
 using testing::Uniform;
 
-PartitionView WholeGraph(const Graph& g) {
-  PartitionView view{&g, {}, {g.outputs.begin(), g.outputs.end()}};
+Subgraph WholeGraph(Graph& g) {
+  Subgraph view{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}};
   for (size_t n = 0; n < g.nodes.size(); ++n) view.nodes.push_back(static_cast<int>(n));
   return view;
 }
@@ -105,8 +105,8 @@ Graph FoldableConstants() {
   return b.Build();
 }
 
-TEST(FusionPasses, ElementwiseChainsBecomeTailsOfTheirProducer) {
-  const Graph g = ElementwiseChain();
+TEST(FusionPlan, ElementwiseChainsBecomeTailsOfTheirProducer) {
+  Graph g = ElementwiseChain();
   const FusionPlan plan = PlanFusion(WholeGraph(g), true);
   ASSERT_EQ(plan.groups.size(), 1u);
   EXPECT_EQ(plan.groups[0].head, 0);
@@ -115,7 +115,7 @@ TEST(FusionPasses, ElementwiseChainsBecomeTailsOfTheirProducer) {
   EXPECT_EQ(PlanFusion(WholeGraph(g), false).groups.size(), 4u);
 }
 
-TEST(FusionPasses, ATensorWithTwoConsumersIsNotFused) {
+TEST(FusionPlan, ATensorWithTwoConsumersIsNotFused) {
   GraphBuilder b;
   const int x = b.Input({1, 4, 4, 4});
   const int r = b.Tensor({1, 4, 4, 4}), y1 = b.Tensor({1, 4, 4, 4}), y2 = b.Tensor({1, 4, 4, 4});
@@ -124,13 +124,13 @@ TEST(FusionPasses, ATensorWithTwoConsumersIsNotFused) {
   b.Op(OpKind::kLogistic, {}, {r}, {y2});
   b.Output(y1);
   b.Output(y2);
-  const Graph g = b.Build();
+  Graph g = b.Build();
   EXPECT_EQ(PlanFusion(WholeGraph(g), true).groups.size(), 3u);
 }
 
-TEST(FusionPasses, SpatialPadsAreReadThroughAndChannelPadsWritten) {
+TEST(FusionPlan, SpatialPadsAreReadThroughAndChannelPadsWritten) {
   for (OpKind op : {OpKind::kConv2d, OpKind::kMaxPool2d, OpKind::kAveragePool2d}) {
-    const Graph g = PadsIntoWindows(op);
+    Graph g = PadsIntoWindows(op);
     const FusionPlan plan = PlanFusion(WholeGraph(g), true);
     ASSERT_EQ(plan.groups.size(), 1u) << OpName(op);
     EXPECT_EQ(plan.groups[0].input_pad, 0);
@@ -140,15 +140,15 @@ TEST(FusionPasses, SpatialPadsAreReadThroughAndChannelPadsWritten) {
     EXPECT_EQ(plan.groups[0].pad.left, 2);
     EXPECT_EQ(plan.groups[0].pad.right, 1);
   }
-  const Graph g = ChannelPad();
+  Graph g = ChannelPad();
   const FusionPlan plan = PlanFusion(WholeGraph(g), true);
   ASSERT_EQ(plan.groups.size(), 2u);
   EXPECT_EQ(plan.groups[0].output_pad, 1);
   EXPECT_EQ(plan.groups[1].head, 2);
 }
 
-TEST(FusionPasses, AChannelPadOperandIsReadThrough) {
-  const Graph g = ResidualWithChannelPad();
+TEST(FusionPlan, AChannelPadOperandIsReadThrough) {
+  Graph g = ResidualWithChannelPad();
   const FusionPlan plan = PlanFusion(WholeGraph(g), true);
   ASSERT_EQ(plan.groups.size(), 2u);
   EXPECT_EQ(plan.groups[0].head, 0);
@@ -156,29 +156,6 @@ TEST(FusionPasses, AChannelPadOperandIsReadThrough) {
   EXPECT_EQ(plan.groups[0].operand_pads.at(2), std::make_pair(1, 1));
   EXPECT_EQ(plan.groups[1].head, -1);  // the PAD's own dispatch is gone
   EXPECT_EQ(plan.groups[0].nodes(), (std::vector<int>{0, 1, 2, 3}));
-}
-
-TEST(FusionPasses, ConstantMulAndAddFoldIntoTheConvolutionAndNoOpsLeave) {
-  Graph g = FoldableConstants();
-  const std::vector<float> weights_before = [&] {
-    const Tensor& w = g.tensors[static_cast<size_t>(g.nodes[0].inputs[1])];
-    std::vector<float> v(static_cast<size_t>(NumElements(w.shape)));
-    std::memcpy(v.data(), w.data.data(), v.size() * 4);
-    return v;
-  }();
-  PartitionView view = WholeGraph(g);
-  FoldMulAddIntoConvolutions(g, view);
-  EXPECT_EQ(view.nodes, (std::vector<int>{0, 3}));
-  const Node& conv = g.nodes[0];
-  EXPECT_EQ(std::get<Conv2dAttributes>(conv.attributes).activation, Activation::kRelu);
-  const Tensor& w = g.tensors[static_cast<size_t>(conv.inputs[1])];
-  float first;
-  std::memcpy(&first, w.data.data(), 4);
-  EXPECT_EQ(first, weights_before[0] * 0.5f);  // output channel 0 scaled by 0.5
-  FusionPlan plan;
-  RemoveNoOps(view, plan);
-  EXPECT_EQ(view.nodes, (std::vector<int>{0}));
-  EXPECT_EQ(plan.aliases.at(g.outputs[0]), conv.outputs[0]);
 }
 
 // Fused and unfused on the GPU.

@@ -37,7 +37,7 @@ std::vector<CompiledModel> Compile(const std::string& model, const MemoryOptions
   EXPECT_TRUE(graph.ok()) << graph.status();
   if (!graph.ok()) return {};
   CompileOptions options;
-  options.fp16 = fp16;
+  options.precision = Precision::Of(fp16);
   options.memory = memory;
   CompileOnlyDelegate delegate(options);
   InterpreterOptions interpreter_options;
@@ -141,7 +141,7 @@ TEST_P(MemoryPlanGpuTest, OutputsAreIdenticalWithEveryStrategy) {
       SCOPED_TRACE(Describe(memory));
       GpuDelegateOptions options;
       options.api = GetParam().api;
-      options.fp16 = GetParam().fp16;
+      options.precision = Precision::Of(GetParam().fp16);
       options.validation = true;
       options.memory_strategy = memory.strategy;
       options.memory_problem = memory.problem;

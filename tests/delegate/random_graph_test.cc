@@ -7,7 +7,7 @@
 //   MGD_RANDOM_GRAPH_SEED=S   only the graph of seed S (to reproduce a failure)
 //
 // Each graph runs once per backend, in one of four variants taken in turn by
-// seed: fp32 or GpuDelegateOptions.fp16, fusion on or off.
+// seed: fp32 or GpuDelegateOptions.precision fp16, fusion on or off.
 // A failing graph is written to $TEST_UNDECLARED_OUTPUTS_DIR (else
 // ./random_graph_failures)/<backend>/seed_<S>/: model.tflite, input_<k>.npy,
 // expected_<k>.npy (CPU), actual_<precision>_<k>.npy (GPU), failure.txt.
@@ -979,7 +979,7 @@ class RandomGraphTest : public ::testing::TestWithParam<gpu::Api> {
         GpuDelegateOptions options;
         options.api = GetParam();
         options.validation = true;
-        options.fp16 = fp16;
+        options.precision = Precision::Of(fp16);
         options.fusion = fusion;
         auto delegate = GpuDelegate::Create(options);
         ASSERT_TRUE(delegate.ok()) << delegate.status();

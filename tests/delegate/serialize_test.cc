@@ -30,7 +30,7 @@ std::vector<CompiledModel> Compile(const std::string& model, bool fp16) {
   auto graph = ReadModelFile(testing::DataPath("models/" + model + ".tflite"));
   EXPECT_TRUE(graph.ok()) << graph.status();
   CompileOptions options;
-  options.fp16 = fp16;
+  options.precision = Precision::Of(fp16);
   CompileOnlyDelegate delegate(options);
   InterpreterOptions interpreter_options;
   interpreter_options.delegates.push_back(&delegate);

@@ -36,7 +36,7 @@ Graph SmallModel() {
 std::unique_ptr<GpuDelegate> Make(const testing::Backend& backend, std::optional<tuning::Table> table, bool tuning) {
   GpuDelegateOptions options;
   options.api = backend.api;
-  options.fp16 = backend.fp16;
+  options.precision = Precision::Of(backend.fp16);
   options.validation = true;
   options.tuning = tuning;
   options.workgroups = std::move(table);

@@ -99,7 +99,7 @@ absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
     if (level >= LogLevel::kWarning) std::fprintf(stderr, "mgd: warning: %s\n", message.c_str());
     else if (debug) std::fprintf(stderr, "mgd: debug: %s\n", message.c_str());
   };
-  options.fp16 = run.precision == "fp16";
+  options.precision = Precision::Of(run.precision == "fp16");
   options.fusion = !run.no_fusion;
   options.share_programs = run.share_programs;
   options.cache_dir = run.cache_dir;

@@ -61,7 +61,7 @@ absl::Status Plan(const PlanOptions& options) {
   MGD_ASSIGN_OR_RETURN(Target target, ChooseTarget(options.backend));
   MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
   CompileOptions compile;
-  compile.fp16 = options.precision == "fp16";
+  compile.precision.storage = options.precision == "fp16" ? StorageType::kFloat16 : StorageType::kFloat32;
   compile.fusion = !options.no_fusion;
   compile.memory.alignment = target.limits.storage_buffer_offset_alignment;
   compile.memory.max_object_bytes = target.limits.max_storage_buffer_bytes;

@@ -1,0 +1,28 @@
+// What, besides the partition, shapes a compiled partition: the options of
+// one compile. The compilation cache and offline compiled models key their
+// entries by CompileOptionsText, which names every field (a field it left
+// out would give stale cache hits: adding one fails to compile there until
+// it is keyed).
+#pragma once
+
+#include <string>
+
+#include "delegate/memory_plan.h"
+#include "shaders/precision.h"
+
+namespace mgd {
+
+struct CompileOptions {
+  Precision precision;            // see shaders::NodeContext
+  bool linear_grid = false;       // shaders::LinearGridFor where it fits
+  bool dont_unroll = false;       // shaders::ShaderCode::dont_unroll (software GPUs)
+  bool fusion = true;
+  bool share_programs = false;    // GpuDelegateOptions::share_programs (applied by the delegate)
+  MemoryOptions memory;
+  int fault_node = -1;            // tests only: GpuDelegateOptions::fault_node
+};
+
+// Every field of `options`, as text.
+std::string CompileOptionsText(const CompileOptions& options);
+
+}  // namespace mgd

@@ -1,0 +1,27 @@
+// A PAD of channels only, at their end, after a group: the group's shader
+// writes the padded tensor (zeros in the new channels).
+#include "delegate/fusion/planner.h"
+#include "model/constants.h"
+
+namespace mgd::fusion {
+
+bool FuseChannelPadIntoWrite(Planner& p, int n) {
+  const Node& node = p.node(n);
+  const std::vector<int64_t> margins = PadMargins(p.graph(), node);
+  if (margins.size() < 2) return false;
+  bool channels_after_only = margins[margins.size() - 2] == 0;
+  for (size_t k = 0; k + 2 < margins.size(); ++k) channels_after_only &= margins[k] == 0;
+  const int t = node.inputs[0];
+  auto it = p.group_of.find(t);
+  if (!channels_after_only || it == p.group_of.end() || p.IsAlias(t)) return false;
+  FusedGroup& group = p.plan.groups[static_cast<size_t>(it->second)];
+  if (group.output != t || group.output_pad >= 0 || !p.SingleUse(t) || p.node(group.head).outputs.size() != 1) {
+    return false;
+  }
+  group.output_pad = n;
+  group.output = node.outputs[0];
+  p.group_of[node.outputs[0]] = it->second;
+  return true;
+}
+
+}  // namespace mgd::fusion

@@ -1,0 +1,79 @@
+// An elementwise node on a group's output becomes a tail of that group: it
+// updates the group's value before the store. An operand of it that a lone
+// channel PAD made is read through the PAD (blazeface's residual branch).
+#include <algorithm>
+
+#include "delegate/fusion/planner.h"
+#include "model/constants.h"
+
+namespace mgd::fusion {
+
+bool FuseElementwiseTail(Planner& p, int n) {
+  const Node& node = p.node(n);
+  if (!shaders::IsElementwise(node.op)) return false;
+  FusionPlan& plan = p.plan;
+  auto& group_of = p.group_of;
+  // Into the producer of which input: a lone PAD's group last, so that the
+  // PAD can rather be read through from another producer's group.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < node.inputs.size(); ++i) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    auto is_pad = [&](size_t i) {
+      auto it = group_of.find(node.inputs[i]);
+      return it != group_of.end() && p.node(plan.groups[static_cast<size_t>(it->second)].head).op == OpKind::kPad;
+    };
+    return !is_pad(a) && is_pad(b);
+  });
+  for (size_t i : order) {
+    const int t = node.inputs[i];
+    if (t == kNoTensor || p.tensor(t).is_constant || p.IsAlias(t)) continue;
+    auto it = group_of.find(t);
+    if (it == group_of.end()) continue;
+    FusedGroup& group = plan.groups[static_cast<size_t>(it->second)];
+    if (group.output != t || group.output_pad >= 0 || !p.SingleUse(t)) continue;
+    // Within the 8 storage buffers per shader every device offers (GLES 3.1
+    // as phones report it; docs/design.md).
+    if (p.BindingsOf(group) + static_cast<int>(node.inputs.size()) - 1 > kMaxFusedBindings) continue;
+    if (p.node(group.head).outputs.size() != 1) continue;
+    if (!Planner::SameLayout(p.tensor(node.outputs[0]).shape, p.tensor(t).shape)) continue;
+    // The other operands must exist before the group runs; one made by a
+    // lone channel PAD of something that does is read through it.
+    bool ready = true;
+    int absorbed = -1;
+    std::pair<int, int> operand_pad;
+    for (size_t j = 0; j < node.inputs.size(); ++j) {
+      if (j == i) continue;
+      const int other = p.Resolve(node.inputs[j]);
+      if (other == t) ready = false;
+      auto producer = group_of.find(other);
+      if (producer == group_of.end() || producer->second < it->second) continue;
+      const FusedGroup& made_by = plan.groups[static_cast<size_t>(producer->second)];
+      const Node& pad = p.node(made_by.head);
+      const std::vector<int64_t> m = PadMargins(p.graph(), pad);
+      const bool lone_pad = made_by.tails.empty() && made_by.input_pad < 0 && made_by.output_pad < 0 &&
+                            p.SingleUse(other) && m.size() >= 2 && m[m.size() - 2] == 0 &&
+                            std::all_of(m.begin(), m.end() - 2, [](int64_t v) { return v == 0; });
+      auto source = lone_pad ? group_of.find(pad.inputs[0]) : group_of.end();
+      if (lone_pad && absorbed < 0 && !p.IsAlias(pad.inputs[0]) &&
+          (source == group_of.end() || source->second < it->second)) {
+        absorbed = producer->second;
+        operand_pad = {static_cast<int>(j), made_by.head};
+        continue;
+      }
+      ready = false;
+    }
+    if (!ready) continue;
+    if (absorbed >= 0) {
+      group_of.erase(p.node(operand_pad.second).outputs[0]);
+      plan.groups[static_cast<size_t>(absorbed)].head = -1;
+      group.operand_pads[n] = operand_pad;
+    }
+    group.tails.push_back({n, static_cast<int>(i)});
+    group.output = node.outputs[0];
+    group_of[node.outputs[0]] = it->second;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace mgd::fusion

@@ -1,0 +1,72 @@
+#include "delegate/fusion/planner.h"
+
+namespace mgd {
+namespace fusion {
+
+Planner::Planner(const Subgraph& subgraph) : subgraph_(subgraph) {
+  plan.aliases = subgraph.aliases;
+  for (int n : subgraph.nodes) {
+    for (int t : subgraph.node(n).inputs) {
+      if (t != kNoTensor) ++consumers_[Resolve(t)];
+    }
+  }
+  for (int t : subgraph.escaping) escaping_.insert(Resolve(t));
+}
+
+bool Planner::SingleUse(int t) const {
+  auto it = consumers_.find(t);
+  return it != consumers_.end() && it->second == 1 && !escaping_.count(t);
+}
+
+bool Planner::SameLayout(const Shape& a, const Shape& b) {
+  auto x = shaders::ToBhwc(a);
+  auto y = shaders::ToBhwc(b);
+  return x.ok() && y.ok() && *x == *y;
+}
+
+// The head's non-constant inputs, its outputs, one weights buffer, and the
+// tails' other operands.
+int Planner::BindingsOf(const FusedGroup& group) const {
+  auto activations = [&](const Node& node) {
+    int n = 0;
+    for (int t : node.inputs) n += t != kNoTensor && !tensor(t).is_constant;
+    return n;
+  };
+  const Node& head = node(group.head);
+  int bindings = activations(head) + static_cast<int>(head.outputs.size()) + 1;
+  for (const auto& [tail, position] : group.tails) bindings += activations(node(tail)) - 1;
+  return bindings;
+}
+
+}  // namespace fusion
+
+std::vector<int> FusedGroup::nodes() const {
+  std::vector<int> all;
+  if (input_pad >= 0) all.push_back(input_pad);
+  all.push_back(head);
+  for (const auto& [node, position] : tails) {
+    if (auto it = operand_pads.find(node); it != operand_pads.end()) all.push_back(it->second.second);
+    all.push_back(node);
+  }
+  if (output_pad >= 0) all.push_back(output_pad);
+  return all;
+}
+
+FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion) {
+  fusion::Planner planner(subgraph);
+  for (int n : subgraph.nodes) {
+    if (fusion && (fusion::FuseElementwiseTail(planner, n) || fusion::FuseChannelPadIntoWrite(planner, n) ||
+                   fusion::FuseSpatialPadIntoRead(planner, n))) {
+      continue;
+    }
+    const Node& node = subgraph.node(n);
+    FusedGroup group;
+    group.head = n;
+    group.output = node.outputs[0];
+    planner.plan.groups.push_back(group);
+    for (int out : node.outputs) planner.group_of[out] = static_cast<int>(planner.plan.groups.size()) - 1;
+  }
+  return std::move(planner.plan);
+}
+
+}  // namespace mgd

@@ -1,0 +1,98 @@
+#include "passes/fold_mul_add.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace mgd {
+namespace {
+
+bool IsConvolution(OpKind op) { return op == OpKind::kConv2d || op == OpKind::kDepthwiseConv2d; }
+
+Activation& ActivationOf(Node& conv) {
+  return conv.op == OpKind::kConv2d ? std::get<Conv2dAttributes>(conv.attributes).activation
+                                    : std::get<DepthwiseConv2dAttributes>(conv.attributes).activation;
+}
+
+std::vector<float> Floats(const Tensor& t, size_t n) {
+  std::vector<float> values(n);
+  std::memcpy(values.data(), t.data.data(), n * 4);
+  return values;
+}
+
+int AddConstant(Graph& graph, const Shape& shape, const std::vector<float>& data, const std::string& name) {
+  Tensor t;
+  t.name = name;
+  t.shape = shape;
+  t.type = DataType::kFloat32;
+  t.is_constant = true;
+  t.data.resize(data.size() * 4);
+  std::memcpy(t.data.data(), data.data(), t.data.size());
+  graph.tensors.push_back(std::move(t));
+  return static_cast<int>(graph.tensors.size()) - 1;
+}
+
+}  // namespace
+
+void FoldMulAddIntoConvolutions(Subgraph& subgraph) {
+  Graph& graph = *subgraph.graph;
+  auto tensor = [&](int t) -> const Tensor& { return graph.tensors[static_cast<size_t>(t)]; };
+  std::map<int, int> consumers;
+  for (int n : subgraph.nodes) {
+    for (int t : graph.nodes[static_cast<size_t>(n)].inputs) {
+      if (t != kNoTensor) ++consumers[t];
+    }
+  }
+  std::map<int, int> producer;  // tensor -> node
+  for (int n : subgraph.nodes) producer[graph.nodes[static_cast<size_t>(n)].outputs[0]] = n;
+  std::set<int> removed;
+  for (int n : subgraph.nodes) {
+    Node& m = graph.nodes[static_cast<size_t>(n)];
+    if ((m.op != OpKind::kMul && m.op != OpKind::kAdd) || m.inputs.size() != 2) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int t = m.inputs[static_cast<size_t>(side)];
+      const Tensor& k = tensor(m.inputs[static_cast<size_t>(1 - side)]);
+      auto it = producer.find(t);
+      if (it == producer.end() || removed.count(it->second) || !k.is_constant || k.type != DataType::kFloat32) continue;
+      Node& conv = graph.nodes[static_cast<size_t>(it->second)];
+      if (!IsConvolution(conv.op) || consumers.at(t) != 1 || subgraph.escaping.count(t)) continue;
+      if (tensor(m.outputs[0]).shape != tensor(t).shape) continue;
+      if (ActivationOf(conv) != Activation::kNone) continue;
+      const Tensor& w = tensor(conv.inputs[1]);
+      const int channels = tensor(t).shape.back();
+      const int64_t kn = NumElements(k.shape);
+      if (!w.is_constant || w.type != DataType::kFloat32 || (kn != 1 && (kn != channels || k.shape.back() != channels))) continue;
+      const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != kNoTensor;
+      if (has_bias && !tensor(conv.inputs[2]).is_constant) continue;
+      const std::vector<float> values = Floats(k, static_cast<size_t>(kn));
+      std::vector<float> factor(static_cast<size_t>(channels));
+      for (int c = 0; c < channels; ++c) factor[static_cast<size_t>(c)] = values[kn == 1 ? 0 : static_cast<size_t>(c)];
+      std::vector<float> bias = has_bias ? Floats(tensor(conv.inputs[2]), static_cast<size_t>(channels))
+                                         : std::vector<float>(static_cast<size_t>(channels), 0.0f);
+      if (m.op == OpKind::kMul) {
+        std::vector<float> weights = Floats(w, static_cast<size_t>(NumElements(w.shape)));
+        // OHWI: the output channel is the first dimension; depthwise 1HWC: the last.
+        const size_t per_out = weights.size() / static_cast<size_t>(channels);
+        for (size_t i = 0; i < weights.size(); ++i) {
+          weights[i] *= factor[conv.op == OpKind::kConv2d ? i / per_out : i % static_cast<size_t>(channels)];
+        }
+        for (int c = 0; c < channels; ++c) bias[static_cast<size_t>(c)] *= factor[static_cast<size_t>(c)];
+        const Shape shape = w.shape;
+        const std::string name = w.name + "_scaled";
+        conv.inputs[1] = AddConstant(graph, shape, weights, name);
+      } else {
+        for (int c = 0; c < channels; ++c) bias[static_cast<size_t>(c)] += factor[static_cast<size_t>(c)];
+      }
+      const int bias_tensor = AddConstant(graph, {channels}, bias, tensor(t).name + "_bias");
+      if (conv.inputs.size() < 3) conv.inputs.resize(3, kNoTensor);
+      conv.inputs[2] = bias_tensor;
+      ActivationOf(conv) = std::get<ElementwiseAttributes>(m.attributes).activation;
+      conv.outputs[0] = m.outputs[0];
+      producer[m.outputs[0]] = it->second;
+      removed.insert(n);
+      break;
+    }
+  }
+  std::erase_if(subgraph.nodes, [&](int n) { return removed.count(n) > 0; });
+}
+
+}  // namespace mgd
