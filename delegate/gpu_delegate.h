@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/gpu/gpu.h"
+#include "delegate/compile_options.h"
 #include "delegate/compiled_file.h"
 #include "delegate/compiled_model.h"
 #include "memory/strategy.h"
@@ -23,7 +24,6 @@
 
 namespace mgd {
 
-struct CompileOptions;
 
 struct GpuDelegateOptions {
   gpu::Api api = gpu::Api::kVulkan;
@@ -84,6 +84,7 @@ struct GpuDelegateOptions {
 };
 
 class GpuDelegate;
+class GpuKernel;
 
 // mgd's `auto` (the command line's --backend auto, the C API's
 // kMgdGpuApiAuto): the delegate on a hardware GPU before a software one
@@ -182,16 +183,17 @@ class GpuDelegate : public Delegate {
 
  private:
   GpuDelegate(GpuDelegateOptions options, std::unique_ptr<gpu::Device> device);
-  // Builds everything on the device; fills in each program's SPIR-V (Vulkan).
-  absl::StatusOr<std::unique_ptr<DelegateKernel>> Realize(CompiledModel& model);
-  // The compilation cache's key for the partition, and the hashes of the
-  // constants it reads, which make the key a token (cache.h).
-  absl::StatusOr<std::string> CacheKey(const Graph& graph, const Partition& partition, const CompileOptions& compile) const;
-  std::vector<std::string> ConstantHashes(const Graph& graph, const Partition& partition) const;
-  // The partition's entry in the graph's "mgd_compiled" metadata, or why
-  // there is none usable on this device.
-  absl::StatusOr<CompiledModel> LoadPrecompiled(const std::string& metadata, const Partition& partition,
-                                                const std::string& key) const;
+  // A prepare in three parts: find the partition compiled (the model's
+  // compiled entries, the cache: find_compiled.h), else compile it
+  // (compiler.h), then realize it on the device (realize.h).
+  CompileOptions CompileOptionsFor(const Graph& graph) const;
+  struct Found;  // what Find found, and the cache's key and token
+  absl::StatusOr<Found> Find(const Graph& graph, const Partition& partition, const CompileOptions& compile,
+                             const std::string& key);
+  absl::StatusOr<CompiledModel> CompileAfresh(const Graph& graph, const Partition& partition,
+                                              const CompileOptions& compile) const;
+  // Records a prepared partition for the accessors above, once it stands.
+  void Keep(const GpuKernel& kernel, const std::string& key, CompiledModel compiled);
 
   // Says `message` once per delegate and kind (a cache folder, a store).
   void Warn(const std::string& message) const;
@@ -205,7 +207,6 @@ class GpuDelegate : public Delegate {
   bool cache_usable_ = false;
   bool store_warned_ = false;
   size_t last_dispatch_count_ = 0;
-  std::vector<size_t> realized_programs_;  // the last Realize's program of each dispatch
   std::vector<MemoryUse> memory_uses_;
   std::vector<std::vector<DispatchInfo>> dispatch_infos_;
   std::vector<const tuning::Table*> tables_;
@@ -220,9 +221,6 @@ class GpuDelegate : public Delegate {
   void Step(const char* name);
   // Records a cache event (cache_events) and logs it at debug level.
   void Note(std::string event);
-  // Logs at debug level how the programs were built: how many from the
-  // cache's binaries or pipeline cache, and where the time went.
-  void LogProgramBuilds(const std::vector<absl::StatusOr<std::unique_ptr<gpu::Program>>>& built) const;
   // options.keep_tensors: per prepared partition, where each activation is.
   struct KeptTensor {
     int tensor = -1;

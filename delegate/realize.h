@@ -1,0 +1,85 @@
+// Realizing a compiled partition on a device: a prepared partition whose
+// shared part (programs, constants) is built and uploaded once, and whose
+// executions (activation memory, user-side input and output buffers, the
+// recorded dispatches) are what one invoke at a time uses. Several
+// executions of one shared part can exist (NewExecution).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "backends/gpu/gpu.h"
+#include "delegate/compiled_model.h"
+#include "interpreter/delegate.h"
+#include "interpreter/interpreter.h"
+#include "shaders/dialect.h"
+
+namespace mgd {
+
+// What every execution shares: one program per distinct source, and the
+// constants in a few device buffers (packs).
+struct SharedPart {
+  std::vector<std::unique_ptr<gpu::Program>> programs;
+  std::vector<size_t> program_of;  // per dispatch: its program
+  std::vector<std::unique_ptr<gpu::Buffer>> constant_packs;
+  std::vector<gpu::Binding> constant_places;  // per CompiledBuffer: where its constant lies (null buffer: none)
+};
+
+// What one execution uses alone.
+struct Execution {
+  std::vector<std::unique_ptr<gpu::Buffer>> buffers;  // activation memory objects, user-side buffers
+  std::vector<gpu::Binding> places;                    // per CompiledBuffer
+  std::vector<gpu::Buffer*> inputs, outputs;           // BHWC user-side buffers, in partition order
+  std::vector<gpu::Dispatch> dispatches;               // as recorded
+  std::unique_ptr<gpu::Recording> recording;
+  std::unique_ptr<gpu::Recording> timed_recording;     // with GPU timestamps (profile)
+};
+
+struct PreparedPartition {
+  std::shared_ptr<const SharedPart> shared;
+  Execution execution;
+};
+
+// The GLSL dialect of an API.
+shaders::Dialect DialectOf(gpu::Api api);
+
+struct RealizeOptions {
+  gpu::Api api = gpu::Api::kVulkan;
+  bool profile = false;                      // also a timestamped recording
+  Logger logger;                             // how the programs were built (debug)
+  std::function<void(const char*)> step;     // ends a named prepare step
+};
+
+// Builds the programs (filling in the SPIR-V or program binary of each
+// program's first dispatch, for the cache), uploads the constants and makes
+// the first execution.
+absl::StatusOr<PreparedPartition> Realize(gpu::Device& device, CompiledModel& model, const RealizeOptions& options);
+
+// Another execution of a realized partition.
+absl::StatusOr<Execution> NewExecution(gpu::Device& device, const CompiledModel& model, const SharedPart& shared,
+                                       bool profile);
+
+// A prepared partition as the interpreter runs it: uploads the inputs,
+// replays the recording (the timed one while `timed_runs` is set), downloads
+// the outputs.
+class GpuKernel : public DelegateKernel {
+ public:
+  GpuKernel(gpu::Device& device, PreparedPartition prepared, std::shared_ptr<bool> timed_runs)
+      : device_(device), prepared_(std::move(prepared)), timed_runs_(std::move(timed_runs)) {}
+
+  absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) override;
+
+  const PreparedPartition& prepared() const { return prepared_; }
+  // Lets the delegate's records (tuning, kept tensors, profiles) see that
+  // the kernel is gone.
+  std::weak_ptr<bool> alive() const { return alive_; }
+
+ private:
+  gpu::Device& device_;
+  PreparedPartition prepared_;
+  std::shared_ptr<bool> timed_runs_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace mgd
