@@ -20,9 +20,9 @@ std::string MemoryText(const MemoryOptions& m) {
 }  // namespace
 
 std::string CompileOptionsText(const CompileOptions& options) {
-  const auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory, fault_node] = options;
-  return fmt::format("{}\nlinear {} dont_unroll {} fusion {} shared {} fault {}\n{}\n", PrecisionText(precision), linear_grid,
-                     dont_unroll, fusion, share_programs, fault_node, MemoryText(memory));
+  const auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory] = options;
+  return fmt::format("{}\nlinear {} dont_unroll {} fusion {} shared {}\n{}\n", PrecisionText(precision), linear_grid,
+                     dont_unroll, fusion, share_programs, MemoryText(memory));
 }
 
 }  // namespace mgd

@@ -19,7 +19,6 @@ struct CompileOptions {
   bool fusion = true;
   bool share_programs = false;    // GpuDelegateOptions::share_programs (applied by the delegate)
   MemoryOptions memory;
-  int fault_node = -1;            // tests only: GpuDelegateOptions::fault_node
 };
 
 // Every field of `options`, as text.

@@ -242,8 +242,6 @@ class Builder {
       channels = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(node.outputs[0])].shape)->channels;
     }
     body += shaders::glsl::MaskPadding(channels, "value");
-    const std::vector<int> nodes = group.nodes();
-    if (std::find(nodes.begin(), nodes.end(), options_.fault_node) != nodes.end()) body += "  value += vec4(0.5);  // injected fault\n";
     body += "  out0_set(out_index, value);\n";
     if (linear) {
       d.code.workgroup = shaders::kLinearWorkgroup;

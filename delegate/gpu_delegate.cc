@@ -77,6 +77,12 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
   for (const tuning::Table* t : delegate->tables_) tables += t->name + "\n" + tuning::SerializeTable(*t);
   delegate->tables_digest_ = Sha256Hex(tables.data(), tables.size());
   if (!options.cache_dir.empty()) delegate->CheckCacheFolder();
+  for (const PrepareObserver* observer : options.observers) {
+    const PrepareObserver::Needs n = observer->needs();
+    delegate->needs_.pipeline_cache |= n.pipeline_cache;
+    delegate->needs_.timed_recording |= n.timed_recording;
+    delegate->needs_.every_tensor |= n.every_tensor;
+  }
   return delegate;
 }
 
@@ -153,8 +159,7 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph) const {
   CompileOptions compile;
   compile.precision = options_.precision;
   if (WantsFp32Accumulation(graph)) compile.precision.accumulation = ArithmeticType::kFloat32;
-  compile.fusion = options_.fusion && !options_.keep_tensors;
-  compile.fault_node = options_.fault_node;
+  compile.fusion = options_.fusion && !needs_.every_tensor;
   compile.share_programs = options_.share_programs;
   // mediump arithmetic: not on software GPUs (emulated half floats, 100x
   // slower) nor on GLES, where NVIDIA's ES driver computes mediump in true
@@ -164,8 +169,8 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph) const {
     compile.precision.arithmetic = ArithmeticType::kFloat32;
   }
   compile.dont_unroll = device_->info().is_software();
-  compile.memory.strategy = options_.keep_tensors ? memory::Strategy::kNaive : options_.memory_strategy;
-  compile.memory.problem = options_.keep_tensors ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
+  compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;
+  compile.memory.problem = needs_.every_tensor ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
   compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;
   compile.memory.max_object_bytes = device_->info().limits.max_storage_buffer_bytes;
   return compile;
@@ -249,7 +254,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     Step("compile");
   }
   // 3. Realize it on the device.
-  const RealizeOptions realize{options_.api, options_.profile, options_.logger, [this](const char* name) { Step(name); }};
+  const RealizeOptions realize{options_.api, needs_.timed_recording, options_.logger, [this](const char* name) { Step(name); }};
   auto prepared = Realize(*device_, *compiled, realize);
   // The entry was read and realized while the weights were still being
   // hashed (it passed its integrity check first): it stands only if its
@@ -280,7 +285,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
   // and the driver's pipeline cache now holds the pipelines (read only when
   // it is kept: serializing it costs milliseconds).
   const bool store = found.cache && !found.from_file && !reused;
-  if (store || options_.collect_compiled || options_.keep_compiled) compiled->pipeline_cache = device_->PipelineCacheData();
+  if (store || needs_.pipeline_cache) compiled->pipeline_cache = device_->PipelineCacheData();
   if (store) {
     const absl::Status stored = found.cache->Store(found.cache_key, found.token.get(), SerializeCompiledModel(*compiled));
     Note(stored.ok() ? "stored" : "not stored: " + std::string(stored.message()));
@@ -290,112 +295,26 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     }
     Step("cache store");
   }
-  Keep(*kernel, key, std::move(*compiled));
+  Keep(*kernel, key, *compiled);
   return std::unique_ptr<DelegateKernel>(std::move(kernel));
 }
 
-void GpuDelegate::Keep(const GpuKernel& kernel, const std::string& key, CompiledModel compiled) {
+void GpuDelegate::Keep(const GpuKernel& kernel, const std::string& key, const CompiledModel& compiled) {
   // Only for partitions that run, so that index k of each list is the k-th
   // prepared partition.
   const PreparedPartition& prepared = kernel.prepared();
-  const Execution& execution = prepared.execution;
-  if (options_.tuning) tuning_records_.push_back({compiled.dispatches, execution.dispatches, kernel.alive()});
-  if (options_.keep_tensors) {
-    KeptTensors kept{{}, kernel.alive()};
-    for (size_t i = 0; i < compiled.buffers.size(); ++i) {
-      const CompiledBuffer& b = compiled.buffers[i];
-      if (b.role == BufferRole::kActivation && b.tensor >= 0) kept.tensors.push_back({b.tensor, execution.places[i], b.shape});
-    }
-    kept_.push_back(std::move(kept));
-  }
-  if (options_.profile) {
-    KernelProfile profile;
-    for (const CompiledDispatch& cd : compiled.dispatches) profile.dispatches.push_back({cd.code.name, cd.nodes, 0});
-    profile.timed = execution.timed_recording.get();
-    profile.alive = kernel.alive();
-    kernels_.push_back(std::move(profile));
-  }
-  if (options_.collect_compiled) {
-    std::vector<uint8_t> bytes = SerializeCompiledModel(compiled);
-    const std::string sha = ContentHashHex(bytes.data(), bytes.size());
-    compiled_entries_.push_back({key, sha, std::move(bytes)});
-  }
   std::vector<DispatchInfo> infos;
   for (size_t i = 0; i < compiled.dispatches.size(); ++i) {
     const CompiledDispatch& d = compiled.dispatches[i];
     infos.push_back({d.code.name, d.nodes, d.code.workgroup, d.workgroup_source, d.key, d.grid, prepared.shared->program_of.at(i)});
   }
+  const PreparedView view{dispatch_infos_.size(), key, compiled, prepared, *device_, kernel.alive()};
   dispatch_infos_.push_back(std::move(infos));
   last_dispatch_count_ = compiled.dispatches.size();
   MemoryUse use{compiled.memory_strategy, compiled.memory_problem, 0, compiled.memory_objects.size()};
   for (uint64_t bytes : compiled.memory_objects) use.bytes += bytes;
   memory_uses_.push_back(use);
-  if (options_.keep_compiled) compiled_models_.push_back(std::move(compiled));
-}
-
-std::vector<std::vector<DispatchProfile>> GpuDelegate::Profiles() const {
-  std::vector<std::vector<DispatchProfile>> all;
-  for (const KernelProfile& k : kernels_) {
-    if (k.alive.expired()) continue;
-    std::vector<DispatchProfile> dispatches = k.dispatches;
-    const std::vector<double> ns = k.timed->dispatch_ns(), start = k.timed->dispatch_start_ns();
-    for (size_t i = 0; i < dispatches.size() && i < ns.size(); ++i) dispatches[i].gpu_ns = ns[i];
-    for (size_t i = 0; i < dispatches.size() && i < start.size(); ++i) dispatches[i].start_ns = start[i];
-    all.push_back(std::move(dispatches));
-  }
-  return all;
-}
-
-absl::StatusOr<double> GpuDelegate::TimeWorkgroup(size_t partition, size_t dispatch, const tuning::Workgroup& workgroup,
-                                                  int repeats) {
-  if (partition >= tuning_records_.size() || tuning_records_[partition].alive.expired()) {
-    return absl::FailedPreconditionError(fmt::format("partition {} is not prepared for tuning", partition));
-  }
-  const TuningRecord& record = tuning_records_[partition];
-  if (dispatch >= record.compiled.size() || record.compiled[dispatch].grid == std::array<uint32_t, 3>{0, 0, 0}) {
-    return absl::InvalidArgumentError(fmt::format("dispatch {} of partition {} has a fixed workgroup", dispatch, partition));
-  }
-  CompiledDispatch cd = record.compiled[dispatch];
-  cd.code.workgroup = workgroup;
-  auto program = device_->CreateProgram({cd.code.name, shaders::Emit(DialectOf(options_.api), cd.code),
-                                         static_cast<uint32_t>(cd.bindings.size()), shaders::ParamsBytes(cd.code), 0, {}});
-  if (!program.ok()) return program.status();
-  gpu::Dispatch d = record.realized[dispatch];
-  d.program = program->get();
-  d.groups = GroupsFor(cd.grid, workgroup);
-  auto recording = device_->Record({d}, gpu::RecordOptions{true});
-  if (!recording.ok()) return recording.status();
-  std::vector<double> us;
-  for (int i = 0; i < repeats + 2; ++i) {
-    if (absl::Status s = device_->Run(**recording); !s.ok()) return s;
-    const std::vector<double> ns = (*recording)->dispatch_ns();
-    if (ns.empty()) return absl::FailedPreconditionError("the device has no timestamps: nothing to tune with");
-    if (i >= 2) us.push_back(ns[0] / 1000);
-  }
-  std::nth_element(us.begin(), us.begin() + static_cast<long>(us.size() / 2), us.end());
-  return us[us.size() / 2];
-}
-
-absl::StatusOr<std::map<int, std::vector<float>>> GpuDelegate::ReadActivations() {
-  std::map<int, std::vector<float>> tensors;
-  for (const KeptTensors& kept : kept_) {
-    if (kept.alive.expired()) continue;
-    for (const KeptTensor& t : kept.tensors) {
-      const size_t texels = static_cast<size_t>(t.shape.batch) * t.shape.slices() * t.shape.height * t.shape.width;
-      std::vector<float> bhwc(static_cast<size_t>(t.shape.elements()));
-      if (options_.precision.half_storage()) {
-        std::vector<uint16_t> phwc4(texels * 4);
-        if (absl::Status s = device_->Download(*t.place.buffer, phwc4.data(), phwc4.size() * 2, t.place.offset); !s.ok()) return s;
-        layout::Phwc4HalfToBhwc(phwc4.data(), t.shape, bhwc.data());
-      } else {
-        std::vector<float> phwc4(texels * 4);
-        if (absl::Status s = device_->Download(*t.place.buffer, phwc4.data(), phwc4.size() * 4, t.place.offset); !s.ok()) return s;
-        layout::Phwc4ToBhwc(phwc4.data(), t.shape, bhwc.data());
-      }
-      tensors[t.tensor] = std::move(bhwc);
-    }
-  }
-  return tensors;
+  for (PrepareObserver* observer : options_.observers) observer->Prepared(view);
 }
 
 }  // namespace mgd

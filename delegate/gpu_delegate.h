@@ -16,6 +16,7 @@
 #include "delegate/compile_options.h"
 #include "delegate/compiled_file.h"
 #include "delegate/compiled_model.h"
+#include "delegate/observer.h"
 #include "memory/strategy.h"
 #include "shaders/precision.h"
 #include "tuning/workgroups.h"
@@ -43,9 +44,6 @@ struct GpuDelegateOptions {
   // without a cache (TFLite's "fast single answer" trade). Off: every
   // number stays inlined, which runs 1-8% faster on the H200 (docs/perf.md).
   bool share_programs = false;
-  // Also record each partition with GPU timestamps, replayed instead of the
-  // plain recording while SetTimedRuns(true) (mgd bench's per-op profile).
-  bool profile = false;
   // How activations share memory (--memory-strategy): the smallest plan by
   // default; `memory_problem` forces an arena (offsets) or shared buffers.
   memory::Strategy memory_strategy = memory::Strategy::kBest;
@@ -53,13 +51,6 @@ struct GpuDelegateOptions {
   // A workgroup table (--workgroups) ahead of the built-in one for the GPU;
   // Create fails when it is for another GPU.
   std::optional<tuning::Table> workgroups;
-  // Keep each partition's dispatches so that `mgd tune` can time variants.
-  bool tuning = false;
-  // Keep each partition's CompiledModel (mgd dump).
-  bool keep_compiled = false;
-  // Make every tensor inside a partition readable after a run (mgd run
-  // --dump-tensors): fusion off, no memory reuse.
-  bool keep_tensors = false;
   // The compilation cache's folder (--cache-dir); empty: no cache.
   std::string cache_dir;
   // Names the model in cache tokens instead of a hash of its bytes, as
@@ -71,16 +62,14 @@ struct GpuDelegateOptions {
   // or options is refused (RefuseModel) unless this is set: then it is
   // compiled again from the model the file embeds.
   bool recompile = false;
-  // mgd compile: keep each prepared partition as a compiled-file entry.
-  bool collect_compiled = false;
   // Warnings (a cache folder that cannot be used, an entry that cannot be
   // stored: each said once) and debug messages (what the compilation cache
   // did and why) go here. Null: warnings go to stderr, debug messages are
   // dropped.
   Logger logger;
-  // Tests only: the shader running this model node adds 0.5 to its output,
-  // so that tests can check that a broken op is found (mgd compare).
-  int fault_node = -1;
+  // Tools and tests that look inside the prepares (observer.h); they must
+  // outlive the delegate.
+  std::vector<PrepareObserver*> observers;
 };
 
 class GpuDelegate;
@@ -100,14 +89,6 @@ absl::StatusOr<AutoGpu> CreateOnBestGpu(GpuDelegateOptions options);
 // Whether the GPU delegate claims a node (the same on every device: the
 // shader generators decide), and why not.
 NodeSupport GpuNodeSupport(const Graph& graph, int node_index);
-
-// One partition's dispatches and, after a timed run, their GPU times.
-struct DispatchProfile {
-  std::string name;        // the shader's name
-  std::vector<int> nodes;  // model nodes it runs (empty: I/O conversion)
-  double gpu_ns = 0;       // last timed run
-  double start_ns = 0;     // when it began in that run, after the partition's first dispatch
-};
 
 // Threads: Prepare may be called from several threads at once (interpreters
 // created together on one delegate); prepares take turns. The accessors
@@ -149,9 +130,6 @@ class GpuDelegate : public Delegate {
   const std::vector<std::vector<DispatchInfo>>& dispatch_infos() const { return dispatch_infos_; }
   // The tables consulted, in precedence (the user's, the built-in one).
   const std::vector<const tuning::Table*>& workgroup_tables() const { return tables_; }
-  // With options.keep_compiled: each prepared partition as compiled, with
-  // its workgroups chosen.
-  const std::vector<CompiledModel>& compiled_models() const { return compiled_models_; }
   // What the compilation cache did at each prepare: "hit", "stored", or
   // "miss: <why>" (the debug log of a cache).
   const std::vector<std::string>& cache_events() const { return cache_events_; }
@@ -163,23 +141,12 @@ class GpuDelegate : public Delegate {
     double ms = 0;
   };
   const std::vector<PrepareStep>& prepare_steps() const { return prepare_steps_; }
-  // With options.collect_compiled: every prepared partition, keyed for an
-  // offline compiled model, and what that file says it is for.
-  const std::vector<CompiledFileEntry>& compiled_entries() const { return compiled_entries_; }
+  // What an offline compiled model from this delegate is for.
   CompiledTarget Target() const;
 
-  // With options.keep_tensors: every activation tensor of the prepared
-  // partitions still alive, as float32 BHWC, by graph tensor index.
-  absl::StatusOr<std::map<int, std::vector<float>>> ReadActivations();
-
-  // With options.tuning: the median GPU time in microseconds of `repeats`
-  // runs of dispatch `dispatch` of prepared partition `partition` alone,
-  // built with `workgroup` (after two untimed runs).
-  absl::StatusOr<double> TimeWorkgroup(size_t partition, size_t dispatch, const tuning::Workgroup& workgroup, int repeats);
-  // With options.profile: replay the timestamped recordings from now on.
+  // Replay the timestamped recordings from now on (with an observer that
+  // needs them: Profiler).
   void SetTimedRuns(bool timed) { *timed_runs_ = timed; }
-  // Every prepared partition's dispatches, times from its last timed run.
-  std::vector<std::vector<DispatchProfile>> Profiles() const;
 
  private:
   GpuDelegate(GpuDelegateOptions options, std::unique_ptr<gpu::Device> device);
@@ -192,8 +159,9 @@ class GpuDelegate : public Delegate {
                              const std::string& key);
   absl::StatusOr<CompiledModel> CompileAfresh(const Graph& graph, const Partition& partition,
                                               const CompileOptions& compile) const;
-  // Records a prepared partition for the accessors above, once it stands.
-  void Keep(const GpuKernel& kernel, const std::string& key, CompiledModel compiled);
+  // Records a prepared partition for the accessors above and tells the
+  // observers, once it stands.
+  void Keep(const GpuKernel& kernel, const std::string& key, const CompiledModel& compiled);
 
   // Says `message` once per delegate and kind (a cache folder, a store).
   void Warn(const std::string& message) const;
@@ -211,9 +179,7 @@ class GpuDelegate : public Delegate {
   std::vector<std::vector<DispatchInfo>> dispatch_infos_;
   std::vector<const tuning::Table*> tables_;
   std::string tables_digest_;  // SHA-256 of the tables, for cache tokens
-  std::vector<CompiledModel> compiled_models_;
   std::vector<std::string> cache_events_;
-  std::vector<CompiledFileEntry> compiled_entries_;
   std::vector<PrepareStep> prepare_steps_;
   size_t prepares_ = 0;
   std::chrono::steady_clock::time_point step_start_;
@@ -221,33 +187,8 @@ class GpuDelegate : public Delegate {
   void Step(const char* name);
   // Records a cache event (cache_events) and logs it at debug level.
   void Note(std::string event);
-  // options.keep_tensors: per prepared partition, where each activation is.
-  struct KeptTensor {
-    int tensor = -1;
-    gpu::Binding place;
-    layout::Bhwc shape;
-  };
-  struct KeptTensors {
-    std::vector<KeptTensor> tensors;
-    std::weak_ptr<bool> alive;
-  };
-  std::vector<KeptTensors> kept_;
-  // options.tuning: per prepared partition, its compiled dispatches and the
-  // realized ones (buffers owned by the kernel, alive while `alive` is).
-  struct TuningRecord {
-    std::vector<CompiledDispatch> compiled;
-    std::vector<gpu::Dispatch> realized;
-    std::weak_ptr<bool> alive;
-  };
-  std::vector<TuningRecord> tuning_records_;
+  PrepareObserver::Needs needs_;  // what the observers need, together
   std::shared_ptr<bool> timed_runs_ = std::make_shared<bool>(false);
-  // Per prepared kernel: its dispatch list and timed recording.
-  struct KernelProfile {
-    std::vector<DispatchProfile> dispatches;
-    gpu::Recording* timed = nullptr;
-    std::weak_ptr<bool> alive;
-  };
-  std::vector<KernelProfile> kernels_;
 };
 
 }  // namespace mgd

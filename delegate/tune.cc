@@ -1,11 +1,16 @@
 #include "delegate/tune.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "delegate/workgroups.h"
 #include "tuning/tuner.h"
 
 namespace mgd {
 namespace {
 
-bool Tunable(const GpuDelegate::DispatchInfo& d) { return d.grid != std::array<uint32_t, 3>{0, 0, 0}; }
+bool Tunable(const CompiledDispatch& d) { return d.grid != std::array<uint32_t, 3>{0, 0, 0}; }
 
 // Keeps the first (the default) and an even spread of the rest, `limit` in all.
 std::vector<tuning::Workgroup> Spread(const std::vector<tuning::Workgroup>& all, size_t limit) {
@@ -19,23 +24,58 @@ std::vector<tuning::Workgroup> Spread(const std::vector<tuning::Workgroup>& all,
 
 }  // namespace
 
-absl::StatusOr<TuneSummary> TunePrepared(GpuDelegate& delegate, size_t first_partition, const TuneOptions& options,
+void TuningRecorder::Prepared(const PreparedView& view) {
+  records_.push_back({view.compiled.dispatches, view.prepared.execution.dispatches, &view.device, view.alive});
+}
+
+absl::StatusOr<double> TuningRecorder::TimeWorkgroup(size_t partition, size_t dispatch, const tuning::Workgroup& workgroup,
+                                                     int repeats) const {
+  if (partition >= records_.size() || records_[partition].alive.expired()) {
+    return absl::FailedPreconditionError(fmt::format("partition {} is not prepared for tuning", partition));
+  }
+  const Record& record = records_[partition];
+  if (dispatch >= record.compiled.size() || !Tunable(record.compiled[dispatch])) {
+    return absl::InvalidArgumentError(fmt::format("dispatch {} of partition {} has a fixed workgroup", dispatch, partition));
+  }
+  gpu::Device& device = *record.device;
+  CompiledDispatch cd = record.compiled[dispatch];
+  cd.code.workgroup = workgroup;
+  auto program = device.CreateProgram({cd.code.name, shaders::Emit(DialectOf(device.info().api), cd.code),
+                                       static_cast<uint32_t>(cd.bindings.size()), shaders::ParamsBytes(cd.code), 0, {}});
+  if (!program.ok()) return program.status();
+  gpu::Dispatch d = record.realized[dispatch];
+  d.program = program->get();
+  d.groups = GroupsFor(cd.grid, workgroup);
+  auto recording = device.Record({d}, gpu::RecordOptions{true});
+  if (!recording.ok()) return recording.status();
+  std::vector<double> us;
+  for (int i = 0; i < repeats + 2; ++i) {
+    if (absl::Status s = device.Run(**recording); !s.ok()) return s;
+    const std::vector<double> ns = (*recording)->dispatch_ns();
+    if (ns.empty()) return absl::FailedPreconditionError("the device has no timestamps: nothing to tune with");
+    if (i >= 2) us.push_back(ns[0] / 1000);
+  }
+  std::nth_element(us.begin(), us.begin() + static_cast<long>(us.size() / 2), us.end());
+  return us[us.size() / 2];
+}
+
+absl::StatusOr<TuneSummary> TunePrepared(const TuningRecorder& recorder, const gpu::GpuInfo& info,
+                                         size_t first_partition, const TuneOptions& options,
                                          std::map<std::string, tuning::Entry>& done, tuning::Table& table) {
-  const gpu::GpuInfo& info = delegate.device().info();
-  const auto& partitions = delegate.dispatch_infos();
   size_t total = 0, seen = 0;
-  for (size_t p = first_partition; p < partitions.size(); ++p) {
-    for (const auto& d : partitions[p]) total += Tunable(d);
+  for (size_t p = first_partition; p < recorder.partitions(); ++p) {
+    for (const CompiledDispatch& d : recorder.dispatches(p)) total += Tunable(d);
   }
   TuneSummary summary;
-  for (size_t p = first_partition; p < partitions.size(); ++p) {
-    for (size_t i = 0; i < partitions[p].size(); ++i) {
-      const GpuDelegate::DispatchInfo& d = partitions[p][i];
+  for (size_t p = first_partition; p < recorder.partitions(); ++p) {
+    const std::vector<CompiledDispatch>& dispatches = recorder.dispatches(p);
+    for (size_t i = 0; i < dispatches.size(); ++i) {
+      const CompiledDispatch& d = dispatches[i];
       if (!Tunable(d)) continue;
       ++summary.dispatches;
       const std::string key = d.key.ToString();
       if (!done.count(key)) {
-        auto time = [&](const tuning::Workgroup& wg, int repeats) { return delegate.TimeWorkgroup(p, i, wg, repeats); };
+        auto time = [&](const tuning::Workgroup& wg, int repeats) { return recorder.TimeWorkgroup(p, i, wg, repeats); };
         const tuning::Workgroup fallback = tuning::DefaultWorkgroup(d.grid, info);
         auto ranked = tuning::SuccessiveHalving(Spread(tuning::Candidates(d.grid, info.limits, fallback), options.max_candidates), time);
         if (!ranked.ok()) return ranked.status();

@@ -20,13 +20,12 @@ TEST(CompileOptionsText, EveryFieldChangesTheKey) {
     changed.push_back(o);
   };
   vary([](CompileOptions& o) {
-    auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory, fault_node] = o;
+    auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory] = o;
     linear_grid = !linear_grid;
   });
   vary([](CompileOptions& o) { o.dont_unroll = !o.dont_unroll; });
   vary([](CompileOptions& o) { o.fusion = !o.fusion; });
   vary([](CompileOptions& o) { o.share_programs = !o.share_programs; });
-  vary([](CompileOptions& o) { o.fault_node = 3; });
   vary([](CompileOptions& o) {
     auto& [storage, arithmetic, accumulation] = o.precision;
     storage = StorageType::kFloat16;

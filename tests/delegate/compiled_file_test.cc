@@ -26,15 +26,15 @@ constexpr char kModel[] = "face_detection_short_range";
 std::vector<float> Input() { return testing::ReadF32(testing::DataPath(std::string("reference/") + kModel + "/image/input_0.f32")); }
 Graph Model() { return *ReadModelFile(testing::DataPath(std::string("models/") + kModel + ".tflite")); }
 
-std::unique_ptr<GpuDelegate> Delegate(gpu::Api api, bool fp16, bool recompile = false, bool collect = false,
-                                      bool fusion = true) {
+std::unique_ptr<GpuDelegate> Delegate(gpu::Api api, bool fp16, bool recompile = false,
+                                      CompiledEntryCollector* collect = nullptr, bool fusion = true) {
   GpuDelegateOptions options;
   options.fusion = fusion;
   options.api = api;
   options.precision = Precision::Of(fp16);
   options.validation = true;
   options.recompile = recompile;
-  options.collect_compiled = collect;
+  if (collect != nullptr) options.observers.push_back(collect);
   auto delegate = GpuDelegate::Create(options);
   EXPECT_TRUE(delegate.ok()) << delegate.status();
   return delegate.ok() ? std::move(*delegate) : nullptr;
@@ -61,13 +61,14 @@ class CompiledFileTest : public testing::DelegateTest {
  protected:
   // Compiles the model on this test's backend, as mgd compile does.
   Graph Compiled(std::vector<std::vector<float>>* outputs = nullptr) {
-    auto delegate = Delegate(GetParam().api, GetParam().fp16, false, true);
+    CompiledEntryCollector collected;  // outlives the delegate
+    auto delegate = Delegate(GetParam().api, GetParam().fp16, false, &collected);
     Graph model = Model();
     auto ran = RunWith(model, *delegate);
     EXPECT_TRUE(ran.ok()) << ran.status();
     if (outputs != nullptr && ran.ok()) *outputs = *ran;
-    EXPECT_EQ(delegate->compiled_entries().size(), 1u);
-    const std::vector<uint8_t> payload = SerializeCompiledFile(delegate->Target(), delegate->compiled_entries());
+    EXPECT_EQ(collected.entries().size(), 1u);
+    const std::vector<uint8_t> payload = SerializeCompiledFile(delegate->Target(), collected.entries());
     model.metadata[kCompiledMetadataName] = std::string(payload.begin(), payload.end());
     // Through bytes, as a file would go.
     const std::vector<uint8_t> bytes = *WriteModel(model);
@@ -112,7 +113,7 @@ TEST_P(CompiledFileTest, AnotherDeviceOrPrecisionIsRefusedUnlessRecompiling) {
 TEST_P(CompiledFileTest, OtherOptionsCompileWithoutRefusing) {
   std::vector<std::vector<float>> expected;
   const Graph compiled = Compiled(&expected);
-  auto unfused = Delegate(GetParam().api, GetParam().fp16, false, false, false);
+  auto unfused = Delegate(GetParam().api, GetParam().fp16, false, nullptr, false);
   auto outputs = RunWith(compiled, *unfused);
   ASSERT_TRUE(outputs.ok()) << outputs.status();
   ASSERT_EQ(unfused->cache_events().size(), 1u);

@@ -33,12 +33,13 @@ Graph SmallModel() {
   return b.Build();
 }
 
-std::unique_ptr<GpuDelegate> Make(const testing::Backend& backend, std::optional<tuning::Table> table, bool tuning) {
+std::unique_ptr<GpuDelegate> Make(const testing::Backend& backend, std::optional<tuning::Table> table,
+                                  TuningRecorder* recorder = nullptr) {
   GpuDelegateOptions options;
   options.api = backend.api;
   options.precision = Precision::Of(backend.fp16);
   options.validation = true;
-  options.tuning = tuning;
+  if (recorder != nullptr) options.observers.push_back(recorder);
   options.workgroups = std::move(table);
   auto delegate = GpuDelegate::Create(options);
   EXPECT_TRUE(delegate.ok()) << delegate.status();
@@ -49,15 +50,16 @@ TEST_P(TuneTest, TunedTableIsUsedAndChangesNoOutput) {
   const Graph graph = SmallModel();
   const std::vector<std::vector<float>> inputs = {testing::Uniform(16 * 12 * 5, 9)};
 
-  const std::vector<std::vector<float>> reference = Run(graph, inputs, Make(GetParam(), std::nullopt, false).get());
+  const std::vector<std::vector<float>> reference = Run(graph, inputs, Make(GetParam(), std::nullopt).get());
   // The tuner times dispatches of a prepared model: its interpreter stays.
-  auto tuner = Make(GetParam(), std::nullopt, true);
+  TuningRecorder recorder;  // outlives the delegate
+  auto tuner = Make(GetParam(), std::nullopt, &recorder);
   ASSERT_NE(tuner, nullptr);
   InterpreterOptions interpreter_options;
   interpreter_options.delegates.push_back(tuner.get());
   auto prepared = Interpreter::Create(graph, std::move(interpreter_options));
   ASSERT_TRUE(prepared.ok()) << prepared.status();
-  ASSERT_EQ(tuner->dispatch_infos().size(), 1u);
+  ASSERT_EQ(recorder.partitions(), 1u);
   const gpu::GpuInfo& info = tuner->device().info();
   tuning::Table table;
   table.gpu = {gpu::ApiName(info.api), info.vendor, info.device_name, ""};
@@ -67,7 +69,7 @@ TEST_P(TuneTest, TunedTableIsUsedAndChangesNoOutput) {
   options.final_repeats = 4;
   size_t progress_calls = 0;
   options.progress = [&](size_t, size_t) { ++progress_calls; };
-  auto summary = TunePrepared(*tuner, 0, options, done, table);
+  auto summary = TunePrepared(recorder, info, 0, options, done, table);
   ASSERT_TRUE(summary.ok()) << summary.status();
   EXPECT_GT(summary->dispatches, 0u);
   EXPECT_EQ(summary->tuned, table.entries.size());
@@ -82,7 +84,7 @@ TEST_P(TuneTest, TunedTableIsUsedAndChangesNoOutput) {
   // Written and read back, as `mgd tune` and `mgd run --workgroups` do.
   auto parsed = tuning::ParseTable(tuning::SerializeTable(table), "tuned.json");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
-  auto user = Make(GetParam(), *parsed, false);
+  auto user = Make(GetParam(), *parsed);
   ASSERT_NE(user, nullptr);
   const std::vector<std::vector<float>> outputs = Run(graph, inputs, user.get());
   ASSERT_EQ(user->dispatch_infos().size(), 1u);

@@ -125,7 +125,8 @@ absl::Status Bench(const BenchOptions& given) {
   if (options.iterations < 1 || options.warmup < 0) return UsageError("--iterations must be >= 1 and --warmup >= 0");
   if (!options.vs.empty() && options.vs != "cpu") return UsageError(fmt::format("--vs {}: only 'cpu' is known", options.vs));
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(options.run));
-  gpu_options.profile = true;
+  Profiler profiler;  // outlives the delegate
+  gpu_options.observers.push_back(&profiler);
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.run.backend, gpu_options));
   Trace trace(Clock::now());
   MGD_ASSIGN_OR_RETURN(Model model, Load(options, std::move(graph), read_ms, backend.delegate.get()));
@@ -151,7 +152,7 @@ absl::Status Bench(const BenchOptions& given) {
       double total = 0;
       size_t flat = 0;
       dispatches.clear();
-      const auto profiles = backend.delegate->Profiles();
+      const auto profiles = profiler.Profiles();
       for (size_t p = 0; p < profiles.size(); ++p) {
         // The GPU's clock is not the CPU's: each partition's dispatches are
         // placed from the start of the invoke that ran them.

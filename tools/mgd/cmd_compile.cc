@@ -23,7 +23,8 @@ absl::Status Compile(const CompileFileOptions& options) {
   MGD_ASSIGN_OR_RETURN(Graph model, ReadModelFile(run.model));
   model.metadata.erase(kCompiledMetadataName);  // an already compiled model: compile its embedded model again
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(run));
-  gpu_options.collect_compiled = true;
+  CompiledEntryCollector collected;  // outlives the delegate
+  gpu_options.observers.push_back(&collected);
   gpu_options.cache_dir.clear();  // the file is the cache
   if (run.backend == "cpu") return UsageError("--backend cpu: mgd compile compiles for a GPU (vulkan or gl)");
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(run.backend, gpu_options));
@@ -35,7 +36,7 @@ absl::Status Compile(const CompileFileOptions& options) {
   auto interpreter = Interpreter::Create(model, std::move(interpreter_options));
   if (!interpreter.ok()) return WithModelPath(run.model, interpreter.status());
   const double prepare_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  const std::vector<CompiledFileEntry>& entries = backend.delegate->compiled_entries();
+  const std::vector<CompiledFileEntry>& entries = collected.entries();
   size_t delegated = 0;
   for (const NodePlacement& p : (*interpreter)->placements()) delegated += p.where == NodePlacement::Where::kDelegate;
   if (entries.empty()) {

@@ -57,7 +57,8 @@ absl::Status Dump(const DumpOptions& options) {
   run.no_fusion = options.no_fusion;
   run.share_programs = options.share_programs;
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(run));
-  gpu_options.keep_compiled = true;
+  CompiledModelKeeper kept;  // outlives the delegate
+  gpu_options.observers.push_back(&kept);
   if (options.backend == "cpu") return UsageError("--backend cpu: the CPU path has no shaders to dump");
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend, gpu_options));
   if (backend.delegate == nullptr) return absl::FailedPreconditionError("no GPU found: nothing to dump");
@@ -68,7 +69,7 @@ absl::Status Dump(const DumpOptions& options) {
   if (!created.ok()) return WithModelPath(options.model, created.status());
   const Interpreter& interpreter = **created;
   const Graph& g = interpreter.graph();
-  const std::vector<CompiledModel>& compiled = backend.delegate->compiled_models();
+  const std::vector<CompiledModel>& compiled = kept.models();
 
   const fs::path out(options.out), shaders_dir = fs::path(options.out) / "dispatches";
   if (absl::Status s = MakeFolder(shaders_dir.string()); !s.ok()) {

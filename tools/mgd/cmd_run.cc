@@ -96,9 +96,8 @@ absl::Status Run(const RunOptions& given) {
   RunOptions options = given;
   MGD_RETURN_IF_ERROR(FollowCompiledModel(graph, options));
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(options));
-  gpu_options.keep_tensors = !options.dump_tensors.empty();
-  // Tests only: break one node's shader to check that mgd compare finds it.
-  if (const char* fault = std::getenv("MGD_TEST_FAULT_NODE")) gpu_options.fault_node = std::atoi(fault);
+  TensorKeeper tensors;  // outlives the delegate
+  if (!options.dump_tensors.empty()) gpu_options.observers.push_back(&tensors);
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend, gpu_options));
   // The CPU reference kernels are fp32 whatever was asked.
   const std::string precision = backend.delegate ? options.precision : "fp32";
@@ -137,7 +136,7 @@ absl::Status Run(const RunOptions& given) {
   if (!invoked.ok()) return absl::IsInvalidArgument(invoked) && options.check_finite ? invoked : absl::InternalError(invoked.message());
   const double run_ms = MsSince(run_start);
   if (!options.dump_tensors.empty()) {
-    MGD_RETURN_IF_ERROR(DumpTensors(*interpreter, backend.delegate.get(), options.dump_tensors, backend.backend));
+    MGD_RETURN_IF_ERROR(DumpTensors(*interpreter, backend.delegate ? &tensors : nullptr, options.dump_tensors, backend.backend));
   }
 
   nlohmann::json outputs = nlohmann::json::array();

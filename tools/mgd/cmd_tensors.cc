@@ -60,11 +60,12 @@ absl::StatusOr<json> ReadIndex(const std::string& dir) {
 
 }  // namespace
 
-absl::Status DumpTensors(const Interpreter& interpreter, GpuDelegate* delegate, const std::string& dir, const std::string& backend) {
+absl::Status DumpTensors(const Interpreter& interpreter, const TensorKeeper* gpu_tensors, const std::string& dir,
+                         const std::string& backend) {
   if (absl::Status s = MakeFolder(dir); !s.ok()) return absl::Status(s.code(), fmt::format("--dump-tensors {}", s.message()));
   std::map<int, std::vector<float>> gpu;
-  if (delegate != nullptr) {
-    MGD_ASSIGN_OR_RETURN(gpu, delegate->ReadActivations());
+  if (gpu_tensors != nullptr) {
+    MGD_ASSIGN_OR_RETURN(gpu, gpu_tensors->ReadActivations());
   }
   const Graph& g = interpreter.graph();
   std::set<int> held;  // tensors the interpreter holds: CPU kernels' and partitions' edges, graph inputs

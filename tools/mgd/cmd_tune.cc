@@ -57,7 +57,8 @@ absl::Status Tune(const TuneOptions& options) {
   RunOptions run;
   run.precision = options.precision;
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(run));
-  gpu_options.tuning = true;
+  TuningRecorder recorder;  // outlives the delegate
+  gpu_options.observers.push_back(&recorder);
   if (options.backend == "cpu") return UsageError("--backend cpu: there are no workgroups to tune on the CPU");
   MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend, gpu_options));
   if (backend.delegate == nullptr) return absl::FailedPreconditionError("no GPU found: nothing to tune");
@@ -85,7 +86,7 @@ absl::Status Tune(const TuneOptions& options) {
   std::vector<ModelSummary> summaries;
   for (const std::string& path : options.models) {
     const auto start = Clock::now();
-    const size_t first_partition = delegate.dispatch_infos().size();
+    const size_t first_partition = recorder.partitions();
     MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(path));
     InterpreterOptions interpreter_options;
     interpreter_options.delegates.push_back(&delegate);
@@ -96,7 +97,7 @@ absl::Status Tune(const TuneOptions& options) {
     mgd::TuneOptions tune;
     tune.max_candidates = static_cast<size_t>(options.max_candidates);
     tune.progress = [&](size_t done_count, size_t total) { progress.Show(done_count, total); };
-    MGD_ASSIGN_OR_RETURN(TuneSummary result, TunePrepared(delegate, first_partition, tune, done, table));
+    MGD_ASSIGN_OR_RETURN(TuneSummary result, TunePrepared(recorder, info, first_partition, tune, done, table));
     summary.dispatches = result.dispatches;
     summary.tuned = result.tuned;
     summary.default_us = result.default_us;

@@ -4,14 +4,16 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "delegate/gpu_delegate.h"
+#include "delegate/observer.h"
 #include "interpreter/interpreter.h"
 
 namespace mgd::cli {
 
 // Every float32 tensor of the last Invoke as DIR/<name>.npy and the list in
-// execution order as DIR/tensors.json. `delegate` (may be null) must have been
-// created with keep_tensors, the interpreter with preserve_all_tensors.
-absl::Status DumpTensors(const Interpreter& interpreter, GpuDelegate* delegate, const std::string& dir, const std::string& backend);
+// execution order as DIR/tensors.json. `gpu_tensors` (null without a GPU
+// delegate) observed the delegate's prepares; the interpreter was created
+// with preserve_all_tensors.
+absl::Status DumpTensors(const Interpreter& interpreter, const TensorKeeper* gpu_tensors, const std::string& dir,
+                         const std::string& backend);
 
 }  // namespace mgd::cli
