@@ -130,11 +130,6 @@ NodeSupport GpuDelegate::IsNodeSupported(const Graph& graph, int node_index) { r
 
 NodeSupport GpuNodeSupport(const Graph& graph, int node_index) {
   const Node& node = graph.nodes[static_cast<size_t>(node_index)];
-  for (int t : node.inputs) {
-    if (t == kNoTensor) continue;
-    const Tensor& tensor = graph.tensors[static_cast<size_t>(t)];
-    if (!tensor.is_constant && tensor.type != DataType::kFloat32) return {false, "non-float activations stay on the CPU"};
-  }
   shaders::NodeContext ctx{&graph, node_index, &node, {}, {}};
   ctx.support_only = true;
   auto shader = shaders::GenerateShader(ctx);

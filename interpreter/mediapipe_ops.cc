@@ -1,6 +1,5 @@
-// CPU kernels for the MediaPipe custom ops found in MediaPipe's models. Their
-// custom_options are raw C structs (TfLiteTransposeConvParams and
-// TfLitePoolParams: little-endian int32 fields), not flexbuffers.
+// CPU kernels for the MediaPipe custom ops found in MediaPipe's models (their
+// options: model/mediapipe_options.h).
 #include <fmt/format.h>
 
 #include <cstring>
@@ -9,28 +8,20 @@
 #include "interpreter/kernels/conv.h"
 #include "interpreter/kernels/kernel_util.h"
 #include "interpreter/op_resolver.h"
+#include "model/mediapipe_options.h"
 #include "model/status_macros.h"
 
 namespace mgd {
 namespace {
 
-// Reads `count` int32 fields from raw custom options.
-absl::StatusOr<std::vector<int32_t>> ReadInts(const KernelContext& ctx, size_t count, const char* struct_name) {
-  const auto& options = std::get<CustomAttributes>(ctx.node->attributes).options;
-  if (options.size() < count * 4) {
-    return ctx.Error(fmt::format("custom_options hold {} bytes, expected at least {} ({})", options.size(), count * 4,
-                                 struct_name));
-  }
-  std::vector<int32_t> values(count);
-  std::memcpy(values.data(), options.data(), count * 4);
-  return values;
-}
-
-// TfLitePadding: 1 = SAME, 2 = VALID.
-absl::StatusOr<Padding> ReadPadding(const KernelContext& ctx, int32_t value) {
-  if (value == 1) return Padding::kSame;
-  if (value == 2) return Padding::kValid;
-  return ctx.Error(fmt::format("custom_options: padding {} is neither SAME (1) nor VALID (2)", value));
+// The node's decoded custom options (model/mediapipe_options.h), or the
+// decoder's error after the node's label.
+template <typename Options>
+absl::StatusOr<Options> Decoded(const KernelContext& ctx,
+                                absl::StatusOr<Options> (*decode)(const std::vector<uint8_t>&)) {
+  auto options = decode(std::get<CustomAttributes>(ctx.node->attributes).options);
+  if (!options.ok()) return ctx.Error(std::string(options.status().message()));
+  return options;
 }
 
 absl::Status ExpectArity(const KernelContext& ctx, size_t inputs, size_t outputs) {
@@ -58,23 +49,17 @@ class Convolution2dTransposeBiasKernel : public Kernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
     MGD_RETURN_IF_ERROR(ExpectArity(ctx, 3, 1));
-    MGD_ASSIGN_OR_RETURN(auto ints, ReadInts(ctx, 3, "TfLiteTransposeConvParams"));
-    MGD_ASSIGN_OR_RETURN(const Padding padding, ReadPadding(ctx, ints[0]));
-    params_.stride_w = ints[1];
-    params_.stride_h = ints[2];
-    if (params_.stride_w < 1 || params_.stride_h < 1) {
-      return ctx.Error(fmt::format("custom_options: strides {}x{} must be at least 1", params_.stride_w, params_.stride_h));
-    }
+    MGD_ASSIGN_OR_RETURN(const MediaPipeTransposeConvOptions o, Decoded(ctx, DecodeTransposeConvOptions));
+    params_.stride_w = o.stride_w;
+    params_.stride_h = o.stride_h;
     const TensorRef& x = ctx.in(0);
     const TensorRef& w = ctx.in(1);
     MGD_RETURN_IF_ERROR(ExpectRank4(ctx, x, "input"));
     MGD_RETURN_IF_ERROR(ExpectRank4(ctx, w, "weights"));
-    // MediaPipe's own output size and padding (not TFLite's TRANSPOSE_CONV
-    // rule): the full transposed output s*(in-1)+k, minus for SAME the
-    // overhang P = max(0, k - (in-1)%s - 1), of which P/2 is cut at the start.
-    auto overhang = [&](int in, int k, int s) { return padding == Padding::kSame ? std::max(0, k - (in - 1) % s - 1) : 0; };
+    // MediaPipe's own output size and padding (model/geometry.h).
     const int kh = w.dim(1), kw = w.dim(2);
-    const int ph = overhang(x.dim(1), kh, params_.stride_h), pw = overhang(x.dim(2), kw, params_.stride_w);
+    const int ph = MediaPipeTransposeOverhang(o.padding, x.dim(1), kh, params_.stride_h);
+    const int pw = MediaPipeTransposeOverhang(o.padding, x.dim(2), kw, params_.stride_w);
     MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), params_.stride_h * (x.dim(1) - 1) + kh - ph,
                                                  params_.stride_w * (x.dim(2) - 1) + kw - pw, w.dim(0)}));
     params_.pad_h = ph / 2;
@@ -91,27 +76,14 @@ class Convolution2dTransposeBiasKernel : public Kernel {
   TransposeConvParams params_;
 };
 
-struct PoolOptions {
-  Padding padding;
-  int stride_w, stride_h, filter_w, filter_h;
-  ActivationRange activation;
+// MaxPoolingWithArgmax2D's and MaxUnpooling2D's options and activation.
+struct PoolOptions : MediaPipePoolOptions {
+  ActivationRange range;
 };
 
 absl::StatusOr<PoolOptions> ReadPoolOptions(const KernelContext& ctx) {
-  MGD_ASSIGN_OR_RETURN(auto ints, ReadInts(ctx, 6, "TfLitePoolParams"));
-  PoolOptions p;
-  MGD_ASSIGN_OR_RETURN(p.padding, ReadPadding(ctx, ints[0]));
-  p.stride_w = ints[1];
-  p.stride_h = ints[2];
-  p.filter_w = ints[3];
-  p.filter_h = ints[4];
-  if (p.stride_w < 1 || p.stride_h < 1 || p.filter_w < 1 || p.filter_h < 1) {
-    return ctx.Error(fmt::format("custom_options: strides {}x{} and filter {}x{} must be at least 1", p.stride_w,
-                                 p.stride_h, p.filter_w, p.filter_h));
-  }
-  if (ints[5] < 0 || ints[5] > 4) return ctx.Error(fmt::format("custom_options: activation {} is not supported", ints[5]));
-  p.activation = RangeOf(static_cast<Activation>(ints[5]));
-  return p;
+  MGD_ASSIGN_OR_RETURN(const MediaPipePoolOptions o, Decoded(ctx, DecodePoolOptions));
+  return PoolOptions{o, RangeOf(o.activation)};
 }
 
 // Outputs: the max, and the argmax position inside the window as a float
@@ -155,7 +127,7 @@ class MaxPoolingWithArgmax2dKernel : public Kernel {
                 }
               }
             const int64_t o = ((static_cast<int64_t>(b) * oh + oy) * ow + ox) * c + ch;
-            yd[o] = p_.activation.Apply(best);
+            yd[o] = p_.range.Apply(best);
             id[o] = static_cast<float>(best_y * p_.filter_w + best_x) + 0.1f;
           }
     return absl::OkStatus();

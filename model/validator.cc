@@ -165,6 +165,18 @@ absl::Status ValidateConvolution(const NodeChecker& c, int32_t stride_w, int32_t
 absl::Status ValidateNodeSignature(const Graph& graph, int index) {
   NodeChecker c(graph, index);
   const Node& node = c.node();
+  if (IsBinaryElementwise(node.op)) {
+    MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+    // ADD, SUB, MUL and DIV have a fused activation.
+    if (const auto* a = std::get_if<ElementwiseAttributes>(&node.attributes)) MGD_RETURN_IF_ERROR(c.ActivationOk(a->activation));
+    for (size_t i = 0; i < 2; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
+    return c.OutputType(0, kF32);
+  }
+  if (IsUnaryElementwise(node.op) || node.op == OpKind::kSoftmax) {
+    MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
+    MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
+    return c.OutputType(0, kF32);
+  }
   switch (node.op) {
     case OpKind::kConv2d: {
       const auto& a = std::get<Conv2dAttributes>(node.attributes);
@@ -207,25 +219,6 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
       for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
       MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
       if (c.In(0).shape.empty()) return c.Fail("input 0 is a scalar; it needs at least one dimension");
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: {
-      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-      MGD_RETURN_IF_ERROR(c.ActivationOk(std::get<ElementwiseAttributes>(node.attributes).activation));
-      for (size_t i = 0; i < 2; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
-    case OpKind::kPrelu: {
-      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-      for (size_t i = 0; i < 2; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kLogistic:
-    case OpKind::kTanh: case OpKind::kHardSwish: case OpKind::kExp: case OpKind::kRsqrt:
-    case OpKind::kElu: case OpKind::kLeakyRelu: case OpKind::kSoftmax: {
-      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
       return c.OutputType(0, kF32);
     }
     case OpKind::kConcatenation: {
@@ -336,6 +329,8 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
     }
     case OpKind::kCustom:
       return absl::OkStatus();  // checked against its registration by the interpreter
+    default:
+      break;
   }
   return c.Fail("unknown operator");
 }

@@ -9,13 +9,16 @@
 
 namespace mgd::shaders {
 
-std::map<OpKind, Generator> OpGenerators();
-void AddElementwiseGenerators(std::map<OpKind, Generator>& g);
-void AddConvolutionGenerators(std::map<OpKind, Generator>& g);
-void AddPoolGenerators(std::map<OpKind, Generator>& g);
-void AddTransformGenerators(std::map<OpKind, Generator>& g);
-// MediaPipe's MaxPoolingWithArgmax2D and MaxUnpooling2D.
-absl::StatusOr<GeneratedShader> CustomPoolGenerator(const NodeContext& ctx);
+// The generator of each builtin op, and of each custom op by name.
+struct Generators {
+  std::map<OpKind, Generator> builtin;
+  std::map<std::string, Generator> custom;
+};
+Generators OpGenerators();
+void AddElementwiseGenerators(Generators& g);
+void AddConvolutionGenerators(Generators& g);
+void AddPoolGenerators(Generators& g);
+void AddTransformGenerators(Generators& g);
 
 // The node's BHWC input/output shapes, or Unimplemented for other ranks.
 absl::StatusOr<layout::Bhwc> InputBhwc(const NodeContext& ctx, size_t i);

@@ -152,8 +152,8 @@ std::string AccumulatorPrecision(const NodeContext& ctx) { return ctx.precision.
 
 }  // namespace glsl
 
-std::map<OpKind, Generator> OpGenerators() {
-  std::map<OpKind, Generator> g;
+Generators OpGenerators() {
+  Generators g;
   AddElementwiseGenerators(g);
   AddConvolutionGenerators(g);
   AddPoolGenerators(g);

@@ -12,17 +12,12 @@
 #include <cstring>
 
 #include "layout/weights.h"
+#include "model/geometry.h"
+#include "model/mediapipe_options.h"
 #include "shaders/ops.h"
 
 namespace mgd::shaders {
 namespace {
-
-// TFLite's padding before the first element along one axis.
-int PadBefore(Padding padding, int in, int filter, int stride, int dilation) {
-  const int effective = (filter - 1) * dilation + 1;
-  const int out = padding == Padding::kSame ? (in + stride - 1) / stride : (in - effective + stride) / stride;
-  return std::max(0, ((out - 1) * stride + effective - in) / 2);
-}
 
 struct ConvGeometry {
   int kh, kw, stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
@@ -33,8 +28,8 @@ struct ConvGeometry {
 ConvGeometry Geometry(const NodeContext& ctx, const layout::Bhwc& in, Padding padding, int kh, int kw, int sh, int sw,
                       int dh, int dw) {
   const int h = in.height + ctx.pad.top + ctx.pad.bottom, w = in.width + ctx.pad.left + ctx.pad.right;
-  return {kh, kw, sh, sw, dh, dw, PadBefore(padding, h, kh, sh, dh) + ctx.pad.top,
-          PadBefore(padding, w, kw, sw, dw) + ctx.pad.left};
+  return {kh, kw, sh, sw, dh, dw, WindowAlong(padding, h, kh, sh, dh).pad + ctx.pad.top,
+          WindowAlong(padding, w, kw, sw, dw).pad + ctx.pad.left};
 }
 
 absl::Status RequireConstant(const NodeContext& ctx, size_t input, const char* what) {
@@ -323,39 +318,32 @@ absl::StatusOr<GeneratedShader> TransposeConv(const NodeContext& ctx) {
   auto out = OutputBhwc(ctx, 0);
   if (!out.ok() || ctx.input(1).shape.size() != 4) return absl::UnimplementedError("unsupported rank");
   const Shape& w = ctx.input(1).shape;
-  const int pad_h = PadBefore(a.padding, out->height, w[1], a.stride_h, 1);
-  const int pad_w = PadBefore(a.padding, out->width, w[2], a.stride_w, 1);
+  const int pad_h = WindowAlong(a.padding, out->height, w[1], a.stride_h, 1).pad;
+  const int pad_w = WindowAlong(a.padding, out->width, w[2], a.stride_w, 1).pad;
   return TransposeConvolution(ctx, 2, 1, ctx.has_input(3) ? 3 : -1, a.stride_h, a.stride_w, pad_h, pad_w, a.activation);
 }
 
-// MediaPipe's Convolution2DTransposeBias: TfLiteTransposeConvParams in the
-// custom options; its own output size (see interpreter/mediapipe_ops.cc).
+// MediaPipe's Convolution2DTransposeBias, with its own output size
+// (model/geometry.h).
 absl::StatusOr<GeneratedShader> Convolution2dTransposeBias(const NodeContext& ctx) {
-  const auto& options = std::get<CustomAttributes>(ctx.node->attributes).options;
-  int32_t ints[3];
-  if (options.size() < sizeof(ints)) return absl::UnimplementedError("custom_options too short");
-  std::memcpy(ints, options.data(), sizeof(ints));
+  auto o = DecodeTransposeConvOptions(std::get<CustomAttributes>(ctx.node->attributes).options);
+  if (!o.ok()) return absl::UnimplementedError(o.status().message());
   auto in = InputBhwc(ctx, 0);
   if (!in.ok() || ctx.input(1).shape.size() != 4) return absl::UnimplementedError("unsupported rank");
-  const int kh = ctx.input(1).shape[1], kw = ctx.input(1).shape[2], sw = ints[1], sh = ints[2];
-  auto overhang = [&](int size, int k, int stride) { return ints[0] == 1 ? std::max(0, k - (size - 1) % stride - 1) : 0; };
-  return TransposeConvolution(ctx, 0, 1, 2, sh, sw, overhang(in->height, kh, sh) / 2, overhang(in->width, kw, sw) / 2,
-                              Activation::kNone);
+  const int kh = ctx.input(1).shape[1], kw = ctx.input(1).shape[2];
+  return TransposeConvolution(ctx, 0, 1, 2, o->stride_h, o->stride_w,
+                              MediaPipeTransposeOverhang(o->padding, in->height, kh, o->stride_h) / 2,
+                              MediaPipeTransposeOverhang(o->padding, in->width, kw, o->stride_w) / 2, Activation::kNone);
 }
 
 }  // namespace
 
-void AddConvolutionGenerators(std::map<OpKind, Generator>& g) {
-  g[OpKind::kConv2d] = Conv2d;
-  g[OpKind::kDepthwiseConv2d] = DepthwiseConv2d;
-  g[OpKind::kFullyConnected] = FullyConnected;
-  g[OpKind::kTransposeConv] = TransposeConv;
-  g[OpKind::kCustom] = [](const NodeContext& ctx) -> absl::StatusOr<GeneratedShader> {
-    const std::string name = CustomName(*ctx.node);
-    if (name == "Convolution2DTransposeBias") return Convolution2dTransposeBias(ctx);
-    if (name == "MaxPoolingWithArgmax2D" || name == "MaxUnpooling2D") return CustomPoolGenerator(ctx);
-    return absl::UnimplementedError(fmt::format("no GPU shader for custom op {}", name));
-  };
+void AddConvolutionGenerators(Generators& g) {
+  g.builtin[OpKind::kConv2d] = Conv2d;
+  g.builtin[OpKind::kDepthwiseConv2d] = DepthwiseConv2d;
+  g.builtin[OpKind::kFullyConnected] = FullyConnected;
+  g.builtin[OpKind::kTransposeConv] = TransposeConv;
+  g.custom["Convolution2DTransposeBias"] = Convolution2dTransposeBias;
 }
 
 }  // namespace mgd::shaders

@@ -31,23 +31,7 @@ absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::s
   }
 }
 
-bool IsUnary(OpKind op) {
-  switch (op) {
-    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kLogistic: case OpKind::kTanh:
-    case OpKind::kHardSwish: case OpKind::kExp: case OpKind::kRsqrt: case OpKind::kElu: case OpKind::kLeakyRelu:
-      return true;
-    default: return false;
-  }
-}
 
-bool IsBinary(OpKind op) {
-  switch (op) {
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv: case OpKind::kMaximum:
-    case OpKind::kMinimum: case OpKind::kSquaredDifference: case OpKind::kPrelu:
-      return true;
-    default: return false;
-  }
-}
 
 // How one operand of a binary op is read at the output's (b, s, y, x).
 struct Operand {
@@ -109,7 +93,7 @@ absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const 
 
 }  // namespace
 
-bool IsElementwise(OpKind op) { return IsUnary(op) || IsBinary(op); }
+bool IsElementwise(OpKind op) { return IsUnaryElementwise(op) || IsBinaryElementwise(op); }
 
 absl::StatusOr<ElementwiseUpdate> GenerateElementwiseUpdate(const NodeContext& ctx, int fused_input,
                                                              const std::string& prefix) {
@@ -117,7 +101,7 @@ absl::StatusOr<ElementwiseUpdate> GenerateElementwiseUpdate(const NodeContext& c
   if (!out.ok()) return out.status();
   ElementwiseUpdate update;
   std::vector<Operand> operands;
-  const size_t arity = IsUnary(ctx.node->op) ? 1 : 2;
+  const size_t arity = IsUnaryElementwise(ctx.node->op) ? 1 : 2;
   if (!IsElementwise(ctx.node->op)) return absl::UnimplementedError("not an elementwise op");
   for (size_t i = 0; i < arity; ++i) {
     if (static_cast<int>(i) == fused_input) {
@@ -181,13 +165,9 @@ absl::StatusOr<GeneratedShader> Elementwise(const NodeContext& ctx) {
 
 }  // namespace
 
-void AddElementwiseGenerators(std::map<OpKind, Generator>& g) {
-  for (OpKind op : {OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
-                    OpKind::kHardSwish, OpKind::kExp, OpKind::kRsqrt, OpKind::kElu, OpKind::kLeakyRelu, OpKind::kAdd,
-                    OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMaximum, OpKind::kMinimum,
-                    OpKind::kSquaredDifference, OpKind::kPrelu}) {
-    g[op] = Elementwise;
-  }
+void AddElementwiseGenerators(Generators& g) {
+  for (OpKind op : kUnaryElementwiseOps) g.builtin[op] = Elementwise;
+  for (OpKind op : kBinaryElementwiseOps) g.builtin[op] = Elementwise;
 }
 
 }  // namespace mgd::shaders

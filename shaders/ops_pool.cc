@@ -5,21 +5,15 @@
 #include <cstring>
 #include <limits>
 
+#include "model/geometry.h"
+#include "model/mediapipe_options.h"
 #include "shaders/ops.h"
 
 namespace mgd::shaders {
 namespace {
 
-int PadBefore(Padding padding, int in, int filter, int stride) {
-  const int out = padding == Padding::kSame ? (in + stride - 1) / stride : (in - filter + stride) / stride;
-  return std::max(0, ((out - 1) * stride + filter - in) / 2);
-}
-
-struct PoolParams {
-  Padding padding;
-  int stride_w, stride_h, filter_w, filter_h;
-  Activation activation;
-};
+// A builtin pool's attributes and a MediaPipe pool's options are alike.
+using PoolParams = MediaPipePoolOptions;
 
 // The window loops of a pool. TFLite's own padding is skipped; the margins of
 // a fused PAD are zeros that take part (as they would in the padded tensor).
@@ -41,8 +35,8 @@ std::string PoolLoops(const NodeContext& ctx, const layout::Bhwc& in, const Pool
       "    }}\n"
       "  }}\n",
       fmt::arg("fh", p.filter_h), fmt::arg("fw", p.filter_w), fmt::arg("sh", p.stride_h), fmt::arg("sw", p.stride_w),
-      fmt::arg("ph", PadBefore(p.padding, padded_h, p.filter_h, p.stride_h)),
-      fmt::arg("pw", PadBefore(p.padding, padded_w, p.filter_w, p.stride_w)), fmt::arg("PH", padded_h),
+      fmt::arg("ph", WindowAlong(p.padding, padded_h, p.filter_h, p.stride_h, 1).pad),
+      fmt::arg("pw", WindowAlong(p.padding, padded_w, p.filter_w, p.stride_w, 1).pad), fmt::arg("PH", padded_h),
       fmt::arg("PW", padded_w), fmt::arg("top", ctx.pad.top), fmt::arg("left", ctx.pad.left), fmt::arg("ih", in.height),
       fmt::arg("iw", in.width), fmt::arg("read", glsl::Read("in0", in, "b", "s", "iy", "ix")), fmt::arg("inner", inner));
 }
@@ -101,8 +95,8 @@ absl::StatusOr<GeneratedShader> SplitPool2d(const NodeContext& ctx, const layout
       "  acc = partial[0];\n",
       fmt::arg("init", is_max ? glsl::Float(-std::numeric_limits<float>::infinity()) : "0.0"), fmt::arg("area", p.filter_h * p.filter_w),
       fmt::arg("T", kPoolThreads), fmt::arg("fw", p.filter_w), fmt::arg("sh", p.stride_h), fmt::arg("sw", p.stride_w),
-      fmt::arg("ph", PadBefore(p.padding, padded_h, p.filter_h, p.stride_h)),
-      fmt::arg("pw", PadBefore(p.padding, padded_w, p.filter_w, p.stride_w)), fmt::arg("PH", padded_h),
+      fmt::arg("ph", WindowAlong(p.padding, padded_h, p.filter_h, p.stride_h, 1).pad),
+      fmt::arg("pw", WindowAlong(p.padding, padded_w, p.filter_w, p.stride_w, 1).pad), fmt::arg("PH", padded_h),
       fmt::arg("PW", padded_w), fmt::arg("top", ctx.pad.top), fmt::arg("left", ctx.pad.left), fmt::arg("ih", in.height),
       fmt::arg("iw", in.width), fmt::arg("read", glsl::Read("in0", in, "b", "s", "iy", "ix")),
       fmt::arg("combine_v", is_max ? glsl::MaxKeepingNan("acc", "v") : "acc + v"),
@@ -173,15 +167,11 @@ absl::StatusOr<GeneratedShader> Mean(const NodeContext& ctx) {
   return g;
 }
 
-// TfLitePoolParams in a MediaPipe op's custom options.
+// A MediaPipe pool's custom options (model/mediapipe_options.h).
 absl::StatusOr<PoolParams> ReadPoolParams(const NodeContext& ctx) {
-  const auto& options = std::get<CustomAttributes>(ctx.node->attributes).options;
-  int32_t ints[6];
-  if (options.size() < sizeof(ints)) return absl::UnimplementedError("custom_options too short");
-  std::memcpy(ints, options.data(), sizeof(ints));
-  if (ints[5] < 0 || ints[5] > 4) return absl::UnimplementedError("unsupported activation");
-  return PoolParams{ints[0] == 1 ? Padding::kSame : Padding::kValid, ints[1], ints[2], ints[3], ints[4],
-                    static_cast<Activation>(ints[5])};
+  auto o = DecodePoolOptions(std::get<CustomAttributes>(ctx.node->attributes).options);
+  if (!o.ok()) return absl::UnimplementedError(o.status().message());
+  return *o;
 }
 
 // Two outputs: the max and its position in the window + 0.1 (MediaPipe's
@@ -248,14 +238,12 @@ absl::StatusOr<GeneratedShader> MaxUnpooling(const NodeContext& ctx) {
 
 }  // namespace
 
-absl::StatusOr<GeneratedShader> CustomPoolGenerator(const NodeContext& ctx) {
-  return CustomName(*ctx.node) == "MaxPoolingWithArgmax2D" ? MaxPoolingWithArgmax(ctx) : MaxUnpooling(ctx);
-}
-
-void AddPoolGenerators(std::map<OpKind, Generator>& g) {
-  g[OpKind::kMaxPool2d] = Pool2d;
-  g[OpKind::kAveragePool2d] = Pool2d;
-  g[OpKind::kMean] = Mean;
+void AddPoolGenerators(Generators& g) {
+  g.builtin[OpKind::kMaxPool2d] = Pool2d;
+  g.builtin[OpKind::kAveragePool2d] = Pool2d;
+  g.builtin[OpKind::kMean] = Mean;
+  g.custom["MaxPoolingWithArgmax2D"] = MaxPoolingWithArgmax;
+  g.custom["MaxUnpooling2D"] = MaxUnpooling;
 }
 
 }  // namespace mgd::shaders

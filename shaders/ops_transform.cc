@@ -337,20 +337,20 @@ absl::StatusOr<GeneratedShader> Softmax(const NodeContext& ctx) {
 
 }  // namespace
 
-void AddTransformGenerators(std::map<OpKind, Generator>& g) {
-  g[OpKind::kReshape] = Reshape;
-  g[OpKind::kSqueeze] = Reshape;
-  g[OpKind::kExpandDims] = Reshape;
-  g[OpKind::kTranspose] = Transpose;
-  g[OpKind::kSlice] = Slice;
-  g[OpKind::kStridedSlice] = Slice;
-  g[OpKind::kSpaceToDepth] = SpaceDepth;
-  g[OpKind::kDepthToSpace] = SpaceDepth;
-  g[OpKind::kPad] = Pad;
-  g[OpKind::kConcatenation] = Concatenation;
-  g[OpKind::kResizeBilinear] = Resize;
-  g[OpKind::kResizeNearestNeighbor] = Resize;
-  g[OpKind::kSoftmax] = Softmax;
+void AddTransformGenerators(Generators& g) {
+  g.builtin[OpKind::kReshape] = Reshape;
+  g.builtin[OpKind::kSqueeze] = Reshape;
+  g.builtin[OpKind::kExpandDims] = Reshape;
+  g.builtin[OpKind::kTranspose] = Transpose;
+  g.builtin[OpKind::kSlice] = Slice;
+  g.builtin[OpKind::kStridedSlice] = Slice;
+  g.builtin[OpKind::kSpaceToDepth] = SpaceDepth;
+  g.builtin[OpKind::kDepthToSpace] = SpaceDepth;
+  g.builtin[OpKind::kPad] = Pad;
+  g.builtin[OpKind::kConcatenation] = Concatenation;
+  g.builtin[OpKind::kResizeBilinear] = Resize;
+  g.builtin[OpKind::kResizeNearestNeighbor] = Resize;
+  g.builtin[OpKind::kSoftmax] = Softmax;
 }
 
 }  // namespace mgd::shaders

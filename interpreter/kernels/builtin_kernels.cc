@@ -9,19 +9,13 @@
 namespace mgd {
 
 std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node) {
+  if (IsBinaryElementwise(node.op)) return CreateBinaryKernel(node.op);
+  if (IsUnaryElementwise(node.op)) return CreateUnaryKernel(node.op);
   switch (node.op) {
     case OpKind::kConv2d: return CreateConv2dKernel();
     case OpKind::kDepthwiseConv2d: return CreateDepthwiseConv2dKernel();
     case OpKind::kTransposeConv: return CreateTransposeConvKernel();
     case OpKind::kFullyConnected: return CreateFullyConnectedKernel();
-    case OpKind::kAdd: case OpKind::kSub: case OpKind::kMul: case OpKind::kDiv:
-    case OpKind::kMaximum: case OpKind::kMinimum: case OpKind::kSquaredDifference:
-    case OpKind::kPrelu:
-      return CreateBinaryKernel(node.op);
-    case OpKind::kRelu: case OpKind::kRelu6: case OpKind::kReluN1To1: case OpKind::kLogistic:
-    case OpKind::kTanh: case OpKind::kHardSwish: case OpKind::kExp: case OpKind::kRsqrt:
-    case OpKind::kElu: case OpKind::kLeakyRelu:
-      return CreateUnaryKernel(node.op);
     case OpKind::kSoftmax: return CreateSoftmaxKernel();
     case OpKind::kAveragePool2d: case OpKind::kMaxPool2d: return CreatePool2dKernel(node.op);
     case OpKind::kMean: return CreateMeanKernel();
@@ -34,7 +28,7 @@ std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node) {
     case OpKind::kResizeBilinear: case OpKind::kResizeNearestNeighbor: return CreateResizeKernel(node.op);
     case OpKind::kDequantize: return CreateDequantizeKernel();
     case OpKind::kDensify: return CreateDensifyKernel();
-    case OpKind::kCustom: return nullptr;
+    default: return nullptr;  // kCustom (the resolver's), and the elementwise ops above
   }
   return nullptr;
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "interpreter/kernel.h"
+#include "model/geometry.h"
 
 namespace mgd {
 
@@ -45,32 +46,6 @@ T MaxKeepingNan(T a, T b) {
 template <typename T>
 T MinKeepingNan(T a, T b) {
   return (a < b || std::isnan(a)) ? a : b;
-}
-
-// TFLite's output size for a windowed op.
-inline int WindowedOutputSize(Padding padding, int in, int filter, int stride, int dilation) {
-  const int effective = (filter - 1) * dilation + 1;
-  if (padding == Padding::kSame) return (in + stride - 1) / stride;
-  return std::max(0, (in - effective + stride) / stride);
-}
-
-// TFLite's ComputePadding: padding before the first element.
-inline int PaddingBefore(int stride, int dilation, int in, int filter, int out) {
-  const int effective = (filter - 1) * dilation + 1;
-  const int padding = ((out - 1) * stride + effective - in) / 2;
-  return std::max(padding, 0);
-}
-
-// A windowed op along one spatial axis: its output size and the padding
-// before the first element, as TFLite computes them.
-struct Window {
-  int out = 0;
-  int pad = 0;
-};
-
-inline Window WindowAlong(Padding padding, int in, int filter, int stride, int dilation) {
-  const int out = WindowedOutputSize(padding, in, filter, stride, dilation);
-  return {out, PaddingBefore(stride, dilation, in, filter, out)};
 }
 
 // Reads element i of an int32 or int64 constant as int64.
