@@ -1,0 +1,70 @@
+// Unit tests of the CPU reference kernels: bad parameters, reported at Interpreter::Create. Each test
+// builds a one- or two-op graph, runs it through the Interpreter, and
+// compares the outputs with values computed independently of the kernels: by
+// hand for tiny cases, or by a naive loop in double written from TFLite's (or
+// MediaPipe's) reference definition.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "interpreter/interpreter.h"
+#include "model/fp16.h"
+#include "tests/graph_builder.h"
+#include "tests/interpreter/kernels/reference.h"
+#include "tests/interpreter/single_op.h"
+
+namespace mgd {
+namespace {
+
+using mgd::testing::GraphBuilder;
+using ::testing::HasSubstr;
+using namespace mgd::testing::single_op;  // NOLINT(google-build-using-namespace): the tests' vocabulary
+using namespace mgd::testing::reference;  // NOLINT(google-build-using-namespace)
+
+// ---------------------------------------------------------------------------
+// Bad parameters are reported at Interpreter::Create
+// ---------------------------------------------------------------------------
+
+TEST(CreateErrorTest, WrongDeclaredOutputShapeNamesBothShapes) {
+  // A 2x2 VALID conv over 3x3 gives [1,2,2,1]; the graph declares [1,3,3,1].
+  const absl::Status s = CreateStatus(OpKind::kConv2d, Conv2dAttributes{.padding = Padding::kValid},
+                                      {In({1, 3, 3, 1}, {}), Const({1, 2, 2, 1}, {1, 2, 3, 4})}, {{1, 3, 3, 1}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("has shape [1,3,3,1]"));
+  EXPECT_THAT(s.message(), HasSubstr("but the inputs give [1,2,2,1]"));
+}
+
+TEST(CreateErrorTest, WrongDeclaredOutputShapeOfPoolAndConcat) {
+  absl::Status s =
+      CreateStatus(OpKind::kMaxPool2d, Pool2dAttributes{.stride_w = 2, .stride_h = 2, .filter_w = 2, .filter_h = 2},
+                   {In({1, 5, 5, 1}, {})}, {{1, 2, 2, 1}});
+  EXPECT_THAT(s.message(), HasSubstr("has shape [1,2,2,1], but the inputs give [1,3,3,1]"));
+  s = CreateStatus(OpKind::kConcatenation, ConcatenationAttributes{.axis = 1}, {In({2, 3}, {}), In({2, 4}, {})},
+                   {{2, 6}});
+  EXPECT_THAT(s.message(), HasSubstr("has shape [2,6], but the inputs give [2,7]"));
+}
+
+TEST(CreateErrorTest, UnregisteredCustomOpIsAnError) {
+  const absl::Status s = CreateStatus(OpKind::kCustom, CustomAttributes{"NoSuchOp", {}}, {In({1}, {})}, {{1}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("custom op 'NoSuchOp'"));
+}
+
+TEST(CreateErrorTest, CustomOpBadPaddingIsAnError) {
+  const absl::Status s =
+      CreateStatus(OpKind::kCustom, CustomAttributes{"MaxPoolingWithArgmax2D", RawInts({0, 2, 2, 2, 2, 0})},
+                   {In({1, 4, 4, 1}, {})}, {{1, 2, 2, 1}, {1, 2, 2, 1}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("neither SAME (1) nor VALID (2)"));
+}
+
+}  // namespace
+}  // namespace mgd

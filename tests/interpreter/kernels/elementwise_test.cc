@@ -1,0 +1,298 @@
+// Unit tests of the CPU reference kernels: the binary and unary elementwise ops and SOFTMAX (interpreter/kernels/elementwise.cc). Each test
+// builds a one- or two-op graph, runs it through the Interpreter, and
+// compares the outputs with values computed independently of the kernels: by
+// hand for tiny cases, or by a naive loop in double written from TFLite's (or
+// MediaPipe's) reference definition.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "interpreter/interpreter.h"
+#include "model/fp16.h"
+#include "tests/graph_builder.h"
+#include "tests/interpreter/kernels/reference.h"
+#include "tests/interpreter/single_op.h"
+
+namespace mgd {
+namespace {
+
+using mgd::testing::GraphBuilder;
+using ::testing::HasSubstr;
+using namespace mgd::testing::single_op;  // NOLINT(google-build-using-namespace): the tests' vocabulary
+using namespace mgd::testing::reference;  // NOLINT(google-build-using-namespace)
+
+// ---------------------------------------------------------------------------
+// ADD / SUB / MUL / DIV / MAXIMUM / MINIMUM / SQUARED_DIFFERENCE / PRELU
+// ---------------------------------------------------------------------------
+
+// numpy broadcasting, written as a plain index decomposition: the shapes are
+// right-aligned, a dimension of 1 repeats.
+template <typename F>
+std::vector<double> RefBroadcast(const Shape& as, const std::vector<float>& a, const Shape& bs,
+                                 const std::vector<float>& b, F f, Shape* out_shape) {
+  const size_t rank = std::max(as.size(), bs.size());
+  Shape pa(rank - as.size(), 1), pb(rank - bs.size(), 1);
+  pa.insert(pa.end(), as.begin(), as.end());
+  pb.insert(pb.end(), bs.begin(), bs.end());
+  Shape out(rank);
+  for (size_t d = 0; d < rank; ++d) out[d] = std::max(pa[d], pb[d]);
+  *out_shape = out;
+  std::vector<double> y;
+  const int64_t n = NumElements(out);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, ia = 0, ib = 0, sa = 1, sb = 1;
+    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+      const size_t ud = static_cast<size_t>(d);
+      const int64_t idx = rest % out[ud];
+      rest /= out[ud];
+      if (pa[ud] != 1) ia += idx * sa;
+      if (pb[ud] != 1) ib += idx * sb;
+      sa *= pa[ud];
+      sb *= pb[ud];
+    }
+    y.push_back(f(static_cast<double>(a[static_cast<size_t>(ia)]), static_cast<double>(b[static_cast<size_t>(ib)])));
+  }
+  return y;
+}
+
+double RefBinary(OpKind op, double p, double q) {
+  switch (op) {
+    case OpKind::kAdd: return p + q;
+    case OpKind::kSub: return p - q;
+    case OpKind::kMul: return p * q;
+    case OpKind::kDiv: return p / q;
+    case OpKind::kMaximum: return std::max(p, q);
+    case OpKind::kMinimum: return std::min(p, q);
+    case OpKind::kSquaredDifference: return (p - q) * (p - q);
+    case OpKind::kPrelu: return p >= 0 ? p : p * q;
+    default: return std::nan("");
+  }
+}
+
+// Runs `op` on random [as] x [bs] (the second operand a constant when
+// `b_constant`) and compares with RefBroadcast.
+void CheckBinary(OpKind op, Activation act, const Shape& as, const Shape& bs, uint32_t seed, bool b_constant = false) {
+  SCOPED_TRACE(::testing::Message() << OpName(op) << " " << ShapeToString(as) << " x " << ShapeToString(bs) << " "
+                                    << ActivationName(act));
+  const auto a = Random(Count(as), seed, -3.0f, 3.0f);
+  auto b = Random(Count(bs), seed + 1, -3.0f, 3.0f);
+  if (op == OpKind::kDiv) {
+    for (float& v : b) v = v < 0 ? v - 0.5f : v + 0.5f;  // away from 0
+  }
+  Shape out_shape;
+  const auto expected = RefBroadcast(
+      as, a, bs, b, [&](double p, double q) { return ApplyActivation(act, RefBinary(op, p, q)); }, &out_shape);
+  Attributes attrs;
+  if (op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul || op == OpKind::kDiv) {
+    attrs = ElementwiseAttributes{act};
+  }
+  const auto actual = RunSingleOp(op, attrs, {In(as, a), b_constant ? Const(bs, b) : In(bs, b)}, out_shape);
+  ExpectClose(actual, expected);
+}
+
+// The broadcast patterns every arithmetic op is checked on.
+void CheckBroadcastPatterns(OpKind op, uint32_t seed) {
+  CheckBinary(op, Activation::kNone, {1, 3, 5, 7}, {1, 3, 5, 7}, seed);             // same shape
+  CheckBinary(op, Activation::kNone, {1, 3, 5, 7}, {1, 1, 1, 7}, seed + 10, true);  // per-channel
+  CheckBinary(op, Activation::kNone, {1, 1, 1, 7}, {1, 3, 5, 7}, seed + 20);        // per-channel, first operand
+  CheckBinary(op, Activation::kNone, {1, 6, 3}, {1}, seed + 30, true);              // [1,N,3] x [1]
+  CheckBinary(op, Activation::kNone, {1}, {1, 6, 3}, seed + 40);                    // [1] x [1,N,3]
+  CheckBinary(op, Activation::kNone, {2, 5}, {}, seed + 50, true);                  // tensor x scalar
+  CheckBinary(op, Activation::kNone, {}, {2, 5}, seed + 60);                        // scalar x tensor
+  CheckBinary(op, Activation::kNone, {2, 1, 3, 1}, {1, 4, 1, 5}, seed + 70);        // general 4-D
+  CheckBinary(op, Activation::kNone, {1, 4, 1, 5}, {2, 1, 3, 1}, seed + 80);        // and the other way
+  CheckBinary(op, Activation::kNone, {4, 1, 5}, {2, 1, 3, 1}, seed + 90);           // different ranks
+  CheckBinary(op, Activation::kNone, {2, 3, 1, 6}, {3, 4, 1}, seed + 100);          // different ranks
+}
+
+TEST(BinaryTest, AddChannelBroadcastByHand) {
+  // [[1,2,3],[4,5,6]] + [10,20,30] = [[11,22,33],[14,25,36]].
+  const auto out = RunSingleOp(OpKind::kAdd, ElementwiseAttributes{},
+                               {In({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6}), Const({1, 1, 1, 3}, {10, 20, 30})}, {1, 1, 2, 3});
+  ExpectClose(out, {11, 22, 33, 14, 25, 36});
+}
+
+TEST(BinaryTest, SubScalarMinusTensorByHand) {
+  // 10 - [1, 2.5, -3] = [9, 7.5, 13] (the scalar is the first operand).
+  const auto out =
+      RunSingleOp(OpKind::kSub, ElementwiseAttributes{}, {Const({}, {10}), In({1, 3}, {1, 2.5f, -3})}, {1, 3});
+  ExpectClose(out, {9, 7.5, 13});
+}
+
+TEST(BinaryTest, DivGeneral4dBroadcastByHand) {
+  // a [2,1] = [[6],[12]] / b [1,3] = [[1,2,3]] -> [[6,3,2],[12,6,4]].
+  const auto out =
+      RunSingleOp(OpKind::kDiv, ElementwiseAttributes{}, {In({2, 1}, {6, 12}), In({1, 3}, {1, 2, 3})}, {2, 3});
+  ExpectClose(out, {6, 3, 2, 12, 6, 4});
+}
+
+TEST(BinaryTest, AddMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kAdd, 2000); }
+TEST(BinaryTest, SubMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kSub, 2200); }
+TEST(BinaryTest, MulMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kMul, 2400); }
+TEST(BinaryTest, DivMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kDiv, 2600); }
+TEST(BinaryTest, MaximumMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kMaximum, 2800); }
+TEST(BinaryTest, MinimumMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kMinimum, 3000); }
+TEST(BinaryTest, SquaredDifferenceMatchesBroadcastLoop) { CheckBroadcastPatterns(OpKind::kSquaredDifference, 3200); }
+
+TEST(BinaryTest, FusedActivationsMatchBroadcastLoop) {
+  CheckBinary(OpKind::kAdd, Activation::kRelu, {1, 3, 4, 5}, {1, 1, 1, 5}, 3400, true);
+  CheckBinary(OpKind::kAdd, Activation::kRelu6, {2, 1, 3, 1}, {1, 4, 1, 5}, 3410);
+  CheckBinary(OpKind::kSub, Activation::kReluN1To1, {1, 6, 3}, {1}, 3420, true);
+  CheckBinary(OpKind::kMul, Activation::kRelu6, {1, 4, 1, 5}, {2, 1, 3, 1}, 3430);
+  CheckBinary(OpKind::kMul, Activation::kTanh, {2, 5}, {}, 3440, true);
+  CheckBinary(OpKind::kDiv, Activation::kRelu, {1, 3, 4, 5}, {1, 3, 4, 5}, 3450);
+  CheckBinary(OpKind::kDiv, Activation::kReluN1To1, {}, {2, 5}, 3460);
+}
+
+TEST(BinaryTest, AddFusedRelu6ByHand) {
+  // relu6([-5, 1, 4, 8] + 1) = relu6([-4, 2, 5, 9]) = [0, 2, 5, 6].
+  const auto out = RunSingleOp(OpKind::kAdd, ElementwiseAttributes{Activation::kRelu6},
+                               {In({4}, {-5, 1, 4, 8}), Const({1}, {1})}, {4});
+  ExpectClose(out, {0, 2, 5, 6});
+}
+
+TEST(BinaryTest, MaximumMinimumSquaredDifferenceByHand) {
+  // a = [1, -2, 3, 0], b = [0.5] broadcast:
+  // max = [1, 0.5, 3, 0.5]; min = [0.5, -2, 0.5, 0]; (a-b)^2 = [0.25, 6.25, 6.25, 0.25].
+  const std::vector<Operand> ops = {In({4}, {1, -2, 3, 0}), Const({1}, {0.5f})};
+  ExpectClose(RunSingleOp(OpKind::kMaximum, {}, ops, {4}), {1, 0.5, 3, 0.5});
+  ExpectClose(RunSingleOp(OpKind::kMinimum, {}, ops, {4}), {0.5, -2, 0.5, 0});
+  ExpectClose(RunSingleOp(OpKind::kSquaredDifference, {}, ops, {4}), {0.25, 6.25, 6.25, 0.25});
+}
+
+TEST(BinaryTest, PreluChannelAlphaByHand) {
+  // x [1,1,2,3] = [[-1, 2, -3], [4, -5, -6]], alpha [1,1,3] = [0.1, 0.2, 0.3]:
+  // [[-0.1, 2, -0.9], [4, -1.0, -1.8]].
+  const auto out =
+      RunSingleOp(OpKind::kPrelu, {}, {In({1, 1, 2, 3}, {-1, 2, -3, 4, -5, -6}), Const({1, 1, 3}, {0.1f, 0.2f, 0.3f})},
+                  {1, 1, 2, 3});
+  ExpectClose(out, {-0.1, 2, -0.9, 4, -1.0, -1.8});
+}
+
+TEST(BinaryTest, PreluChannelAlphaMatchesLoop) {
+  CheckBinary(OpKind::kPrelu, Activation::kNone, {1, 5, 6, 7}, {1, 1, 7}, 3500, true);
+  CheckBinary(OpKind::kPrelu, Activation::kNone, {2, 3, 4, 13}, {1, 1, 13}, 3510, true);
+}
+
+TEST(BinaryTest, IncompatibleShapesAreAnError) {
+  const absl::Status s =
+      CreateStatus(OpKind::kAdd, ElementwiseAttributes{}, {In({1, 2, 3}, {}), In({1, 4, 3}, {})}, {{1, 4, 3}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("do not broadcast"));
+}
+
+// ---------------------------------------------------------------------------
+// Unary activations
+// ---------------------------------------------------------------------------
+
+// A grid of values over [lo, hi] plus a few special points.
+std::vector<float> Grid(float lo, float hi, int steps, std::vector<float> extra = {}) {
+  std::vector<float> v;
+  for (int i = 0; i <= steps; ++i) v.push_back(lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(steps));
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
+
+template <typename F>
+void CheckUnary(OpKind op, const std::vector<float>& x, F f, Attributes attrs = {}) {
+  SCOPED_TRACE(OpName(op));
+  std::vector<double> expected;
+  for (float v : x) expected.push_back(f(static_cast<double>(v)));
+  const Shape shape{1, static_cast<int32_t>(x.size())};
+  ExpectClose(RunSingleOp(op, attrs, {In(shape, x)}, shape), expected);
+}
+
+const std::vector<float> kClampInputs = {-7, -1.5f, -1, -0.5f, 0, 0.5f, 1, 3, 6, 7.5f};
+
+TEST(UnaryTest, ReluByHand) {
+  const auto out = RunSingleOp(OpKind::kRelu, {}, {In({10}, kClampInputs)}, {10});
+  ExpectClose(out, {0, 0, 0, 0, 0, 0.5, 1, 3, 6, 7.5});
+}
+
+TEST(UnaryTest, Relu6ByHand) {
+  const auto out = RunSingleOp(OpKind::kRelu6, {}, {In({10}, kClampInputs)}, {10});
+  ExpectClose(out, {0, 0, 0, 0, 0, 0.5, 1, 3, 6, 6});
+}
+
+TEST(UnaryTest, ReluN1To1ByHand) {
+  const auto out = RunSingleOp(OpKind::kReluN1To1, {}, {In({10}, kClampInputs)}, {10});
+  ExpectClose(out, {-1, -1, -1, -0.5, 0, 0.5, 1, 1, 1, 1});
+}
+
+TEST(UnaryTest, LeakyReluByHand) {
+  // alpha 0.3: [-2, -0.5, 0, 4] -> [-0.6, -0.15, 0, 4].
+  const auto out = RunSingleOp(OpKind::kLeakyRelu, LeakyReluAttributes{0.3f}, {In({4}, {-2, -0.5f, 0, 4})}, {4});
+  ExpectClose(out, {-0.6, -0.15, 0, 4});
+}
+
+TEST(UnaryTest, LogisticMatchesFormula) {
+  CheckUnary(OpKind::kLogistic, Grid(-20, 20, 97, {0}), [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+}
+
+TEST(UnaryTest, TanhMatchesFormula) {
+  CheckUnary(OpKind::kTanh, Grid(-10, 10, 97, {0, 1e-3f}), [](double v) { return std::tanh(v); });
+}
+
+TEST(UnaryTest, HardSwishMatchesFormula) {
+  // x * relu6(x + 3) / 6 (mgd evaluates it in XNNPACK's order: tolerance).
+  CheckUnary(OpKind::kHardSwish, Grid(-6, 6, 89, {-3, 3, 0, -2.9f, 2.9f}),
+             [](double v) { return v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0; });
+}
+
+TEST(UnaryTest, ExpMatchesFormula) {
+  CheckUnary(OpKind::kExp, Grid(-10, 10, 83, {0}), [](double v) { return std::exp(v); });
+}
+
+TEST(UnaryTest, RsqrtMatchesFormula) {
+  CheckUnary(OpKind::kRsqrt, Grid(0.01f, 100, 91, {1, 4, 0.25f}), [](double v) { return 1.0 / std::sqrt(v); });
+}
+
+TEST(UnaryTest, EluMatchesFormula) {
+  CheckUnary(OpKind::kElu, Grid(-8, 4, 79, {0, -1e-4f}), [](double v) { return v < 0 ? std::exp(v) - 1.0 : v; });
+}
+
+TEST(UnaryTest, LeakyReluMatchesFormula) {
+  CheckUnary(
+      OpKind::kLeakyRelu, Grid(-5, 5, 37), [](double v) { return v >= 0 ? v : 0.05 * v; }, LeakyReluAttributes{0.05f});
+}
+
+// ---------------------------------------------------------------------------
+// SOFTMAX
+// ---------------------------------------------------------------------------
+
+TEST(SoftmaxTest, BetaHalfByHand) {
+  // beta 0.5, x = [0, 2 ln 3]: exp(0.5 * x) = [1, 3] -> [0.25, 0.75].
+  const auto out = RunSingleOp(OpKind::kSoftmax, SoftmaxAttributes{0.5f},
+                               {In({1, 2}, {0, static_cast<float>(2 * std::log(3.0))})}, {1, 2});
+  ExpectClose(out, {0.25, 0.75});
+}
+
+TEST(SoftmaxTest, BetaNotOneMatchesFormulaPerRow) {
+  // Each row of the last dimension: exp(beta (x - max)) / sum.
+  for (float beta : {0.3f, 2.5f}) {
+    SCOPED_TRACE(beta);
+    const Shape shape{2, 3, 7};
+    const auto x = Random(Count(shape), 3600, -4, 4);
+    std::vector<double> expected;
+    for (size_t r = 0; r < 6; ++r) {
+      const double mx =
+          *std::max_element(x.begin() + static_cast<long>(r * 7), x.begin() + static_cast<long>(r * 7 + 7));
+      double sum = 0;
+      for (size_t i = 0; i < 7; ++i) sum += std::exp(static_cast<double>(beta) * (x[r * 7 + i] - mx));
+      for (size_t i = 0; i < 7; ++i)
+        expected.push_back(std::exp(static_cast<double>(beta) * (x[r * 7 + i] - mx)) / sum);
+    }
+    ExpectClose(RunSingleOp(OpKind::kSoftmax, SoftmaxAttributes{beta}, {In(shape, x)}, shape), expected);
+  }
+}
+
+}  // namespace
+}  // namespace mgd

@@ -1,0 +1,381 @@
+// Unit tests of the CPU reference kernels: the data movement ops (interpreter/kernels/shape_ops.cc). Each test
+// builds a one- or two-op graph, runs it through the Interpreter, and
+// compares the outputs with values computed independently of the kernels: by
+// hand for tiny cases, or by a naive loop in double written from TFLite's (or
+// MediaPipe's) reference definition.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "interpreter/interpreter.h"
+#include "model/fp16.h"
+#include "tests/graph_builder.h"
+#include "tests/interpreter/kernels/reference.h"
+#include "tests/interpreter/single_op.h"
+
+namespace mgd {
+namespace {
+
+using mgd::testing::GraphBuilder;
+using ::testing::HasSubstr;
+using namespace mgd::testing::single_op;  // NOLINT(google-build-using-namespace): the tests' vocabulary
+using namespace mgd::testing::reference;  // NOLINT(google-build-using-namespace)
+
+// ---------------------------------------------------------------------------
+// Data movement: RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD, TRANSPOSE,
+// SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, SPACE_TO_DEPTH
+// ---------------------------------------------------------------------------
+
+std::vector<int> Unravel(int64_t i, const Shape& s) {
+  std::vector<int> idx(s.size());
+  for (int d = static_cast<int>(s.size()) - 1; d >= 0; --d) {
+    idx[static_cast<size_t>(d)] = static_cast<int>(i % s[static_cast<size_t>(d)]);
+    i /= s[static_cast<size_t>(d)];
+  }
+  return idx;
+}
+
+int64_t Ravel(const std::vector<int>& idx, const Shape& s) {
+  int64_t i = 0;
+  for (size_t d = 0; d < s.size(); ++d) i = i * s[d] + idx[d];
+  return i;
+}
+
+// x[i0, i1, ...] for every combination of the per-dimension index lists, in
+// row-major order (what a slice produces).
+std::vector<float> Gather(const Shape& xs, const std::vector<float>& x, const std::vector<std::vector<int>>& lists) {
+  Shape counts;
+  for (const auto& l : lists) counts.push_back(static_cast<int32_t>(l.size()));
+  std::vector<float> out;
+  for (int64_t i = 0; i < NumElements(counts); ++i) {
+    const auto pos = Unravel(i, counts);
+    std::vector<int> idx;
+    for (size_t d = 0; d < lists.size(); ++d) idx.push_back(lists[d][static_cast<size_t>(pos[d])]);
+    out.push_back(x[static_cast<size_t>(Ravel(idx, xs))]);
+  }
+  return out;
+}
+
+TEST(ReshapeTest, MinusOneInAttributes) {
+  // [2,3,4] with new_shape [-1, 6] -> [4, 6]; the data is unchanged.
+  const auto x = Iota(24);
+  EXPECT_EQ(RunSingleOp(OpKind::kReshape, ReshapeAttributes{Shape{-1, 6}}, {In({2, 3, 4}, x)}, {4, 6}), x);
+}
+
+TEST(ReshapeTest, MinusOneViaShapeInput) {
+  // The shape input [2, -1, 3] wins over the attributes: [2,3,4] -> [2,4,3].
+  const auto x = Iota(24, 1);
+  EXPECT_EQ(
+      RunSingleOp(OpKind::kReshape, ReshapeAttributes{Shape{24}}, {In({2, 3, 4}, x), Ints({3}, {2, -1, 3})}, {2, 4, 3}),
+      x);
+}
+
+TEST(ReshapeTest, ElementCountMismatchIsAnError) {
+  const absl::Status s = CreateStatus(OpKind::kReshape, {}, {In({2, 3, 4}, {}), Ints({2}, {5, 5})}, {{5, 5}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("cannot reshape"));
+}
+
+TEST(ReshapeTest, SqueezeDropsUnitDims) {
+  const auto x = Iota(6);
+  EXPECT_EQ(RunSingleOp(OpKind::kSqueeze, SqueezeAttributes{{0, 2}}, {In({1, 3, 1, 2}, x)}, {3, 2}), x);
+}
+
+TEST(ReshapeTest, ExpandDimsInsertsUnitDim) {
+  const auto x = Iota(6);
+  EXPECT_EQ(RunSingleOp(OpKind::kExpandDims, {}, {In({3, 2}, x), Ints({}, {1})}, {3, 1, 2}), x);
+}
+
+TEST(ConcatenationTest, NegativeAxisByHand) {
+  // [[1,2],[3,4]] ++ [[5],[6]] on axis -1 -> [[1,2,5],[3,4,6]].
+  const auto out = RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = -1},
+                               {In({2, 2}, {1, 2, 3, 4}), In({2, 1}, {5, 6})}, {2, 3});
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 5, 3, 4, 6}));
+}
+
+TEST(ConcatenationTest, FusedReluByHand) {
+  // relu([-1, 2] ++ [3, -4]) on axis 0 = [0, 2, 3, 0].
+  const auto out =
+      RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = 0, .activation = Activation::kRelu},
+                  {In({2}, {-1, 2}), Const({2}, {3, -4})}, {4});
+  EXPECT_EQ(out, (std::vector<float>{0, 2, 3, 0}));
+}
+
+TEST(ConcatenationTest, EveryAxisMatchesIndexMath) {
+  // Three inputs of rank 4 whose sizes on the concat axis are 2, 3 and 1.
+  const Shape base{2, 3, 4, 5};
+  for (int axis : {0, 1, 2, 3, -1, -2, -3, -4}) {
+    SCOPED_TRACE(axis);
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + 4 : axis);
+    std::vector<Shape> shapes(3, base);
+    shapes[0][a] = 2;
+    shapes[1][a] = 3;
+    shapes[2][a] = 1;
+    std::vector<std::vector<float>> data;
+    std::vector<Operand> ops;
+    for (size_t i = 0; i < 3; ++i) {
+      data.push_back(Iota(Count(shapes[i]), 1000.0f * static_cast<float>(i)));
+      ops.push_back(In(shapes[i], data[i]));
+    }
+    Shape out_shape = base;
+    out_shape[a] = 6;
+    std::vector<float> expected;
+    for (int64_t i = 0; i < NumElements(out_shape); ++i) {
+      auto idx = Unravel(i, out_shape);
+      size_t which = 0;
+      while (idx[a] >= shapes[which][a]) idx[a] -= shapes[which++][a];
+      expected.push_back(data[which][static_cast<size_t>(Ravel(idx, shapes[which]))]);
+    }
+    EXPECT_EQ(RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = axis}, ops, out_shape), expected);
+  }
+}
+
+// out = 0 except the window [before, before + in) per dimension, which holds x.
+std::vector<float> RefPad(const Shape& xs, const std::vector<float>& x, const std::vector<int>& before,
+                          const std::vector<int>& after, Shape* out_shape) {
+  Shape ys = xs;
+  for (size_t d = 0; d < xs.size(); ++d) ys[d] += before[d] + after[d];
+  *out_shape = ys;
+  std::vector<float> y;
+  for (int64_t i = 0; i < NumElements(ys); ++i) {
+    auto idx = Unravel(i, ys);
+    bool inside = true;
+    for (size_t d = 0; d < xs.size(); ++d) {
+      idx[d] -= before[d];
+      inside = inside && idx[d] >= 0 && idx[d] < xs[d];
+    }
+    y.push_back(inside ? x[static_cast<size_t>(Ravel(idx, xs))] : 0.0f);
+  }
+  return y;
+}
+
+TEST(PadTest, TwoDimensionalByHand) {
+  // [[1,2],[3,4]] with paddings [[1,0],[0,1]] -> [[0,0,0],[1,2,0],[3,4,0]].
+  const auto out = RunSingleOp(OpKind::kPad, {}, {In({2, 2}, {1, 2, 3, 4}), Ints({2, 2}, {1, 0, 0, 1})}, {3, 3});
+  EXPECT_EQ(out, (std::vector<float>{0, 0, 0, 1, 2, 0, 3, 4, 0}));
+}
+
+TEST(PadTest, SpatialMatchesIndexMath) {
+  const Shape xs{2, 3, 4, 3};
+  const auto x = Random(Count(xs), 5000);
+  Shape ys;
+  const auto expected = RefPad(xs, x, {0, 1, 2, 0}, {0, 2, 1, 0}, &ys);
+  EXPECT_EQ(RunSingleOp(OpKind::kPad, {}, {In(xs, x), Ints({4, 2}, {0, 0, 1, 2, 2, 1, 0, 0})}, ys), expected);
+}
+
+TEST(PadTest, ChannelOnlyMatchesIndexMath) {
+  // [[0,0],[0,0],[0,0],[0,N]]: zero channels appended to every pixel.
+  const Shape xs{1, 3, 5, 3};
+  const auto x = Random(Count(xs), 5010);
+  Shape ys;
+  const auto expected = RefPad(xs, x, {0, 0, 0, 0}, {0, 0, 0, 5}, &ys);
+  ASSERT_EQ(ys, (Shape{1, 3, 5, 8}));
+  EXPECT_EQ(RunSingleOp(OpKind::kPad, {}, {In(xs, x), Ints({4, 2}, {0, 0, 0, 0, 0, 0, 0, 5})}, ys), expected);
+}
+
+TEST(PadTest, AllDimensionsMatchesIndexMath) {
+  const Shape xs{1, 2, 3, 2};
+  const auto x = Random(Count(xs), 5020);
+  Shape ys;
+  const auto expected = RefPad(xs, x, {1, 0, 3, 1}, {0, 2, 0, 2}, &ys);
+  EXPECT_EQ(RunSingleOp(OpKind::kPad, {}, {In(xs, x), Ints({4, 2}, {1, 0, 0, 2, 3, 0, 1, 2})}, ys), expected);
+}
+
+TEST(PadTest, PaddingsOfTheWrongShapeAreAnError) {
+  // Rank-4 input, paddings [3, 2].
+  const absl::Status s =
+      CreateStatus(OpKind::kPad, {}, {In({1, 2, 2, 1}, {}), Ints({3, 2}, {0, 0, 1, 1, 1, 1})}, {{1, 4, 4, 1}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("paddings have shape [3,2]"));
+}
+
+// out[o] = x[i] with i[perm[d]] = o[d].
+std::vector<float> RefTranspose(const Shape& xs, const std::vector<float>& x, const std::vector<int>& perm,
+                                Shape* out_shape) {
+  Shape ys;
+  for (int p : perm) ys.push_back(xs[static_cast<size_t>(p)]);
+  *out_shape = ys;
+  std::vector<float> y;
+  for (int64_t i = 0; i < NumElements(ys); ++i) {
+    const auto o = Unravel(i, ys);
+    std::vector<int> idx(xs.size());
+    for (size_t d = 0; d < perm.size(); ++d) idx[static_cast<size_t>(perm[d])] = o[d];
+    y.push_back(x[static_cast<size_t>(Ravel(idx, xs))]);
+  }
+  return y;
+}
+
+TEST(TransposeTest, MatrixByHand) {
+  // [[1,2,3],[4,5,6]]^T = [[1,4],[2,5],[3,6]].
+  EXPECT_EQ(RunSingleOp(OpKind::kTranspose, {}, {In({2, 3}, {1, 2, 3, 4, 5, 6}), Ints({2}, {1, 0})}, {3, 2}),
+            (std::vector<float>{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(TransposeTest, PermutationsMatchIndexMath) {
+  const std::pair<Shape, std::vector<int>> cases[] = {
+      {{2, 3, 4}, {2, 0, 1}},
+      {{1, 2, 3, 4}, {0, 3, 1, 2}},
+      {{2, 3, 4, 5}, {3, 2, 1, 0}},
+      {{3, 1, 5, 2}, {0, 2, 1, 3}},
+  };
+  uint32_t seed = 5100;
+  for (const auto& [xs, perm] : cases) {
+    SCOPED_TRACE(ShapeToString(xs));
+    const auto x = Random(Count(xs), ++seed);
+    Shape ys;
+    const auto expected = RefTranspose(xs, x, perm, &ys);
+    EXPECT_EQ(RunSingleOp(OpKind::kTranspose, {},
+                          {In(xs, x), Ints({static_cast<int32_t>(perm.size())}, {perm.begin(), perm.end()})}, ys),
+              expected);
+  }
+}
+
+TEST(TransposeTest, PermThatIsNotAPermutationIsAnError) {
+  const absl::Status s = CreateStatus(OpKind::kTranspose, {}, {In({2, 3, 4}, {}), Ints({3}, {0, 0, 1})}, {{2, 2, 3}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("not a permutation"));
+}
+
+TEST(SliceTest, SizeMinusOneTakesTheRest) {
+  // [2,3,4], begin [0,1,1], size [-1,2,-1]: dim 0 {0,1}, dim 1 {1,2}, dim 2 {1,2,3}.
+  const Shape xs{2, 3, 4};
+  const auto x = Iota(24);
+  EXPECT_EQ(RunSingleOp(OpKind::kSlice, {}, {In(xs, x), Ints({3}, {0, 1, 1}), Ints({3}, {-1, 2, -1})}, {2, 2, 3}),
+            Gather(xs, x, {{0, 1}, {1, 2}, {1, 2, 3}}));
+}
+
+TEST(SliceTest, SliceByHand) {
+  // [[1,2,3],[4,5,6],[7,8,9]], begin [1,0], size [2,2] -> [[4,5],[7,8]].
+  EXPECT_EQ(RunSingleOp(OpKind::kSlice, {},
+                        {In({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), Ints({2}, {1, 0}), Ints({2}, {2, 2})}, {2, 2}),
+            (std::vector<float>{4, 5, 7, 8}));
+}
+
+std::vector<float> RunStridedSlice(const Shape& xs, const std::vector<float>& x, std::vector<int32_t> begin,
+                                   std::vector<int32_t> end, std::vector<int32_t> strides, StridedSliceAttributes a,
+                                   const Shape& out) {
+  const Shape n{static_cast<int32_t>(begin.size())};
+  return RunSingleOp(OpKind::kStridedSlice, a, {In(xs, x), Ints(n, begin), Ints(n, end), Ints(n, strides)}, out);
+}
+
+TEST(StridedSliceTest, BeginAndEndMasks) {
+  // [3,4,5], begin [1,1,2], end [2,3,4], strides 1, begin_mask 0b001 (dim 0
+  // starts at 0), end_mask 0b100 (dim 2 runs to 5):
+  // dim 0 [0,2) {0,1}; dim 1 [1,3) {1,2}; dim 2 [2,5) {2,3,4}.
+  const Shape xs{3, 4, 5};
+  const auto x = Iota(60);
+  EXPECT_EQ(RunStridedSlice(xs, x, {1, 1, 2}, {2, 3, 4}, {1, 1, 1}, {.begin_mask = 1, .end_mask = 4}, {2, 2, 3}),
+            Gather(xs, x, {{0, 1}, {1, 2}, {2, 3, 4}}));
+}
+
+TEST(StridedSliceTest, NegativeStrides) {
+  // [5,6], begin [-1,4], end [0,0], strides [-2,-1], end_mask 0b10:
+  // dim 0 from 4 down to (not incl.) 0 by 2: {4,2}; dim 1 from 4 down to the
+  // start (end masked): {4,3,2,1,0}.
+  const Shape xs{5, 6};
+  const auto x = Iota(30);
+  EXPECT_EQ(RunStridedSlice(xs, x, {-1, 4}, {0, 0}, {-2, -1}, {.end_mask = 2}, {2, 5}),
+            Gather(xs, x, {{4, 2}, {4, 3, 2, 1, 0}}));
+  // begin_mask with a negative stride starts at the last element: [6], end 1,
+  // stride -2 -> {5, 3}.
+  EXPECT_EQ(RunStridedSlice({6}, Iota(6), {0}, {1}, {-2}, {.begin_mask = 1}, {2}), (std::vector<float>{5, 3}));
+}
+
+TEST(StridedSliceTest, ShrinkAxisMask) {
+  // [3,4,5], begin [1,0,-1], end [2,4,0], strides [1,2,1], shrink 0b101:
+  // dim 0 -> index 1 (dropped), dim 1 {0,2}, dim 2 -> index 4 (dropped). Out [2].
+  const Shape xs{3, 4, 5};
+  const auto x = Iota(60);
+  EXPECT_EQ(RunStridedSlice(xs, x, {1, 0, -1}, {2, 4, 0}, {1, 2, 1}, {.shrink_axis_mask = 5}, {2}),
+            Gather(xs, x, {{1}, {0, 2}, {4}}));
+}
+
+TEST(StridedSliceTest, NegativeAndOutOfRangeIndices) {
+  // [4,7], begin [-3,-6], end [-1,-1], strides [1,2]: dim 0 [1,3) {1,2};
+  // dim 1 [1,6) by 2 {1,3,5}.
+  const Shape xs{4, 7};
+  const auto x = Iota(28);
+  EXPECT_EQ(RunStridedSlice(xs, x, {-3, -6}, {-1, -1}, {1, 2}, {}, {2, 3}), Gather(xs, x, {{1, 2}, {1, 3, 5}}));
+  // Out-of-range bounds clamp: [5], begin -100, end 100, stride 2 -> {0,2,4}.
+  EXPECT_EQ(RunStridedSlice({5}, Iota(5), {-100}, {100}, {2}, {}, {3}), (std::vector<float>{0, 2, 4}));
+}
+
+TEST(StridedSliceTest, ZeroStrideIsAnError) {
+  const absl::Status s =
+      CreateStatus(OpKind::kStridedSlice, StridedSliceAttributes{},
+                   {In({4, 4}, {}), Ints({2}, {0, 0}), Ints({2}, {4, 4}), Ints({2}, {1, 0})}, {{4, 4}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("stride of dimension 1 is 0"));
+}
+
+TEST(SpaceDepthTest, DepthToSpaceMatchesFormula) {
+  // out[b, h*bs+dy, w*bs+dx, c] = in[b, h, w, (dy*bs+dx)*C + c], bs 2, C 3.
+  const int bs = 2, c = 3;
+  const Shape xs{2, 3, 5, bs * bs * c}, ys{2, 6, 10, c};
+  const auto x = Iota(Count(xs));
+  std::vector<float> expected(Count(ys));
+  for (int b = 0; b < 2; ++b)
+    for (int h = 0; h < 3; ++h)
+      for (int w = 0; w < 5; ++w)
+        for (int dy = 0; dy < bs; ++dy)
+          for (int dx = 0; dx < bs; ++dx)
+            for (int k = 0; k < c; ++k) {
+              expected[At(ys, b, h * bs + dy, w * bs + dx, k)] = x[At(xs, b, h, w, (dy * bs + dx) * c + k)];
+            }
+  EXPECT_EQ(RunSingleOp(OpKind::kDepthToSpace, BlockSizeAttributes{bs}, {In(xs, x)}, ys), expected);
+}
+
+TEST(SpaceDepthTest, SpaceToDepthMatchesFormula) {
+  // out[b, h, w, (dy*bs+dx)*C + c] = in[b, h*bs+dy, w*bs+dx, c], bs 2, C 5.
+  const int bs = 2, c = 5;
+  const Shape xs{1, 4, 6, c}, ys{1, 2, 3, bs * bs * c};
+  const auto x = Iota(Count(xs));
+  std::vector<float> expected(Count(ys));
+  for (int h = 0; h < 2; ++h)
+    for (int w = 0; w < 3; ++w)
+      for (int dy = 0; dy < bs; ++dy)
+        for (int dx = 0; dx < bs; ++dx)
+          for (int k = 0; k < c; ++k) {
+            expected[At(ys, 0, h, w, (dy * bs + dx) * c + k)] = x[At(xs, 0, h * bs + dy, w * bs + dx, k)];
+          }
+  EXPECT_EQ(RunSingleOp(OpKind::kSpaceToDepth, BlockSizeAttributes{bs}, {In(xs, x)}, ys), expected);
+}
+
+TEST(SpaceDepthTest, SpaceToDepthThenDepthToSpaceIsIdentity) {
+  GraphBuilder b;
+  const int x = b.Input({2, 4, 6, 3});
+  const int mid = b.Tensor({2, 2, 3, 12});
+  const int y = b.Tensor({2, 4, 6, 3});
+  b.Op(OpKind::kSpaceToDepth, BlockSizeAttributes{2}, {x}, {mid});
+  b.Op(OpKind::kDepthToSpace, BlockSizeAttributes{2}, {mid}, {y});
+  b.Output(y);
+  const auto data = Random(2 * 4 * 6 * 3, 5200);
+  const auto out = RunGraph(b.Build(), {data});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], data);
+}
+
+TEST(SpaceDepthTest, DepthToSpaceThenSpaceToDepthIsIdentity) {
+  GraphBuilder b;
+  const int x = b.Input({1, 3, 5, 8});
+  const int mid = b.Tensor({1, 6, 10, 2});
+  const int y = b.Tensor({1, 3, 5, 8});
+  b.Op(OpKind::kDepthToSpace, BlockSizeAttributes{2}, {x}, {mid});
+  b.Op(OpKind::kSpaceToDepth, BlockSizeAttributes{2}, {mid}, {y});
+  b.Output(y);
+  const auto data = Random(3 * 5 * 8, 5210);
+  const auto out = RunGraph(b.Build(), {data});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], data);
+}
+
+}  // namespace
+}  // namespace mgd
