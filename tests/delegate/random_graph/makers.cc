@@ -1,0 +1,573 @@
+#include "tests/delegate/random_graph/makers.h"
+
+#include <numeric>
+
+namespace mgd::random_graph {
+namespace {
+
+// ---- The makers: each adds one node or returns false (nothing fits). ----
+
+// Kernel sizes, strides, dilation and padding of a window along one axis of
+// size `in`: VALID windows are shrunk to fit.
+struct Axis {
+  int filter, stride, dilation;
+};
+Axis DrawAxis(Draw& d, int in, Padding padding, int max_filter, bool dilate) {
+  Axis a{d.Int(1, max_filter), d.Chance(0.1f) ? 3 : d.Int(1, 2), dilate ? 2 : 1};
+  if (padding == Padding::kValid) a.filter = std::min(a.filter, (in - 1) / a.dilation + 1);
+  return a;
+}
+
+bool MakeConv2d(Draw& d) {
+  const Value* x = d.Pick(Rank4);
+  if (x == nullptr) return false;
+  const int n = x->shape[0], h = x->shape[1], w = x->shape[2], ci = x->shape[3];
+  Conv2dAttributes a;
+  a.padding = d.Chance(0.5f) ? Padding::kSame : Padding::kValid;
+  const bool dilate = d.Chance(0.15f);
+  Axis ay = DrawAxis(d, h, a.padding, 5, dilate), ax = DrawAxis(d, w, a.padding, 5, dilate);
+  if (d.Chance(0.1f) && h <= 8 && w <= 8) {  // a "global" convolution down to 1x1
+    a.padding = Padding::kValid;
+    ay = {h, 1, 1};
+    ax = {w, 1, 1};
+  }
+  a.stride_h = ay.stride;
+  a.stride_w = ax.stride;
+  a.dilation_h = ay.dilation;
+  a.dilation_w = ax.dilation;
+  a.activation = d.FusedActivation();
+  const int co = d.Chance(0.3f) ? ci : d.Int(1, 20);
+  std::vector<int> inputs = {x->tensor, d.Weights({co, ay.filter, ax.filter, ci}, ay.filter * ax.filter * ci)};
+  const bool bias = d.Chance(0.8f);
+  if (bias) inputs.push_back(d.Floats({co}, d.Uniform(co, 1.0f)));
+  const Shape out = {n, WindowOut(a.padding, h, ay.filter, ay.stride, ay.dilation),
+                     WindowOut(a.padding, w, ax.filter, ax.stride, ax.dilation), co};
+  return d.Add(OpKind::kConv2d, a, inputs, out, ActivatedScale(x->scale + (bias ? 1.0f : 0.0f), a.activation), 0.0f,
+               1.0f);
+}
+
+bool MakeDepthwiseConv2d(Draw& d) {
+  const Value* x = d.Pick(Rank4);
+  if (x == nullptr) return false;
+  const int n = x->shape[0], h = x->shape[1], w = x->shape[2], ci = x->shape[3];
+  DepthwiseConv2dAttributes a;
+  a.padding = d.Chance(0.5f) ? Padding::kSame : Padding::kValid;
+  const bool dilate = d.Chance(0.15f);
+  const Axis ay = DrawAxis(d, h, a.padding, 5, dilate), ax = DrawAxis(d, w, a.padding, 5, dilate);
+  a.stride_h = ay.stride;
+  a.stride_w = ax.stride;
+  a.dilation_h = ay.dilation;
+  a.dilation_w = ax.dilation;
+  a.depth_multiplier = d.Chance(0.85f) ? 1 : 2;
+  a.activation = d.FusedActivation();
+  const int co = ci * a.depth_multiplier;
+  std::vector<int> inputs = {x->tensor, d.Weights({1, ay.filter, ax.filter, co}, ay.filter * ax.filter)};
+  const bool bias = d.Chance(0.8f);
+  if (bias) inputs.push_back(d.Floats({co}, d.Uniform(co, 1.0f)));
+  const Shape out = {n, WindowOut(a.padding, h, ay.filter, ay.stride, ay.dilation),
+                     WindowOut(a.padding, w, ax.filter, ax.stride, ax.dilation), co};
+  return d.Add(OpKind::kDepthwiseConv2d, a, inputs, out, ActivatedScale(x->scale + (bias ? 1.0f : 0.0f), a.activation),
+               0.0f, 1.0f);
+}
+
+bool MakeTransposeConv(Draw& d) {
+  const Value* x = d.Pick(Rank4);
+  if (x == nullptr) return false;
+  const int n = x->shape[0], h = x->shape[1], w = x->shape[2], ci = x->shape[3];
+  TransposeConvAttributes a;
+  a.padding = d.Chance(0.5f) ? Padding::kSame : Padding::kValid;
+  a.stride_h = d.Int(1, 2);
+  a.stride_w = d.Chance(0.8f) ? a.stride_h : d.Int(1, 3);
+  const int kh = d.Int(1, 4), kw = d.Int(1, 4), co = d.Int(1, 16);
+  a.activation = d.FusedActivation();
+  auto size = [&](int in, int k, int s) { return a.padding == Padding::kSame ? in * s : (in - 1) * s + k; };
+  const Shape out = {n, size(h, kh, a.stride_h), size(w, kw, a.stride_w), co};
+  // Each output sums about ceil(k/s)^2 * ci taps.
+  const int fan_in = ((kh + a.stride_h - 1) / a.stride_h) * ((kw + a.stride_w - 1) / a.stride_w) * ci;
+  std::vector<int> inputs = {d.Ints({4}, out), d.Weights({co, kh, kw, ci}, fan_in), x->tensor};
+  const bool bias = d.Chance(0.7f);
+  if (bias) inputs.push_back(d.Floats({co}, d.Uniform(co, 1.0f)));
+  return d.Add(OpKind::kTransposeConv, a, inputs, out, ActivatedScale(x->scale + (bias ? 1.0f : 0.0f), a.activation),
+               0.0f, 1.0f);
+}
+
+bool MakeFullyConnected(Draw& d) {
+  // The GPU takes inputs that are spatially 1x1 ([B,C] or [B,1,1,C]); now and
+  // then one that FULLY_CONNECTED flattens.
+  const bool flatten = d.Chance(0.1f);
+  const Value* x = d.Pick([&](const Value& v) {
+    if (flatten) return v.shape.size() == 4;
+    return v.shape.size() == 2 || (v.shape.size() == 4 && v.shape[1] == 1 && v.shape[2] == 1);
+  });
+  if (x == nullptr) return false;
+  const int batch = x->shape[0];
+  const int depth = static_cast<int>(NumElements(x->shape) / batch);
+  const int units = d.Int(1, 20);
+  FullyConnectedAttributes a;
+  a.activation = d.FusedActivation();
+  a.keep_num_dims = !flatten && d.Chance(0.5f);
+  Shape out = {batch, units};
+  if (a.keep_num_dims) {
+    out = x->shape;
+    out.back() = units;
+  }
+  std::vector<int> inputs = {x->tensor, d.Weights({units, depth}, depth)};
+  const bool bias = d.Chance(0.8f);
+  if (bias) inputs.push_back(d.Floats({units}, d.Uniform(units, 1.0f)));
+  return d.Add(OpKind::kFullyConnected, a, inputs, out, ActivatedScale(x->scale + (bias ? 1.0f : 0.0f), a.activation),
+               0.0f, 1.0f);
+}
+
+bool MakeUnary(Draw& d) {
+  const OpKind op = d.OneOf({OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
+                             OpKind::kHardSwish, OpKind::kExp, OpKind::kRsqrt, OpKind::kElu, OpKind::kLeakyRelu});
+  const Value* x = d.Pick([&](const Value& v) {
+    if (op == OpKind::kExp) return v.scale <= 2.0f;     // exp's slope stays below e^2
+    if (op == OpKind::kRsqrt) return v.floor >= 0.25f;  // and rsqrt's below 4
+    return true;
+  });
+  if (x == nullptr) return false;
+  const float s = x->scale, f = x->floor;
+  Attributes a;
+  float scale = s, floor = 0.0f, gain = 1.0f;
+  switch (op) {
+    case OpKind::kRelu: floor = f; break;
+    case OpKind::kRelu6:
+      scale = std::min(s, 6.0f);
+      floor = std::min(f, 6.0f);
+      break;
+    case OpKind::kReluN1To1:
+    case OpKind::kTanh: scale = std::min(s, 1.0f); break;
+    case OpKind::kLogistic:
+      scale = 1.0f;
+      floor = 1.0f / (1.0f + std::exp(s));
+      gain = 0.25f;
+      break;
+    case OpKind::kHardSwish: gain = std::max(1.0f, s / 3.0f + 0.5f); break;
+    case OpKind::kExp:
+      scale = std::exp(s);
+      floor = std::exp(-s);
+      gain = scale;
+      break;
+    case OpKind::kRsqrt:
+      scale = 1.0f / std::sqrt(f);
+      floor = 1.0f / std::sqrt(s);
+      gain = 0.5f * scale * scale * scale;
+      break;
+    case OpKind::kElu: scale = std::max(s, 1.0f); break;
+    case OpKind::kLeakyRelu: a = LeakyReluAttributes{d.Real(0.01f, 0.5f)}; break;
+    default: break;
+  }
+  return d.Add(op, a, {x->tensor}, x->shape, scale, floor, gain);
+}
+
+// ADD, SUB, MUL, DIV, MAXIMUM, MINIMUM, SQUARED_DIFFERENCE on the broadcast
+// forms the GPU reads: two activations of one shape, an activation and a
+// per-channel [1,1,1,C] activation, a per-channel constant, a scalar constant.
+bool MakeBinary(Draw& d) {
+  const OpKind op = d.OneOf({OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMaximum, OpKind::kMinimum,
+                             OpKind::kSquaredDifference});
+  const Value* x = d.Pick(Any);
+  if (x == nullptr) return false;
+  const int c = x->shape.back();
+  struct Operand {
+    int tensor;
+    Shape shape;
+    float scale, floor;
+    float smallest;  // the smallest |x|, for a divisor
+    bool activation;
+  };
+  std::optional<Operand> other;
+  const float form = d.Unit();
+  if (form < 0.35f) {
+    const Value* y = d.Pick([&](const Value& v) { return v.shape == x->shape; }, x->tensor);
+    other = Operand{y->tensor, y->shape, y->scale, y->floor, y->floor, true};
+  } else if (form < 0.5f && x->shape.size() == 4) {
+    const Shape vector = {1, 1, 1, c};
+    if (const Value* y = d.Pick([&](const Value& v) { return v.shape == vector && v.tensor != x->tensor; })) {
+      other = Operand{y->tensor, y->shape, y->scale, y->floor, y->floor, true};
+    }
+  }
+  if (other && op == OpKind::kDiv && other->floor < 0.5f) other.reset();  // dividing by ~0
+  if (!other) {
+    Shape shape;
+    int64_t n = 1;
+    if (d.Chance(0.6f)) {
+      n = c;
+      shape = x->shape.size() == 4 ? d.OneOf<Shape>({{c}, {1, 1, 1, c}, {1, 1, c}}) : Shape{c};
+    } else {
+      shape = d.OneOf<Shape>({{}, {1}, {1, 1, 1, 1}});
+    }
+    std::vector<float> values = d.Uniform(n, 1.0f);
+    if (op == OpKind::kDiv) {
+      for (float& v : values) v = (v < 0 ? -1.0f : 1.0f) * (0.5f + 1.5f * std::abs(v));
+    }
+    float largest = 0.0f, smallest = 2.0f, floor = 2.0f;
+    for (float v : values) {
+      largest = std::max(largest, std::abs(v));
+      smallest = std::min(smallest, std::abs(v));
+      floor = std::min(floor, v);
+    }
+    other = Operand{d.Floats(shape, values), shape, largest, std::max(floor, 0.0f), smallest, false};
+  }
+  // Either operand order, except that DIV divides by the operand kept away from 0.
+  const bool swap = op == OpKind::kDiv ? (x->floor >= 0.5f && other->activation && d.Chance(0.5f)) : d.Chance(0.3f);
+  Operand first{x->tensor, x->shape, x->scale, x->floor, x->floor, true};
+  Operand second = *other;
+  if (swap) std::swap(first, second);
+  const float s1 = first.scale, s2 = second.scale;
+  float scale = s1 + s2, floor = 0.0f, gain = 1.0f;
+  switch (op) {
+    case OpKind::kAdd: floor = first.floor > 0 && second.floor > 0 ? first.floor + second.floor : 0.0f; break;
+    case OpKind::kMul:
+      scale = s1 * s2;
+      floor = first.floor * second.floor;
+      gain = std::max(1.0f, (first.activation ? s2 : 0.0f) + (second.activation ? s1 : 0.0f));
+      break;
+    case OpKind::kDiv:
+      scale = s1 / second.smallest;
+      gain = 1.0f / second.smallest + (second.activation ? s1 / (second.smallest * second.smallest) : 0.0f);
+      break;
+    case OpKind::kMaximum:
+      scale = std::max(s1, s2);
+      floor = std::max(first.floor, second.floor);
+      break;
+    case OpKind::kMinimum:
+      scale = std::max(s1, s2);
+      floor = std::min(first.floor, second.floor);
+      break;
+    case OpKind::kSquaredDifference:
+      scale = (s1 + s2) * (s1 + s2);
+      gain = 2.0f * (s1 + s2);
+      break;
+    default: break;
+  }
+  Attributes a;
+  if (op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul || op == OpKind::kDiv) {
+    const Activation act = d.FusedActivation();
+    a = ElementwiseAttributes{act};
+    scale = ActivatedScale(scale, act);
+    floor = ActivatedFloor(floor, act);
+  }
+  return d.Add(op, a, {first.tensor, second.tensor}, BroadcastShapes(first.shape, second.shape), scale, floor, gain);
+}
+
+bool MakePrelu(Draw& d) {
+  const Value* x = d.Pick(Any);
+  if (x == nullptr) return false;
+  const int c = x->shape.back();
+  const size_t rank = x->shape.size();
+  if (d.Chance(0.1f)) {  // a computed alpha: the GPU wants a constant
+    const Value* alpha = d.Pick([&](const Value& v) { return v.shape == x->shape; }, x->tensor);
+    return d.Add(OpKind::kPrelu, {}, {x->tensor, alpha->tensor}, x->shape, x->scale * std::max(1.0f, alpha->scale),
+                 0.0f, std::max(1.0f, alpha->scale + x->scale));
+  }
+  Shape shape = {c};
+  if (rank >= 3 && d.Chance(0.4f)) shape = {1, 1, c};
+  if (rank == 4 && d.Chance(0.3f)) shape = {1, 1, 1, c};
+  if (d.Chance(0.15f)) shape = {1};
+  return d.Add(OpKind::kPrelu, {}, {x->tensor, d.Floats(shape, d.Uniform(NumElements(shape), 1.0f))}, x->shape,
+               x->scale, 0.0f, 1.0f);
+}
+
+bool MakeSoftmax(Draw& d) {
+  const Value* x = d.Pick(Any);
+  if (x == nullptr) return false;
+  const float beta = d.OneOf({1.0f, 1.0f, 0.5f, 2.0f});
+  // exp of differences up to 2 * scale * beta: kept small, as for EXP.
+  if (2.0f * x->scale * beta > 8.0f) return false;
+  return d.Add(OpKind::kSoftmax, SoftmaxAttributes{beta}, {x->tensor}, x->shape, 1.0f, 0.0f, beta);
+}
+
+bool MakePool2d(Draw& d) {
+  const OpKind op = d.OneOf({OpKind::kMaxPool2d, OpKind::kAveragePool2d});
+  const Value* x = d.Pick(Rank4);
+  if (x == nullptr) return false;
+  const int h = x->shape[1], w = x->shape[2];
+  Pool2dAttributes a;
+  a.padding = d.Chance(0.5f) ? Padding::kSame : Padding::kValid;
+  const Axis ay = DrawAxis(d, h, a.padding, 3, false), ax = DrawAxis(d, w, a.padding, 3, false);
+  a.filter_h = ay.filter;
+  a.filter_w = ax.filter;
+  a.stride_h = ay.stride;
+  a.stride_w = ax.stride;
+  if (d.Chance(0.1f)) {  // global pooling
+    a.padding = Padding::kValid;
+    a.filter_h = h;
+    a.filter_w = w;
+  }
+  a.activation = d.FusedActivation();
+  const Shape out = {x->shape[0], WindowOut(a.padding, h, a.filter_h, a.stride_h, 1),
+                     WindowOut(a.padding, w, a.filter_w, a.stride_w, 1), x->shape[3]};
+  return d.Add(op, a, {x->tensor}, out, ActivatedScale(x->scale, a.activation), 0.0f, 1.0f);
+}
+
+bool MakeMean(Draw& d) {
+  const Value* x = d.Pick([](const Value& v) { return v.shape.size() >= 2; });
+  if (x == nullptr) return false;
+  const int rank = static_cast<int>(x->shape.size());
+  std::vector<int32_t> axes;
+  if (rank == 4 && d.Chance(0.6f)) {
+    axes = d.Chance(0.8f) ? std::vector<int32_t>{1, 2} : std::vector<int32_t>{2, 1};
+  } else {
+    axes = {d.Int(1, rank - 1)};
+    if (d.Chance(0.2f)) axes[0] -= rank;
+  }
+  ReducerAttributes a{d.Chance(0.5f)};
+  Shape out;
+  for (int i = 0; i < rank; ++i) {
+    const bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end() ||
+                         std::find(axes.begin(), axes.end(), i - rank) != axes.end();
+    if (!reduced)
+      out.push_back(x->shape[static_cast<size_t>(i)]);
+    else if (a.keep_dims)
+      out.push_back(1);
+  }
+  return d.Add(OpKind::kMean, a, {x->tensor, d.Ints({static_cast<int>(axes.size())}, axes)}, out, x->scale, x->floor,
+               1.0f);
+}
+
+bool MakeConcatenation(Draw& d) {
+  const Value* x = d.Pick(Any);
+  if (x == nullptr) return false;
+  const int rank = static_cast<int>(x->shape.size());
+  const int axis = rank == 4 && d.Chance(0.6f) ? 3 : d.Int(0, rank - 1);
+  auto fits = [&](const Value& v) {
+    if (static_cast<int>(v.shape.size()) != rank) return false;
+    for (int i = 0; i < rank; ++i) {
+      if (i != axis && v.shape[static_cast<size_t>(i)] != x->shape[static_cast<size_t>(i)]) return false;
+    }
+    return true;
+  };
+  std::vector<int> inputs = {x->tensor};
+  Shape out = x->shape;
+  float scale = x->scale, floor = x->floor;
+  const int more = d.Chance(0.3f) ? 2 : 1;
+  for (int i = 0; i < more; ++i) {
+    const Value* y = d.Pick(fits, x->tensor);  // x itself when nothing else fits
+    inputs.push_back(y->tensor);
+    out[static_cast<size_t>(axis)] += y->shape[static_cast<size_t>(axis)];
+    scale = std::max(scale, y->scale);
+    floor = std::min(floor, y->floor);
+  }
+  if (d.Chance(0.5f)) std::swap(inputs.front(), inputs.back());
+  ConcatenationAttributes a;
+  a.axis = d.Chance(0.2f) ? axis - rank : axis;
+  a.activation = d.Chance(0.8f) ? Activation::kNone : d.FusedActivation();
+  return d.Add(OpKind::kConcatenation, a, inputs, out, ActivatedScale(scale, a.activation),
+               ActivatedFloor(floor, a.activation), 1.0f);
+}
+
+bool MakeReshape(Draw& d) {
+  const Value* x = d.Pick(Any);
+  if (x == nullptr) return false;
+  const Shape& s = x->shape;
+  const int64_t n = NumElements(s);
+  const int b = s[0];
+  std::vector<Shape> targets;
+  if (s.size() == 4) {
+    targets = {{b, s[1] * s[2] * s[3]},
+               {b, 1, 1, s[1] * s[2] * s[3]},
+               {b, s[2], s[1], s[3]},
+               {b, s[1] * s[2], s[3]},
+               {b, s[1], s[2] * s[3], 1}};
+  } else {
+    targets = {
+        {b, 1, 1, static_cast<int32_t>(n / b)}, {1, 1, 1, static_cast<int32_t>(n)}, {b, static_cast<int32_t>(n / b)}};
+  }
+  const Shape out = targets[static_cast<size_t>(d.Int(0, static_cast<int>(targets.size()) - 1))];
+  Shape requested = out;
+  if (d.Chance(0.3f)) requested[static_cast<size_t>(d.Int(0, static_cast<int>(out.size()) - 1))] = -1;
+  if (d.Chance(0.3f)) {  // the older form: the shape in the options only
+    return d.Add(OpKind::kReshape, ReshapeAttributes{requested}, {x->tensor}, out, x->scale, x->floor, 1.0f);
+  }
+  return d.Add(OpKind::kReshape, ReshapeAttributes{},
+               {x->tensor, d.Ints({static_cast<int>(requested.size())}, requested)}, out, x->scale, x->floor, 1.0f);
+}
+
+bool MakeSqueezeOrExpandDims(Draw& d) {
+  if (d.Chance(0.5f)) {
+    const Value* x = d.Pick([](const Value& v) {
+      return v.shape.size() >= 2 && std::count(v.shape.begin(), v.shape.end(), 1) > 0 &&
+             std::count(v.shape.begin(), v.shape.end(), 1) < static_cast<long>(v.shape.size());
+    });
+    if (x == nullptr) return false;
+    SqueezeAttributes a;
+    Shape out;
+    const bool all = d.Chance(0.3f);
+    for (size_t i = 0; i < x->shape.size(); ++i) {
+      if (x->shape[i] == 1 && (all || d.Chance(0.6f))) {
+        if (!all) a.squeeze_dims.push_back(static_cast<int32_t>(i));
+      } else {
+        out.push_back(x->shape[i]);
+      }
+    }
+    if (out.size() == x->shape.size()) return false;
+    return d.Add(OpKind::kSqueeze, a, {x->tensor}, out, x->scale, x->floor, 1.0f);
+  }
+  const Value* x = d.Pick([](const Value& v) { return v.shape.size() <= 3; });
+  if (x == nullptr) return false;
+  const int rank = static_cast<int>(x->shape.size());
+  const int axis = d.Int(0, rank);
+  Shape out = x->shape;
+  out.insert(out.begin() + axis, 1);
+  return d.Add(OpKind::kExpandDims, {}, {x->tensor, d.Ints({1}, {d.Chance(0.2f) ? axis - rank - 1 : axis})}, out,
+               x->scale, x->floor, 1.0f);
+}
+
+bool MakePad(Draw& d) {
+  const Value* x = d.Pick([](const Value& v) { return v.shape.size() >= 2; });
+  if (x == nullptr) return false;
+  const size_t rank = x->shape.size();
+  std::vector<int32_t> paddings(rank * 2, 0);
+  Shape out = x->shape;
+  for (size_t i = 1; i < rank; ++i) {
+    if (i + 1 == rank && rank == 4 && d.Chance(0.7f)) continue;  // channels: mostly not
+    for (size_t side = 0; side < 2; ++side) {
+      paddings[i * 2 + side] = d.Int(0, 2);
+      out[i] += paddings[i * 2 + side];
+    }
+  }
+  return d.Add(OpKind::kPad, {}, {x->tensor, d.Ints({static_cast<int>(rank), 2}, paddings)}, out, x->scale, 0.0f, 1.0f);
+}
+
+bool MakeSlice(Draw& d) {
+  const Value* x = d.Pick([](const Value& v) { return v.shape.size() >= 2; });
+  if (x == nullptr) return false;
+  const size_t rank = x->shape.size();
+  std::vector<int32_t> begin(rank, 0), size(rank);
+  Shape out = x->shape;
+  for (size_t i = 0; i < rank; ++i) {
+    const int dim = x->shape[i];
+    if (i == 0 || d.Chance(0.3f)) {  // the whole dimension
+      size[i] = d.Chance(0.5f) ? -1 : dim;
+      continue;
+    }
+    begin[i] = d.Int(0, dim - 1);
+    out[i] = d.Int(1, dim - begin[i]);
+    size[i] = d.Chance(0.2f) && begin[i] + out[i] == dim ? -1 : out[i];
+  }
+  const int r = static_cast<int>(rank);
+  return d.Add(OpKind::kSlice, {}, {x->tensor, d.Ints({r}, begin), d.Ints({r}, size)}, out, x->scale, x->floor, 1.0f);
+}
+
+bool MakeStridedSlice(Draw& d) {
+  const Value* x = d.Pick(Rank4);
+  if (x == nullptr) return false;
+  StridedSliceAttributes a;
+  std::vector<int32_t> begin(4, 0), end(4, 0), strides(4, 1);
+  Shape out;
+  for (int i = 0; i < 4; ++i) {
+    const int dim = x->shape[static_cast<size_t>(i)];
+    if (i == 0 && dim == 1 && d.Chance(0.1f)) {  // shrink the batch axis: rank 3 out
+      a.shrink_axis_mask |= 1;
+      end[0] = 1;
+      continue;
+    }
+    const int step = d.Chance(0.1f) ? -1 : d.Chance(0.3f) ? 2 : 1;
+    strides[static_cast<size_t>(i)] = step;
+    int start, stop;
+    if (d.Chance(0.2f)) {
+      a.begin_mask |= 1 << i;
+      start = step > 0 ? 0 : dim - 1;
+    } else {
+      start = d.Int(0, dim - 1);
+    }
+    stop = step > 0 ? d.Int(start + 1, dim) : d.Int(-1, start - 1);
+    // A reverse slice down to element 0 needs end_mask: an end of -1 would
+    // mean the last element.
+    if (d.Chance(0.2f) || stop == -1) {
+      a.end_mask |= 1 << i;
+      stop = step > 0 ? dim : -1;
+    } else {
+      end[static_cast<size_t>(i)] = stop;
+    }
+    begin[static_cast<size_t>(i)] = start;
+    // Negative indices count from the end.
+    if (d.Chance(0.2f) && start > 0) begin[static_cast<size_t>(i)] = start - dim;
+    if (d.Chance(0.2f) && stop >= 0 && stop < dim) end[static_cast<size_t>(i)] = stop - dim;
+    out.push_back(step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / -step);
+  }
+  return d.Add(OpKind::kStridedSlice, a, {x->tensor, d.Ints({4}, begin), d.Ints({4}, end), d.Ints({4}, strides)}, out,
+               x->scale, x->floor, 1.0f);
+}
+
+bool MakeDepthToSpace(Draw& d) {
+  const Value* x = d.Pick([](const Value& v) { return v.shape.size() == 4 && v.shape[3] % 4 == 0; });
+  if (x == nullptr) return false;
+  const int block = x->shape[3] % 9 == 0 && d.Chance(0.3f) ? 3 : 2;
+  const Shape out = {x->shape[0], x->shape[1] * block, x->shape[2] * block, x->shape[3] / (block * block)};
+  return d.Add(OpKind::kDepthToSpace, BlockSizeAttributes{block}, {x->tensor}, out, x->scale, x->floor, 1.0f);
+}
+
+bool MakeSpaceToDepth(Draw& d) {
+  const Value* x =
+      d.Pick([](const Value& v) { return v.shape.size() == 4 && v.shape[1] % 2 == 0 && v.shape[2] % 2 == 0; });
+  if (x == nullptr) return false;
+  const Shape out = {x->shape[0], x->shape[1] / 2, x->shape[2] / 2, x->shape[3] * 4};
+  return d.Add(OpKind::kSpaceToDepth, BlockSizeAttributes{2}, {x->tensor}, out, x->scale, x->floor, 1.0f);
+}
+
+bool MakeResize(Draw& d) {
+  const OpKind op = d.OneOf({OpKind::kResizeBilinear, OpKind::kResizeNearestNeighbor});
+  const Value* x = d.Pick(Rank4);
+  if (x == nullptr) return false;
+  const bool twice = d.Chance(0.5f);
+  const int h = twice ? x->shape[1] * 2 : d.Int(1, 16), w = twice ? x->shape[2] * 2 : d.Int(1, 16);
+  ResizeAttributes a;
+  const float mode = d.Unit();
+  a.align_corners = mode < 0.25f;
+  a.half_pixel_centers = mode >= 0.25f && mode < 0.6f;
+  return d.Add(op, a, {x->tensor, d.Ints({2}, {h, w})}, {x->shape[0], h, w, x->shape[3]}, x->scale, x->floor, 1.0f);
+}
+
+bool MakeTranspose(Draw& d) {
+  const Value* x = d.Pick(Rank4);
+  if (x == nullptr) return false;
+  std::vector<int32_t> perm = {0, 1, 2, 3};
+  for (int i = 3; i > 0; --i) std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(d.Int(0, i))]);
+  Shape out;
+  for (int p : perm) out.push_back(x->shape[static_cast<size_t>(p)]);
+  return d.Add(OpKind::kTranspose, {}, {x->tensor, d.Ints({4}, perm)}, out, x->scale, x->floor, 1.0f);
+}
+
+}  // namespace
+
+const std::vector<Maker>& Makers() {
+  static const std::vector<Maker> makers = {
+      {"CONV_2D", 6, MakeConv2d},
+      {"DEPTHWISE_CONV_2D", 4, MakeDepthwiseConv2d},
+      {"FULLY_CONNECTED", 3, MakeFullyConnected},
+      {"unary", 6, MakeUnary},
+      {"binary", 8, MakeBinary},
+      {"PRELU", 2, MakePrelu},
+      {"SOFTMAX", 1, MakeSoftmax},
+      {"pool", 2, MakePool2d},
+      {"MEAN", 2, MakeMean},
+      {"CONCATENATION", 2, MakeConcatenation},
+      {"RESHAPE", 2, MakeReshape},
+      {"SQUEEZE/EXPAND_DIMS", 1, MakeSqueezeOrExpandDims},
+      {"PAD", 2, MakePad},
+      {"SLICE", 1, MakeSlice},
+      {"STRIDED_SLICE", 1, MakeStridedSlice},
+      {"DEPTH_TO_SPACE", 1, MakeDepthToSpace},
+      {"SPACE_TO_DEPTH", 1, MakeSpaceToDepth},
+      {"resize", 2, MakeResize},
+      {"TRANSPOSE_CONV", 2, MakeTransposeConv},
+      {"TRANSPOSE", 1, MakeTranspose},
+  };
+  return makers;
+}
+
+const Maker& DrawMaker(Draw& d) {
+  int total = 0;
+  for (const Maker& m : Makers()) total += m.weight;
+  int r = d.Int(0, total - 1);
+  for (const Maker& m : Makers()) {
+    if (r < m.weight) return m;
+    r -= m.weight;
+  }
+  return Makers().front();
+}
+
+}  // namespace mgd::random_graph

@@ -1,0 +1,22 @@
+// The random-graph test's op makers (makers.cc): each picks its activation
+// inputs among the values drawn so far, draws its parameters and constants,
+// and adds one node, or returns false when nothing fits.
+#pragma once
+
+#include <vector>
+
+#include "tests/delegate/random_graph/draw.h"
+
+namespace mgd::random_graph {
+
+struct Maker {
+  const char* name;
+  int weight;  // how often it is drawn, relative to the others
+  bool (*make)(Draw&);
+};
+
+// Every maker, and one drawn by weight.
+const std::vector<Maker>& Makers();
+const Maker& DrawMaker(Draw& d);
+
+}  // namespace mgd::random_graph
