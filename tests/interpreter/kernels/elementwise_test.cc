@@ -1,33 +1,8 @@
-// Unit tests of the CPU reference kernels: the binary and unary elementwise ops and SOFTMAX (interpreter/kernels/elementwise.cc). Each test
-// builds a one- or two-op graph, runs it through the Interpreter, and
-// compares the outputs with values computed independently of the kernels: by
-// hand for tiny cases, or by a naive loop in double written from TFLite's (or
-// MediaPipe's) reference definition.
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
-#include <numeric>
-#include <random>
-#include <string>
-#include <vector>
-
-#include "interpreter/interpreter.h"
-#include "model/fp16.h"
-#include "tests/graph_builder.h"
-#include "tests/interpreter/kernels/reference.h"
-#include "tests/interpreter/single_op.h"
+// CPU reference kernel tests: the binary and unary elementwise ops and SOFTMAX (interpreter/kernels/elementwise.cc).
+#include "tests/interpreter/kernels/kernel_test.h"
 
 namespace mgd {
 namespace {
-
-using mgd::testing::GraphBuilder;
-using ::testing::HasSubstr;
-using namespace mgd::testing::single_op;  // NOLINT(google-build-using-namespace): the tests' vocabulary
-using namespace mgd::testing::reference;  // NOLINT(google-build-using-namespace)
 
 // ---------------------------------------------------------------------------
 // ADD / SUB / MUL / DIV / MAXIMUM / MINIMUM / SQUARED_DIFFERENCE / PRELU
