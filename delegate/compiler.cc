@@ -267,11 +267,7 @@ absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partiti
   Subgraph subgraph{&own, partition.nodes, {partition.outputs.begin(), partition.outputs.end()}, {}};
   if (options.fusion) {
     PassOptions passes;
-    passes.same_storage = [](const Shape& a, const Shape& b) {
-      auto x = shaders::ToBhwc(a);
-      auto y = shaders::ToBhwc(b);
-      return x.ok() && y.ok() && *x == *y;
-    };
+    passes.same_storage = shaders::SameBhwc;
     RunGraphPasses(subgraph, passes);
   }
   const FusionPlan plan = PlanFusion(subgraph, options.fusion);

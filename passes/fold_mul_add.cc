@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "model/constants.h"
+
 namespace mgd {
 namespace {
 
@@ -11,12 +13,6 @@ bool IsConvolution(OpKind op) { return op == OpKind::kConv2d || op == OpKind::kD
 Activation& ActivationOf(Node& conv) {
   return conv.op == OpKind::kConv2d ? std::get<Conv2dAttributes>(conv.attributes).activation
                                     : std::get<DepthwiseConv2dAttributes>(conv.attributes).activation;
-}
-
-std::vector<float> Floats(const Tensor& t, size_t n) {
-  std::vector<float> values(n);
-  std::memcpy(values.data(), t.data.data(), n * 4);
-  return values;
 }
 
 int AddConstant(Graph& graph, const Shape& shape, const std::vector<float>& data, const std::string& name) {
@@ -63,13 +59,14 @@ void FoldMulAddIntoConvolutions(Subgraph& subgraph) {
       if (!w.is_constant || w.type != DataType::kFloat32 || (kn != 1 && (kn != channels || k.shape.back() != channels))) continue;
       const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != kNoTensor;
       if (has_bias && !tensor(conv.inputs[2]).is_constant) continue;
-      const std::vector<float> values = Floats(k, static_cast<size_t>(kn));
+      const std::vector<float> values = ConstantFloats(k);
       std::vector<float> factor(static_cast<size_t>(channels));
       for (int c = 0; c < channels; ++c) factor[static_cast<size_t>(c)] = values[kn == 1 ? 0 : static_cast<size_t>(c)];
-      std::vector<float> bias = has_bias ? Floats(tensor(conv.inputs[2]), static_cast<size_t>(channels))
+      std::vector<float> bias = has_bias ? ConstantFloats(tensor(conv.inputs[2]))
                                          : std::vector<float>(static_cast<size_t>(channels), 0.0f);
+      bias.resize(static_cast<size_t>(channels), 0.0f);
       if (m.op == OpKind::kMul) {
-        std::vector<float> weights = Floats(w, static_cast<size_t>(NumElements(w.shape)));
+        std::vector<float> weights = ConstantFloats(w);
         // OHWI: the output channel is the first dimension; depthwise 1HWC: the last.
         const size_t per_out = weights.size() / static_cast<size_t>(channels);
         for (size_t i = 0; i < weights.size(); ++i) {

@@ -19,6 +19,12 @@ absl::StatusOr<layout::Bhwc> ToBhwc(const Shape& s) {
   }
 }
 
+bool SameBhwc(const Shape& a, const Shape& b) {
+  auto x = ToBhwc(a);
+  auto y = ToBhwc(b);
+  return x.ok() && y.ok() && *x == *y;
+}
+
 std::array<uint32_t, 3> GridFor(const layout::Bhwc& s, const std::array<uint32_t, 3>& wg) {
   auto up = [](int n, uint32_t w) { return std::max<uint32_t>(1, (static_cast<uint32_t>(n) + w - 1) / w); };
   return {up(s.width, wg[0]), up(s.height, wg[1]), up(s.batch * s.slices(), wg[2])};

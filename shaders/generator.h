@@ -23,6 +23,8 @@ namespace mgd::shaders {
 // A graph tensor as the delegate holds it: PHWC4 of this BHWC shape.
 // Rank 1 [c] -> 1x1x1xc, rank 2 [b,c] -> bx1x1xc, rank 3 [b,w,c] -> bx1xwxc.
 absl::StatusOr<layout::Bhwc> ToBhwc(const Shape& shape);
+// Whether two shapes are one PHWC4 view (a reshape between them moves no data).
+bool SameBhwc(const Shape& a, const Shape& b);
 
 // The margins of a spatial zero PAD fused into a convolution or pool.
 struct FusedPad {

@@ -35,7 +35,7 @@ bool FuseElementwiseTail(Planner& p, int n) {
     // as phones report it; docs/design.md).
     if (p.BindingsOf(group) + static_cast<int>(node.inputs.size()) - 1 > kMaxFusedBindings) continue;
     if (p.node(group.head).outputs.size() != 1) continue;
-    if (!Planner::SameLayout(p.tensor(node.outputs[0]).shape, p.tensor(t).shape)) continue;
+    if (!shaders::SameBhwc(p.tensor(node.outputs[0]).shape, p.tensor(t).shape)) continue;
     // The other operands must exist before the group runs; one made by a
     // lone channel PAD of something that does is read through it.
     bool ready = true;

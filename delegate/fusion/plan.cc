@@ -18,12 +18,6 @@ bool Planner::SingleUse(int t) const {
   return it != consumers_.end() && it->second == 1 && !escaping_.count(t);
 }
 
-bool Planner::SameLayout(const Shape& a, const Shape& b) {
-  auto x = shaders::ToBhwc(a);
-  auto y = shaders::ToBhwc(b);
-  return x.ok() && y.ok() && *x == *y;
-}
-
 // The head's non-constant inputs, its outputs, one weights buffer, and the
 // tails' other operands.
 int Planner::BindingsOf(const FusedGroup& group) const {

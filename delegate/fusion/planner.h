@@ -21,8 +21,6 @@ class Planner {
   bool IsAlias(int t) const { return subgraph_.aliases.count(t) > 0; }
   // Read by exactly one node of the partition and not outside it.
   bool SingleUse(int t) const;
-  // Whether two shapes are one PHWC4 view.
-  static bool SameLayout(const Shape& a, const Shape& b);
   // Storage buffers a group's shader binds, at most.
   int BindingsOf(const FusedGroup& group) const;
 
