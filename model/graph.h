@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <memory>
 #include <string>
+#include <type_traits>
+#include <typeinfo>
 #include <variant>
 #include <vector>
 
@@ -121,10 +124,6 @@ struct ReshapeAttributes {
   std::optional<Shape> new_shape;  // used when the shape input is absent
 };
 
-struct BlockSizeAttributes {  // SPACE_TO_DEPTH, DEPTH_TO_SPACE
-  int32_t block_size = 1;
-};
-
 struct ReducerAttributes {
   bool keep_dims = false;
 };
@@ -149,12 +148,47 @@ struct CustomAttributes {
   std::vector<uint8_t> options;
 };
 
+// The typed attributes of an op defined in ops/ (any copyable struct, declared
+// in the op's own folder): the IR does not list them. Immutable once made, so
+// copies of a graph share them.
+class OpAttributes {
+ public:
+  template <typename T, typename = std::enable_if_t<std::is_class_v<T> && !std::is_same_v<T, OpAttributes>>>
+  OpAttributes(T value)  // NOLINT: implicit, so that `Attributes a = SomeAttributes{...}` reads as before
+      : value_(std::make_shared<const T>(std::move(value))), type_(&typeid(T)) {}
+
+  // The attributes as a T, or null when they are of another type.
+  template <typename T>
+  const T* get_if() const {
+    return *type_ == typeid(T) ? static_cast<const T*>(value_.get()) : nullptr;
+  }
+
+ private:
+  std::shared_ptr<const void> value_;
+  const std::type_info* type_;
+};
+
+// The attributes of the op families not yet moved into ops/ are listed here;
+// those of the others are OpAttributes.
 using Attributes =
     std::variant<std::monostate, Conv2dAttributes, DepthwiseConv2dAttributes, Pool2dAttributes,
                  TransposeConvAttributes, FullyConnectedAttributes, ElementwiseAttributes,
                  ConcatenationAttributes, SoftmaxAttributes, ResizeAttributes, ReshapeAttributes,
-                 BlockSizeAttributes, ReducerAttributes, SqueezeAttributes,
-                 StridedSliceAttributes, LeakyReluAttributes, CustomAttributes>;
+                 ReducerAttributes, SqueezeAttributes, StridedSliceAttributes, LeakyReluAttributes,
+                 CustomAttributes, OpAttributes>;
+
+// An op's attributes as a T; TFLite's defaults (a value-initialized T) when a
+// hand-built node carries none or others, as a model without an options
+// table gets.
+template <typename T>
+const T& AttributesOf(const Attributes& attributes) {
+  static const T kDefaults{};
+  if (const auto* op = std::get_if<OpAttributes>(&attributes)) {
+    const T* value = op->get_if<T>();
+    return value != nullptr ? *value : kDefaults;
+  }
+  return kDefaults;
+}
 
 struct Node {
   OpKind op = OpKind::kAdd;

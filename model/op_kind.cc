@@ -50,11 +50,11 @@ std::string BuiltinName(int32_t code) {
 bool IsKnownOpKind(int32_t code) {
   switch (static_cast<OpKind>(code)) {
     case OpKind::kAdd: case OpKind::kAveragePool2d: case OpKind::kConcatenation:
-    case OpKind::kConv2d: case OpKind::kDepthwiseConv2d: case OpKind::kDepthToSpace:
+    case OpKind::kConv2d: case OpKind::kDepthwiseConv2d:
     case OpKind::kDequantize: case OpKind::kFullyConnected: case OpKind::kLogistic:
     case OpKind::kMaxPool2d: case OpKind::kMul: case OpKind::kRelu: case OpKind::kReluN1To1:
     case OpKind::kRelu6: case OpKind::kReshape: case OpKind::kResizeBilinear:
-    case OpKind::kSoftmax: case OpKind::kSpaceToDepth: case OpKind::kTanh:
+    case OpKind::kSoftmax: case OpKind::kTanh:
     case OpKind::kCustom: case OpKind::kPad: case OpKind::kTranspose: case OpKind::kMean:
     case OpKind::kSub: case OpKind::kDiv: case OpKind::kSqueeze: case OpKind::kStridedSlice:
     case OpKind::kExp: case OpKind::kPrelu: case OpKind::kMaximum: case OpKind::kMinimum:
@@ -63,6 +63,8 @@ bool IsKnownOpKind(int32_t code) {
     case OpKind::kSquaredDifference: case OpKind::kElu: case OpKind::kHardSwish:
     case OpKind::kDensify:
       return true;
+    default:
+      break;
   }
   return false;
 }

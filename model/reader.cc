@@ -10,7 +10,8 @@
 #include "base/parallel.h"
 #include "model/status_macros.h"
 #include "model/validator.h"
-#include "tflite_subset_generated.h"
+#include "ops/registry.h"
+#include "ops/tflite_io.h"
 
 namespace mgd {
 namespace {
@@ -197,51 +198,28 @@ class Converter {
     return tensor;
   }
 
-  static Activation ConvertActivation(tflite::ActivationFunctionType a) {
-    switch (a) {
-      case tflite::ActivationFunctionType_RELU: return Activation::kRelu;
-      case tflite::ActivationFunctionType_RELU_N1_TO_1: return Activation::kReluN1To1;
-      case tflite::ActivationFunctionType_RELU6: return Activation::kRelu6;
-      case tflite::ActivationFunctionType_TANH: return Activation::kTanh;
-      case tflite::ActivationFunctionType_SIGN_BIT: return Activation::kSignBit;
-      default: return Activation::kNone;
-    }
-  }
-
-  static Padding ConvertPadding(tflite::Padding p) {
-    return p == tflite::Padding_VALID ? Padding::kValid : Padding::kSame;
-  }
-
-  // Returns the options table of the expected union type, null when absent,
-  // or an error when the model carries options of another type.
-  template <typename Options>
-  absl::StatusOr<const Options*> OptionsAs(const tflite::Operator& op, const std::string& label) const {
-    if (op.builtin_options_type() == tflite::BuiltinOptions_NONE) return nullptr;
-    const auto* options = op.builtin_options_as<Options>();
-    if (options == nullptr) {
-      const char* got = tflite::EnumNameBuiltinOptions(op.builtin_options_type());
-      return Error(fmt::format("{}: field builtin_options: has type {} ({}), expected {}", label,
-                               *got != '\0' ? got : "unknown",
-                               static_cast<int>(op.builtin_options_type()),
-                               tflite::EnumNameBuiltinOptions(tflite::BuiltinOptionsTraits<Options>::enum_value)));
-    }
-    return options;
-  }
-
   absl::Status ConvertAttributes(const tflite::Operator& op, Node& node, const std::string& label) const {
+    const ops::DecodeContext file{op, label};
+    if (const ops::OpDefinition* definition = ops::FindBuiltin(node.op)) {
+      if (definition->decode == nullptr) return absl::OkStatus();
+      auto attributes = definition->decode(file);
+      if (!attributes.ok()) return Error(std::string(attributes.status().message()));
+      node.attributes = std::move(*attributes);
+      return absl::OkStatus();
+    }
 #define MGD_OPTIONS(Type)                                 \
-  auto options_or = OptionsAs<tflite::Type>(op, label);   \
-  if (!options_or.ok()) return options_or.status();       \
+  auto options_or = file.OptionsAs<tflite::Type>();       \
+  if (!options_or.ok()) return Error(std::string(options_or.status().message())); \
   const tflite::Type* o = *options_or;
     switch (node.op) {
       case OpKind::kConv2d: {
         MGD_OPTIONS(Conv2DOptions)
         Conv2dAttributes a;
         if (o != nullptr) {
-          a.padding = ConvertPadding(o->padding());
+          a.padding = PaddingFromTfl(o->padding());
           a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
           a.dilation_w = o->dilation_w_factor(); a.dilation_h = o->dilation_h_factor();
-          a.activation = ConvertActivation(o->fused_activation_function());
+          a.activation = ActivationFromTfl(o->fused_activation_function());
         }
         node.attributes = a;
         break;
@@ -250,11 +228,11 @@ class Converter {
         MGD_OPTIONS(DepthwiseConv2DOptions)
         DepthwiseConv2dAttributes a;
         if (o != nullptr) {
-          a.padding = ConvertPadding(o->padding());
+          a.padding = PaddingFromTfl(o->padding());
           a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
           a.dilation_w = o->dilation_w_factor(); a.dilation_h = o->dilation_h_factor();
           a.depth_multiplier = o->depth_multiplier();
-          a.activation = ConvertActivation(o->fused_activation_function());
+          a.activation = ActivationFromTfl(o->fused_activation_function());
         }
         node.attributes = a;
         break;
@@ -264,10 +242,10 @@ class Converter {
         MGD_OPTIONS(Pool2DOptions)
         Pool2dAttributes a;
         if (o != nullptr) {
-          a.padding = ConvertPadding(o->padding());
+          a.padding = PaddingFromTfl(o->padding());
           a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
           a.filter_w = o->filter_width(); a.filter_h = o->filter_height();
-          a.activation = ConvertActivation(o->fused_activation_function());
+          a.activation = ActivationFromTfl(o->fused_activation_function());
         }
         node.attributes = a;
         break;
@@ -276,9 +254,9 @@ class Converter {
         MGD_OPTIONS(TransposeConvOptions)
         TransposeConvAttributes a;
         if (o != nullptr) {
-          a.padding = ConvertPadding(o->padding());
+          a.padding = PaddingFromTfl(o->padding());
           a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
-          a.activation = ConvertActivation(o->fused_activation_function());
+          a.activation = ActivationFromTfl(o->fused_activation_function());
         }
         node.attributes = a;
         break;
@@ -290,7 +268,7 @@ class Converter {
           if (o->weights_format() != tflite::FullyConnectedOptionsWeightsFormat_DEFAULT) {
             return Error(fmt::format("{}: field weights_format: only DEFAULT is supported", label));
           }
-          a.activation = ConvertActivation(o->fused_activation_function());
+          a.activation = ActivationFromTfl(o->fused_activation_function());
           a.keep_num_dims = o->keep_num_dims();
         }
         node.attributes = a;
@@ -298,22 +276,22 @@ class Converter {
       }
       case OpKind::kAdd: {
         MGD_OPTIONS(AddOptions)
-        node.attributes = ElementwiseAttributes{o ? ConvertActivation(o->fused_activation_function()) : Activation::kNone};
+        node.attributes = ElementwiseAttributes{o ? ActivationFromTfl(o->fused_activation_function()) : Activation::kNone};
         break;
       }
       case OpKind::kSub: {
         MGD_OPTIONS(SubOptions)
-        node.attributes = ElementwiseAttributes{o ? ConvertActivation(o->fused_activation_function()) : Activation::kNone};
+        node.attributes = ElementwiseAttributes{o ? ActivationFromTfl(o->fused_activation_function()) : Activation::kNone};
         break;
       }
       case OpKind::kMul: {
         MGD_OPTIONS(MulOptions)
-        node.attributes = ElementwiseAttributes{o ? ConvertActivation(o->fused_activation_function()) : Activation::kNone};
+        node.attributes = ElementwiseAttributes{o ? ActivationFromTfl(o->fused_activation_function()) : Activation::kNone};
         break;
       }
       case OpKind::kDiv: {
         MGD_OPTIONS(DivOptions)
-        node.attributes = ElementwiseAttributes{o ? ConvertActivation(o->fused_activation_function()) : Activation::kNone};
+        node.attributes = ElementwiseAttributes{o ? ActivationFromTfl(o->fused_activation_function()) : Activation::kNone};
         break;
       }
       case OpKind::kConcatenation: {
@@ -321,7 +299,7 @@ class Converter {
         ConcatenationAttributes a;
         if (o != nullptr) {
           a.axis = o->axis();
-          a.activation = ConvertActivation(o->fused_activation_function());
+          a.activation = ActivationFromTfl(o->fused_activation_function());
         }
         node.attributes = a;
         break;
@@ -348,16 +326,6 @@ class Converter {
           a.new_shape = Shape(o->new_shape()->begin(), o->new_shape()->end());
         }
         node.attributes = a;
-        break;
-      }
-      case OpKind::kSpaceToDepth: {
-        MGD_OPTIONS(SpaceToDepthOptions)
-        node.attributes = BlockSizeAttributes{o ? o->block_size() : 0};
-        break;
-      }
-      case OpKind::kDepthToSpace: {
-        MGD_OPTIONS(DepthToSpaceOptions)
-        node.attributes = BlockSizeAttributes{o ? o->block_size() : 0};
         break;
       }
       case OpKind::kMean: {
@@ -408,7 +376,7 @@ class Converter {
     const tflite::OperatorCode& code = *codes->Get(op.opcode_index());
     // Schema 3a: the wider builtin_code field wins when it is larger.
     const int32_t builtin = std::max<int32_t>(code.deprecated_builtin_code(), code.builtin_code());
-    if (!IsKnownOpKind(builtin)) {
+    if (!IsKnownOpKind(builtin) && ops::FindBuiltin(static_cast<OpKind>(builtin)) == nullptr) {
       return Error(fmt::format("node {}: operator {} ({}) is not supported by mgd", index,
                                BuiltinName(builtin), builtin));
     }

@@ -6,7 +6,9 @@
 #include <map>
 
 #include "model/status_macros.h"
-#include "tflite_subset_generated.h"
+#include "model/tflite_enums.h"
+#include "ops/registry.h"
+#include "ops/tflite_io.h"
 
 namespace mgd {
 namespace {
@@ -25,12 +27,6 @@ tflite::TensorType ToTfl(DataType type) {
   }
   return tflite::TensorType_FLOAT32;
 }
-
-tflite::ActivationFunctionType ToTfl(Activation a) {
-  return static_cast<tflite::ActivationFunctionType>(static_cast<int8_t>(a));
-}
-
-tflite::Padding ToTfl(Padding p) { return p == Padding::kValid ? tflite::Padding_VALID : tflite::Padding_SAME; }
 
 class Writer {
  public:
@@ -130,7 +126,13 @@ class Writer {
       options = value;
     };
     const Attributes& a = node.attributes;
-    switch (node.op) {
+    if (const ops::OpDefinition* definition = ops::FindBuiltin(node.op)) {
+      if (definition->encode != nullptr) {
+        ops::EncodeContext file{b_};
+        definition->encode(node, file);
+        set(file.type, file.options);
+      }
+    } else switch (node.op) {  // the families not yet in ops/
       case OpKind::kConv2d: {
         const auto& c = std::get<Conv2dAttributes>(a);
         set(tflite::BuiltinOptions_Conv2DOptions,
@@ -210,14 +212,6 @@ class Writer {
             tflite::CreateReshapeOptions(b_, c.new_shape ? b_.CreateVector(*c.new_shape) : 0).Union());
         break;
       }
-      case OpKind::kSpaceToDepth:
-        set(tflite::BuiltinOptions_SpaceToDepthOptions,
-            tflite::CreateSpaceToDepthOptions(b_, std::get<BlockSizeAttributes>(a).block_size).Union());
-        break;
-      case OpKind::kDepthToSpace:
-        set(tflite::BuiltinOptions_DepthToSpaceOptions,
-            tflite::CreateDepthToSpaceOptions(b_, std::get<BlockSizeAttributes>(a).block_size).Union());
-        break;
       case OpKind::kMean:
         set(tflite::BuiltinOptions_ReducerOptions,
             tflite::CreateReducerOptions(b_, std::get<ReducerAttributes>(a).keep_dims).Union());

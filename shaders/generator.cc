@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
-
-#include "shaders/ops.h"
 
 namespace mgd::shaders {
 
@@ -35,41 +32,6 @@ std::optional<std::array<uint32_t, 3>> LinearGridFor(const layout::Bhwc& s) {
   const uint64_t groups = std::max<uint64_t>(1, (total + kLinearWorkgroup[0] - 1) / kLinearWorkgroup[0]);
   if (groups > 65535) return std::nullopt;
   return std::array<uint32_t, 3>{static_cast<uint32_t>(groups), 1, 1};
-}
-
-absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
-  static const Generators generators = OpGenerators();
-  // The GPU computes in floats: other activations stay on the CPU.
-  for (int t : ctx.node->inputs) {
-    if (t == kNoTensor) continue;
-    const Tensor& tensor = ctx.graph->tensors[static_cast<size_t>(t)];
-    if (!tensor.is_constant && tensor.type != DataType::kFloat32) {
-      return absl::UnimplementedError("non-float activations stay on the CPU");
-    }
-  }
-  const Generator* generator = nullptr;
-  absl::Status no_custom_generator;  // said after the outputs' check, as for any custom op
-  if (ctx.node->op == OpKind::kCustom) {
-    const std::string name = CustomName(*ctx.node);
-    auto it = generators.custom.find(name);
-    if (it == generators.custom.end()) {
-      no_custom_generator = absl::UnimplementedError(fmt::format("no GPU shader for custom op {}", name));
-    } else {
-      generator = &it->second;
-    }
-  } else {
-    auto it = generators.builtin.find(ctx.node->op);
-    if (it == generators.builtin.end()) {
-      return absl::UnimplementedError(fmt::format("no GPU shader for {}", OpName(ctx.node->op)));
-    }
-    generator = &it->second;
-  }
-  for (int t : ctx.node->outputs) {
-    const Tensor& out = ctx.graph->tensors[static_cast<size_t>(t)];
-    if (out.type != DataType::kFloat32) return absl::UnimplementedError("non-float outputs stay on the CPU");
-  }
-  if (!no_custom_generator.ok()) return no_custom_generator;
-  return (*generator)(ctx);
 }
 
 }  // namespace mgd::shaders

@@ -9,12 +9,12 @@
 
 namespace mgd::shaders {
 
-// The generator of each builtin op, and of each custom op by name.
+// The generator of each builtin op not yet defined in ops/, and of each
+// custom op by name (shaders/dispatch.cc).
 struct Generators {
   std::map<OpKind, Generator> builtin;
   std::map<std::string, Generator> custom;
 };
-Generators OpGenerators();
 void AddElementwiseGenerators(Generators& g);
 void AddConvolutionGenerators(Generators& g);
 void AddPoolGenerators(Generators& g);

@@ -152,13 +152,4 @@ std::string AccumulatorPrecision(const NodeContext& ctx) { return ctx.precision.
 
 }  // namespace glsl
 
-Generators OpGenerators() {
-  Generators g;
-  AddElementwiseGenerators(g);
-  AddConvolutionGenerators(g);
-  AddPoolGenerators(g);
-  AddTransformGenerators(g);
-  return g;
-}
-
 }  // namespace mgd::shaders

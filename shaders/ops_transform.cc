@@ -1,6 +1,5 @@
 // Data movement and resampling over PHWC4: PAD, CONCATENATION, RESHAPE /
-// SQUEEZE / EXPAND_DIMS, SLICE / STRIDED_SLICE, TRANSPOSE, DEPTH_TO_SPACE /
-// SPACE_TO_DEPTH, RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR and SOFTMAX.
+// SQUEEZE / EXPAND_DIMS, SLICE / STRIDED_SLICE, TRANSPOSE, RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR and SOFTMAX.
 // Ops that keep channels in whole slices move vec4s; the rest gather lane by
 // lane through the flat BHWC index (ToBhwc keeps the row-major order).
 #include <fmt/format.h>
@@ -8,61 +7,11 @@
 #include <cmath>
 
 #include "model/slice.h"
+#include "shaders/gather.h"
 #include "shaders/ops.h"
 
 namespace mgd::shaders {
 namespace {
-
-// A lane-by-lane gather: output element f (flat, row-major over `full`, a
-// shape with the output's element count) reads input element
-// offset + sum(index_d * strides[d]).
-struct StridedGather {
-  std::vector<int64_t> full;
-  std::vector<int64_t> strides;
-  int64_t offset = 0;
-};
-
-std::string GatherBody(const layout::Bhwc& in, const layout::Bhwc& out, const StridedGather& g) {
-  std::string s = fmt::format(
-      "  vec4 value = vec4(0.0);\n"
-      "  for (int k = 0; k < 4; ++k) {{\n"
-      "    int c = s * 4 + k;\n"
-      "    if (c >= {C}) break;\n"
-      "    int f = ((b * {H} + y) * {W} + x) * {C} + c;\n"
-      "    int src = {offset};\n",
-      fmt::arg("C", out.channels), fmt::arg("H", out.height), fmt::arg("W", out.width), fmt::arg("offset", g.offset));
-  for (int d = static_cast<int>(g.full.size()) - 1; d >= 0; --d) {
-    const int64_t n = g.full[static_cast<size_t>(d)], stride = g.strides[static_cast<size_t>(d)];
-    if (n == 1) continue;
-    s += fmt::format("    src += (f % {}) * ({}); f /= {};\n", n, stride, n);
-  }
-  s += fmt::format(
-      "    int ic = src % {C}; src /= {C};\n"
-      "    int ix = src % {W}; src /= {W};\n"
-      "    int iy = src % {H}; int ib = src / {H};\n"
-      "    value[k] = {read}[ic % 4];\n"
-      "  }}\n",
-      fmt::arg("C", in.channels), fmt::arg("W", in.width), fmt::arg("H", in.height),
-      fmt::arg("read", glsl::Read("in0", in, "ib", "ic / 4", "iy", "ix")));
-  return s;
-}
-
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) {
-    strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d) + 1] * shape[static_cast<size_t>(d) + 1];
-  }
-  return strides;
-}
-
-absl::StatusOr<GeneratedShader> Gather(const NodeContext& ctx, const StridedGather& gather) {
-  auto in = InputBhwc(ctx, 0);
-  auto out = OutputBhwc(ctx, 0);
-  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
-  GeneratedShader g = StartShader(ctx, *out, {0});
-  g.code.body += GatherBody(*in, *out, gather);
-  return g;
-}
 
 absl::StatusOr<GeneratedShader> Reshape(const NodeContext& ctx) {
   const int64_t n = NumElements(ctx.output(0).shape);
@@ -95,27 +44,6 @@ absl::StatusOr<GeneratedShader> Slice(const NodeContext& ctx) {
   if (!view.ok()) return absl::UnimplementedError(view.status().message());
   return Gather(ctx, {std::vector<int64_t>(view->full_shape.begin(), view->full_shape.end()), view->strides,
                       view->offset});
-}
-
-// The space-side tensor [N, H, bs, W, bs, C] and the depth-side tensor
-// [N, H, W, bs, bs, C] hold the same elements.
-absl::StatusOr<GeneratedShader> SpaceDepth(const NodeContext& ctx) {
-  const int64_t bs = std::get<BlockSizeAttributes>(ctx.node->attributes).block_size;
-  const bool to_depth = ctx.node->op == OpKind::kSpaceToDepth;
-  const Shape& depth_side = to_depth ? ctx.output(0).shape : ctx.input(0).shape;
-  if (depth_side.size() != 4) return absl::UnimplementedError("unsupported rank");
-  const int64_t n = depth_side[0], h = depth_side[1], w = depth_side[2], c = depth_side[3] / (bs * bs);
-  StridedGather g;
-  if (to_depth) {  // read the space side in depth-side order
-    const std::vector<int64_t> st = RowMajorStrides({n, h, bs, w, bs, c});
-    g.full = {n, h, w, bs, bs, c};
-    g.strides = {st[0], st[1], st[3], st[2], st[4], st[5]};
-  } else {
-    const std::vector<int64_t> st = RowMajorStrides({n, h, w, bs, bs, c});
-    g.full = {n, h, bs, w, bs, c};
-    g.strides = {st[0], st[1], st[3], st[2], st[4], st[5]};
-  }
-  return Gather(ctx, g);
 }
 
 absl::StatusOr<GeneratedShader> Pad(const NodeContext& ctx) {
@@ -344,8 +272,6 @@ void AddTransformGenerators(Generators& g) {
   g.builtin[OpKind::kTranspose] = Transpose;
   g.builtin[OpKind::kSlice] = Slice;
   g.builtin[OpKind::kStridedSlice] = Slice;
-  g.builtin[OpKind::kSpaceToDepth] = SpaceDepth;
-  g.builtin[OpKind::kDepthToSpace] = SpaceDepth;
   g.builtin[OpKind::kPad] = Pad;
   g.builtin[OpKind::kConcatenation] = Concatenation;
   g.builtin[OpKind::kResizeBilinear] = Resize;

@@ -1,14 +1,17 @@
-// Maps each builtin op kind to its CPU reference kernel.
+// Maps each builtin op kind to its CPU reference kernel: the op's definition
+// (ops/) has it, or, for the families not moved there yet, the switch below.
 #include "interpreter/kernels/conv.h"
 #include "interpreter/kernels/elementwise.h"
 #include "interpreter/kernels/pool.h"
 #include "interpreter/kernels/quantize.h"
 #include "interpreter/kernels/resize.h"
 #include "interpreter/kernels/shape_ops.h"
+#include "ops/registry.h"
 
 namespace mgd {
 
 std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node) {
+  if (const ops::OpDefinition* definition = ops::FindBuiltin(node.op)) return definition->cpu_kernel(node);
   if (IsBinaryElementwise(node.op)) return CreateBinaryKernel(node.op);
   if (IsUnaryElementwise(node.op)) return CreateUnaryKernel(node.op);
   switch (node.op) {
@@ -24,7 +27,6 @@ std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node) {
     case OpKind::kPad: return CreatePadKernel();
     case OpKind::kTranspose: return CreateTransposeKernel();
     case OpKind::kSlice: case OpKind::kStridedSlice: return CreateSliceKernel(node.op);
-    case OpKind::kSpaceToDepth: case OpKind::kDepthToSpace: return CreateSpaceDepthKernel(node.op);
     case OpKind::kResizeBilinear: case OpKind::kResizeNearestNeighbor: return CreateResizeKernel(node.op);
     case OpKind::kDequantize: return CreateDequantizeKernel();
     case OpKind::kDensify: return CreateDensifyKernel();

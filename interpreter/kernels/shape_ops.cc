@@ -1,5 +1,5 @@
 // Data movement reference kernels: reshapes, concatenation, padding,
-// transposes, slices and space/depth rearrangements.
+// transposes and slices.
 #include "interpreter/kernels/shape_ops.h"
 
 #include <fmt/format.h>
@@ -256,51 +256,6 @@ class SliceKernel : public Kernel {
   StridedView view_;
 };
 
-class SpaceDepthKernel : public Kernel {
- public:
-  explicit SpaceDepthKernel(OpKind op) : to_depth_(op == OpKind::kSpaceToDepth) {}
-
-  absl::Status Prepare(KernelContext& ctx) override {
-    bs_ = std::get<BlockSizeAttributes>(ctx.node->attributes).block_size;
-    const TensorRef& x = ctx.in(0);
-    if (to_depth_) {
-      if (x.dim(1) % bs_ != 0 || x.dim(2) % bs_ != 0) {
-        return ctx.Error(fmt::format("spatial size {}x{} is not a multiple of block_size {}", x.dim(1), x.dim(2), bs_));
-      }
-      return ctx.ExpectOutputShape(0, {x.dim(0), x.dim(1) / bs_, x.dim(2) / bs_, x.dim(3) * bs_ * bs_});
-    }
-    if (x.dim(3) % (bs_ * bs_) != 0) {
-      return ctx.Error(fmt::format("{} channels is not a multiple of block_size^2 = {}", x.dim(3), bs_ * bs_));
-    }
-    return ctx.ExpectOutputShape(0, {x.dim(0), x.dim(1) * bs_, x.dim(2) * bs_, x.dim(3) / (bs_ * bs_)});
-  }
-
-  absl::Status Invoke(KernelContext& ctx) override {
-    // The depth-side tensor [N, H, W, bs, bs, C] and the space-side tensor
-    // [N, H, bs, W, bs, C] hold the same elements.
-    const TensorRef& depth_side = to_depth_ ? ctx.out(0) : ctx.in(0);
-    const int n = depth_side.dim(0), h = depth_side.dim(1), w = depth_side.dim(2);
-    const int c = depth_side.dim(3) / (bs_ * bs_);
-    const float* src = ctx.in(0).as<float>();
-    float* dst = ctx.out(0).as<float>();
-    for (int b = 0; b < n; ++b)
-      for (int y = 0; y < h; ++y)
-        for (int dy = 0; dy < bs_; ++dy)
-          for (int x = 0; x < w; ++x)
-            for (int dx = 0; dx < bs_; ++dx) {
-              const int64_t space = ((((static_cast<int64_t>(b) * h + y) * bs_ + dy) * w + x) * bs_ + dx) * c;
-              const int64_t depth = ((((static_cast<int64_t>(b) * h + y) * w + x) * bs_ + dy) * bs_ + dx) * c;
-              if (to_depth_) std::memcpy(dst + depth, src + space, static_cast<size_t>(c) * sizeof(float));
-              else std::memcpy(dst + space, src + depth, static_cast<size_t>(c) * sizeof(float));
-            }
-    return absl::OkStatus();
-  }
-
- private:
-  bool to_depth_;
-  int bs_ = 1;
-};
-
 }  // namespace
 
 std::unique_ptr<Kernel> CreateReshapeKernel() { return std::make_unique<ReshapeKernel>(); }
@@ -308,6 +263,5 @@ std::unique_ptr<Kernel> CreateConcatenationKernel() { return std::make_unique<Co
 std::unique_ptr<Kernel> CreatePadKernel() { return std::make_unique<PadKernel>(); }
 std::unique_ptr<Kernel> CreateTransposeKernel() { return std::make_unique<TransposeKernel>(); }
 std::unique_ptr<Kernel> CreateSliceKernel(OpKind op) { return std::make_unique<SliceKernel>(op); }
-std::unique_ptr<Kernel> CreateSpaceDepthKernel(OpKind op) { return std::make_unique<SpaceDepthKernel>(op); }
 
 }  // namespace mgd

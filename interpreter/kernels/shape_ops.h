@@ -9,6 +9,5 @@ std::unique_ptr<Kernel> CreateConcatenationKernel();
 std::unique_ptr<Kernel> CreatePadKernel();
 std::unique_ptr<Kernel> CreateTransposeKernel();
 std::unique_ptr<Kernel> CreateSliceKernel(OpKind op);  // SLICE, STRIDED_SLICE
-std::unique_ptr<Kernel> CreateSpaceDepthKernel(OpKind op);  // SPACE_TO_DEPTH, DEPTH_TO_SPACE
 
 }  // namespace mgd

@@ -13,6 +13,7 @@
 
 #include "delegate/gpu_delegate.h"
 #include "interpreter/interpreter.h"
+#include "tests/graph_builder.h"
 #include "tests/test_util.h"
 
 namespace mgd::testing {
@@ -43,6 +44,30 @@ inline double OpBound(double expected, bool fp16, double widen = 1.0) {
   return widen * (fp16 ? 5 * std::ldexp(1.0, -10) * (1 + std::abs(expected))
                        : 1e-5 + 5 * std::ldexp(1.0, -23) * std::abs(expected));
 }
+
+// One node of `op` over `inputs` (graph inputs: activations; the rest
+// constants already in the builder) with output shapes `outs`.
+struct OneOp {
+  GraphBuilder b;
+  std::vector<std::vector<float>> data;
+  uint32_t seed = 1000;
+  int Input(const Shape& shape, float scale = 1.0f) {
+    data.push_back(Uniform(static_cast<size_t>(NumElements(shape)), seed++, scale));
+    return b.Input(shape);
+  }
+  int Const(const Shape& shape, float scale = 1.0f) {
+    return b.Constant(shape, Uniform(static_cast<size_t>(NumElements(shape)), seed++, scale));
+  }
+  std::vector<int> Op(OpKind op, Attributes a, std::vector<int> inputs, const std::vector<Shape>& outs) {
+    std::vector<int> outputs;
+    for (const Shape& s : outs) outputs.push_back(b.Tensor(s));
+    b.Op(op, std::move(a), std::move(inputs), outputs);
+    return outputs;
+  }
+  void Out(const std::vector<int>& ts) {
+    for (int t : ts) b.Output(t);
+  }
+};
 
 class DelegateTest : public ::testing::TestWithParam<Backend> {
  protected:

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "ops/space_depth/space_depth.h"
+
 namespace mgd::random_graph {
 namespace {
 
@@ -497,7 +499,7 @@ bool MakeDepthToSpace(Draw& d) {
   if (x == nullptr) return false;
   const int block = x->shape[3] % 9 == 0 && d.Chance(0.3f) ? 3 : 2;
   const Shape out = {x->shape[0], x->shape[1] * block, x->shape[2] * block, x->shape[3] / (block * block)};
-  return d.Add(OpKind::kDepthToSpace, BlockSizeAttributes{block}, {x->tensor}, out, x->scale, x->floor, 1.0f);
+  return d.Add(OpKind::kDepthToSpace, ops::BlockSizeAttributes{block}, {x->tensor}, out, x->scale, x->floor, 1.0f);
 }
 
 bool MakeSpaceToDepth(Draw& d) {
@@ -505,7 +507,7 @@ bool MakeSpaceToDepth(Draw& d) {
       d.Pick([](const Value& v) { return v.shape.size() == 4 && v.shape[1] % 2 == 0 && v.shape[2] % 2 == 0; });
   if (x == nullptr) return false;
   const Shape out = {x->shape[0], x->shape[1] / 2, x->shape[2] / 2, x->shape[3] * 4};
-  return d.Add(OpKind::kSpaceToDepth, BlockSizeAttributes{2}, {x->tensor}, out, x->scale, x->floor, 1.0f);
+  return d.Add(OpKind::kSpaceToDepth, ops::BlockSizeAttributes{2}, {x->tensor}, out, x->scale, x->floor, 1.0f);
 }
 
 bool MakeResize(Draw& d) {

@@ -6,7 +6,7 @@ namespace {
 
 // ---------------------------------------------------------------------------
 // Data movement: RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD, TRANSPOSE,
-// SLICE, STRIDED_SLICE, DEPTH_TO_SPACE, SPACE_TO_DEPTH
+// SLICE, STRIDED_SLICE
 // ---------------------------------------------------------------------------
 
 std::vector<int> Unravel(int64_t i, const Shape& s) {
@@ -289,67 +289,6 @@ TEST(StridedSliceTest, ZeroStrideIsAnError) {
                    {In({4, 4}, {}), Ints({2}, {0, 0}), Ints({2}, {4, 4}), Ints({2}, {1, 0})}, {{4, 4}});
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("stride of dimension 1 is 0"));
-}
-
-TEST(SpaceDepthTest, DepthToSpaceMatchesFormula) {
-  // out[b, h*bs+dy, w*bs+dx, c] = in[b, h, w, (dy*bs+dx)*C + c], bs 2, C 3.
-  const int bs = 2, c = 3;
-  const Shape xs{2, 3, 5, bs * bs * c}, ys{2, 6, 10, c};
-  const auto x = Iota(Count(xs));
-  std::vector<float> expected(Count(ys));
-  for (int b = 0; b < 2; ++b)
-    for (int h = 0; h < 3; ++h)
-      for (int w = 0; w < 5; ++w)
-        for (int dy = 0; dy < bs; ++dy)
-          for (int dx = 0; dx < bs; ++dx)
-            for (int k = 0; k < c; ++k) {
-              expected[At(ys, b, h * bs + dy, w * bs + dx, k)] = x[At(xs, b, h, w, (dy * bs + dx) * c + k)];
-            }
-  EXPECT_EQ(RunSingleOp(OpKind::kDepthToSpace, BlockSizeAttributes{bs}, {In(xs, x)}, ys), expected);
-}
-
-TEST(SpaceDepthTest, SpaceToDepthMatchesFormula) {
-  // out[b, h, w, (dy*bs+dx)*C + c] = in[b, h*bs+dy, w*bs+dx, c], bs 2, C 5.
-  const int bs = 2, c = 5;
-  const Shape xs{1, 4, 6, c}, ys{1, 2, 3, bs * bs * c};
-  const auto x = Iota(Count(xs));
-  std::vector<float> expected(Count(ys));
-  for (int h = 0; h < 2; ++h)
-    for (int w = 0; w < 3; ++w)
-      for (int dy = 0; dy < bs; ++dy)
-        for (int dx = 0; dx < bs; ++dx)
-          for (int k = 0; k < c; ++k) {
-            expected[At(ys, 0, h, w, (dy * bs + dx) * c + k)] = x[At(xs, 0, h * bs + dy, w * bs + dx, k)];
-          }
-  EXPECT_EQ(RunSingleOp(OpKind::kSpaceToDepth, BlockSizeAttributes{bs}, {In(xs, x)}, ys), expected);
-}
-
-TEST(SpaceDepthTest, SpaceToDepthThenDepthToSpaceIsIdentity) {
-  GraphBuilder b;
-  const int x = b.Input({2, 4, 6, 3});
-  const int mid = b.Tensor({2, 2, 3, 12});
-  const int y = b.Tensor({2, 4, 6, 3});
-  b.Op(OpKind::kSpaceToDepth, BlockSizeAttributes{2}, {x}, {mid});
-  b.Op(OpKind::kDepthToSpace, BlockSizeAttributes{2}, {mid}, {y});
-  b.Output(y);
-  const auto data = Random(2 * 4 * 6 * 3, 5200);
-  const auto out = RunGraph(b.Build(), {data});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0], data);
-}
-
-TEST(SpaceDepthTest, DepthToSpaceThenSpaceToDepthIsIdentity) {
-  GraphBuilder b;
-  const int x = b.Input({1, 3, 5, 8});
-  const int mid = b.Tensor({1, 6, 10, 2});
-  const int y = b.Tensor({1, 3, 5, 8});
-  b.Op(OpKind::kDepthToSpace, BlockSizeAttributes{2}, {x}, {mid});
-  b.Op(OpKind::kSpaceToDepth, BlockSizeAttributes{2}, {mid}, {y});
-  b.Output(y);
-  const auto data = Random(3 * 5 * 8, 5210);
-  const auto out = RunGraph(b.Build(), {data});
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0], data);
 }
 
 }  // namespace

@@ -1,0 +1,54 @@
+#include "shaders/gather.h"
+
+#include <fmt/format.h>
+
+#include "shaders/ops.h"
+
+namespace mgd::shaders {
+namespace {
+
+std::string GatherBody(const layout::Bhwc& in, const layout::Bhwc& out, const StridedGather& g) {
+  std::string s = fmt::format(
+      "  vec4 value = vec4(0.0);\n"
+      "  for (int k = 0; k < 4; ++k) {{\n"
+      "    int c = s * 4 + k;\n"
+      "    if (c >= {C}) break;\n"
+      "    int f = ((b * {H} + y) * {W} + x) * {C} + c;\n"
+      "    int src = {offset};\n",
+      fmt::arg("C", out.channels), fmt::arg("H", out.height), fmt::arg("W", out.width), fmt::arg("offset", g.offset));
+  for (int d = static_cast<int>(g.full.size()) - 1; d >= 0; --d) {
+    const int64_t n = g.full[static_cast<size_t>(d)], stride = g.strides[static_cast<size_t>(d)];
+    if (n == 1) continue;
+    s += fmt::format("    src += (f % {}) * ({}); f /= {};\n", n, stride, n);
+  }
+  s += fmt::format(
+      "    int ic = src % {C}; src /= {C};\n"
+      "    int ix = src % {W}; src /= {W};\n"
+      "    int iy = src % {H}; int ib = src / {H};\n"
+      "    value[k] = {read}[ic % 4];\n"
+      "  }}\n",
+      fmt::arg("C", in.channels), fmt::arg("W", in.width), fmt::arg("H", in.height),
+      fmt::arg("read", glsl::Read("in0", in, "ib", "ic / 4", "iy", "ix")));
+  return s;
+}
+
+}  // namespace
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) {
+    strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d) + 1] * shape[static_cast<size_t>(d) + 1];
+  }
+  return strides;
+}
+
+absl::StatusOr<GeneratedShader> Gather(const NodeContext& ctx, const StridedGather& gather) {
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  GeneratedShader g = StartShader(ctx, *out, {0});
+  g.code.body += GatherBody(*in, *out, gather);
+  return g;
+}
+
+}  // namespace mgd::shaders
