@@ -115,11 +115,6 @@ struct SoftmaxAttributes {
   float beta = 1.0f;
 };
 
-struct ResizeAttributes {
-  bool align_corners = false;
-  bool half_pixel_centers = false;
-};
-
 struct ReshapeAttributes {
   std::optional<Shape> new_shape;  // used when the shape input is absent
 };
@@ -173,7 +168,7 @@ class OpAttributes {
 using Attributes =
     std::variant<std::monostate, Conv2dAttributes, DepthwiseConv2dAttributes, Pool2dAttributes,
                  TransposeConvAttributes, FullyConnectedAttributes, ElementwiseAttributes,
-                 ConcatenationAttributes, SoftmaxAttributes, ResizeAttributes, ReshapeAttributes,
+                 ConcatenationAttributes, SoftmaxAttributes, ReshapeAttributes,
                  ReducerAttributes, SqueezeAttributes, StridedSliceAttributes, LeakyReluAttributes,
                  CustomAttributes, OpAttributes>;
 

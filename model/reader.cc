@@ -309,16 +309,6 @@ class Converter {
         node.attributes = SoftmaxAttributes{o ? o->beta() : 1.0f};
         break;
       }
-      case OpKind::kResizeBilinear: {
-        MGD_OPTIONS(ResizeBilinearOptions)
-        node.attributes = ResizeAttributes{o && o->align_corners(), o && o->half_pixel_centers()};
-        break;
-      }
-      case OpKind::kResizeNearestNeighbor: {
-        MGD_OPTIONS(ResizeNearestNeighborOptions)
-        node.attributes = ResizeAttributes{o && o->align_corners(), o && o->half_pixel_centers()};
-        break;
-      }
       case OpKind::kReshape: {
         MGD_OPTIONS(ReshapeOptions)
         ReshapeAttributes a;

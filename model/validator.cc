@@ -165,18 +165,6 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
       MGD_RETURN_IF_ERROR(c.InputType(1, {kI32}));
       return c.OutputType(0, kF32);
     }
-    case OpKind::kResizeBilinear: case OpKind::kResizeNearestNeighbor: {
-      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
-      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32}));
-      MGD_RETURN_IF_ERROR(c.Constant(1));
-      const auto& a = std::get<ResizeAttributes>(node.attributes);
-      if (a.align_corners && a.half_pixel_centers) {
-        return c.Fail("fields align_corners and half_pixel_centers cannot both be true");
-      }
-      return c.OutputType(0, kF32);
-    }
     case OpKind::kMean: {
       MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
       MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));

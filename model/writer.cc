@@ -194,18 +194,6 @@ class Writer {
         set(tflite::BuiltinOptions_SoftmaxOptions,
             tflite::CreateSoftmaxOptions(b_, std::get<SoftmaxAttributes>(a).beta).Union());
         break;
-      case OpKind::kResizeBilinear: {
-        const auto& c = std::get<ResizeAttributes>(a);
-        set(tflite::BuiltinOptions_ResizeBilinearOptions,
-            tflite::CreateResizeBilinearOptions(b_, c.align_corners, c.half_pixel_centers).Union());
-        break;
-      }
-      case OpKind::kResizeNearestNeighbor: {
-        const auto& c = std::get<ResizeAttributes>(a);
-        set(tflite::BuiltinOptions_ResizeNearestNeighborOptions,
-            tflite::CreateResizeNearestNeighborOptions(b_, c.align_corners, c.half_pixel_centers).Union());
-        break;
-      }
       case OpKind::kReshape: {
         const auto& c = std::get<ReshapeAttributes>(a);
         set(tflite::BuiltinOptions_ReshapeOptions,

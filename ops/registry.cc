@@ -6,6 +6,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "ops/resize/resize.h"
 #include "ops/space_depth/space_depth.h"
 
 namespace mgd::ops {
@@ -14,7 +15,7 @@ namespace {
 // mgd's op families, one line each.
 std::vector<OpDefinition> Families() {
   std::vector<OpDefinition> all;
-  for (auto family : {SpaceDepthOps}) {
+  for (auto family : {ResizeOps, SpaceDepthOps}) {
     for (OpDefinition& op : family()) all.push_back(std::move(op));
   }
   return all;

@@ -1,5 +1,5 @@
-// Data movement and resampling over PHWC4: PAD, CONCATENATION, RESHAPE /
-// SQUEEZE / EXPAND_DIMS, SLICE / STRIDED_SLICE, TRANSPOSE, RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR and SOFTMAX.
+// Data movement over PHWC4: PAD, CONCATENATION, RESHAPE / SQUEEZE /
+// EXPAND_DIMS, SLICE / STRIDED_SLICE, TRANSPOSE, and SOFTMAX.
 // Ops that keep channels in whole slices move vec4s; the rest gather lane by
 // lane through the flat BHWC index (ToBhwc keeps the row-major order).
 #include <fmt/format.h>
@@ -132,53 +132,6 @@ absl::StatusOr<GeneratedShader> Concatenation(const NodeContext& ctx) {
   return g;
 }
 
-// TFLite's coordinate mapping, as the CPU kernel (and XNNPACK) evaluate it.
-absl::StatusOr<GeneratedShader> Resize(const NodeContext& ctx) {
-  const auto& a = std::get<ResizeAttributes>(ctx.node->attributes);
-  auto in = InputBhwc(ctx, 0);
-  auto out = OutputBhwc(ctx, 0);
-  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
-  auto scale = [&](int i, int o) {
-    return (a.align_corners && o > 1) ? static_cast<float>(i - 1) / static_cast<float>(o - 1)
-                                      : static_cast<float>(i) / static_cast<float>(o);
-  };
-  const float sy = scale(in->height, out->height), sx = scale(in->width, out->width);
-  GeneratedShader g = StartShader(ctx, *out, {0});
-  std::string& body = g.code.body;
-  if (ctx.node->op == OpKind::kResizeNearestNeighbor) {
-    const float offset = a.half_pixel_centers ? 0.5f : 0.0f;
-    // std::round of a non-negative value is floor(v + 0.5).
-    auto coordinate = [&](const char* o, float s, int size) {
-      return fmt::format("clamp(int(floor((float({}) + {}) * {}{})), 0, {})", o, glsl::Float(offset), glsl::Float(s),
-                         a.align_corners ? " + 0.5" : "", size - 1);
-    };
-    body += fmt::format("  int iy = {}, ix = {};\n  vec4 value = {};\n", coordinate("y", sy, in->height),
-                        coordinate("x", sx, in->width), glsl::Read("in0", *in, "b", "s", "iy", "ix"));
-    return g;
-  }
-  auto coordinate = [&](const char* o, const char* name, float s, int size) {
-    std::string v = a.half_pixel_centers
-                        ? fmt::format("clamp(float({}) * {} + {}, 0.0, {})", o, glsl::Float(s),
-                                      glsl::Float(0.5f * s - 0.5f), glsl::Float(static_cast<float>(size - 1)))
-                        : fmt::format("float({}) * {}", o, glsl::Float(s));
-    return fmt::format(
-        "  highp float {0}v = {1};\n"
-        "  int {0}0 = min(int({0}v), {2});\n"
-        "  int {0}1 = min({0}0 + 1, {2});\n"
-        "  float {0}a = {0}v - float({0}0);\n",
-        name, v, size - 1);
-  };
-  body += coordinate("y", "ry", sy, in->height) + coordinate("x", "rx", sx, in->width);
-  body += fmt::format(
-      "  vec4 tl = {}, tr = {}, bl = {}, br = {};\n"
-      "  vec4 top = tl + (tr - tl) * rxa;\n"
-      "  vec4 bottom = bl + (br - bl) * rxa;\n"
-      "  vec4 value = top + (bottom - top) * rya;\n",
-      glsl::Read("in0", *in, "b", "s", "ry0", "rx0"), glsl::Read("in0", *in, "b", "s", "ry0", "rx1"),
-      glsl::Read("in0", *in, "b", "s", "ry1", "rx0"), glsl::Read("in0", *in, "b", "s", "ry1", "rx1"));
-  return g;
-}
-
 // Softmax over channels. Few slices: each invocation recomputes its pixel's
 // max and sum (padding lanes excluded) and writes its own slice. Many slices
 // (a classifier's 1001 classes): one 64-wide workgroup per pixel shares the
@@ -274,8 +227,6 @@ void AddTransformGenerators(Generators& g) {
   g.builtin[OpKind::kStridedSlice] = Slice;
   g.builtin[OpKind::kPad] = Pad;
   g.builtin[OpKind::kConcatenation] = Concatenation;
-  g.builtin[OpKind::kResizeBilinear] = Resize;
-  g.builtin[OpKind::kResizeNearestNeighbor] = Resize;
   g.builtin[OpKind::kSoftmax] = Softmax;
 }
 

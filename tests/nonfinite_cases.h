@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/graph.h"
+#include "ops/resize/resize.h"
 #include "tests/interpreter/single_op.h"
 
 namespace mgd::testing {
@@ -111,7 +112,7 @@ inline std::vector<NonFiniteCase> NonFiniteCases() {
       {dnan, dnan, dnan, dnan, 0, 1});
   // Bilinear resize in lerp form, a + (b - a) * t: a tap of Inf gives NaN
   // even at weight 0 (Inf - Inf), and so does the row lerp of an Inf.
-  add("resize_bilinear", OpKind::kResizeBilinear, ResizeAttributes{}, {In({1, 1, 3, 1}, {1, 2, inf}), Ints({2}, {1, 6})},
+  add("resize_bilinear", OpKind::kResizeBilinear, ops::ResizeAttributes{}, {In({1, 1, 3, 1}, {1, 2, inf}), Ints({2}, {1, 6})},
       {1, 1, 6, 1}, {1, 1.5, dnan, dnan, dnan, dnan});
   add("concatenation", OpKind::kConcatenation, ConcatenationAttributes{.axis = -1}, {In({1, 2}, {nan, inf}), In({1, 1}, {-inf})},
       {1, 3}, {dnan, dinf, -dinf});

@@ -4,7 +4,6 @@
 #include "interpreter/kernels/elementwise.h"
 #include "interpreter/kernels/pool.h"
 #include "interpreter/kernels/quantize.h"
-#include "interpreter/kernels/resize.h"
 #include "interpreter/kernels/shape_ops.h"
 #include "ops/registry.h"
 
@@ -27,7 +26,6 @@ std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node) {
     case OpKind::kPad: return CreatePadKernel();
     case OpKind::kTranspose: return CreateTransposeKernel();
     case OpKind::kSlice: case OpKind::kStridedSlice: return CreateSliceKernel(node.op);
-    case OpKind::kResizeBilinear: case OpKind::kResizeNearestNeighbor: return CreateResizeKernel(node.op);
     case OpKind::kDequantize: return CreateDequantizeKernel();
     case OpKind::kDensify: return CreateDensifyKernel();
     default: return nullptr;  // kCustom (the resolver's), and the elementwise ops above

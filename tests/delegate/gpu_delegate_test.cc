@@ -419,21 +419,6 @@ TEST_P(GpuDelegateTest, ReshapesSlicesAndTransposes) {
   }
 }
 
-TEST_P(GpuDelegateTest, ResizeBilinearAndNearest) {
-  for (OpKind op : {OpKind::kResizeBilinear, OpKind::kResizeNearestNeighbor}) {
-    for (auto [align, half] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
-      for (auto [in, out] : {std::pair{Shape{1, 5, 7, 6}, Shape{1, 9, 13, 6}}, std::pair{Shape{1, 8, 8, 5}, Shape{1, 3, 4, 5}}}) {
-        SCOPED_TRACE(::testing::Message() << OpName(op) << " align " << align << " half " << half << " "
-                                          << ShapeToString(out));
-        OneOp g;
-        const int x = g.Input(in);
-        g.Out(g.Op(op, ResizeAttributes{align, half}, {x, g.b.ConstantInt({2}, {out[1], out[2]})}, {out}));
-        ExpectSameAsCpu(g.b.Build(), g.data);
-      }
-    }
-  }
-}
-
 TEST_P(GpuDelegateTest, SoftmaxOverChannels) {
   for (auto [shape, beta] : {std::pair{Shape{1, 10}, 1.0f}, std::pair{Shape{1, 3, 4, 7}, 0.5f}, std::pair{Shape{1, 1, 1, 37}, 2.0f},
                                      std::pair{Shape{1, 1001}, 1.0f}, std::pair{Shape{2, 1, 2, 70}, 0.7f}}) {

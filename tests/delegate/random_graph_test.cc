@@ -43,6 +43,7 @@
 #include "model/reader.h"
 #include "model/validator.h"
 #include "model/writer.h"
+#include "ops/resize/resize.h"
 #include "tests/delegate/random_graph/draw.h"
 #include "tests/delegate/random_graph/makers.h"
 #include "tests/graph_builder.h"
@@ -158,8 +159,10 @@ std::string ParameterText(const Attributes& attributes) {
         if constexpr (requires { a.dilation_h; }) s += fmt::format(" d{}x{}", a.dilation_h, a.dilation_w);
         if constexpr (requires { a.filter_h; }) s += fmt::format(" f{}x{}", a.filter_h, a.filter_w);
         if constexpr (requires { a.axis; }) s += fmt::format(" axis {}", a.axis);
-        if constexpr (std::is_same_v<A, ResizeAttributes>) {
-          s += a.align_corners ? " align_corners" : a.half_pixel_centers ? " half_pixel_centers" : "";
+        if constexpr (std::is_same_v<A, OpAttributes>) {
+          if (const auto* r = a.template get_if<ops::ResizeAttributes>()) {
+            s += r->align_corners ? " align_corners" : r->half_pixel_centers ? " half_pixel_centers" : "";
+          }
         }
         if constexpr (requires { a.activation; }) {
           if (a.activation != Activation::kNone) s += std::string(" ") + ActivationName(a.activation);

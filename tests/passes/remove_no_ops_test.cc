@@ -3,6 +3,7 @@
 // data stay.
 #include <gtest/gtest.h>
 
+#include "ops/resize/resize.h"
 #include "passes/remove_no_ops.h"
 #include "tests/graph_builder.h"
 
@@ -47,7 +48,7 @@ TEST(RemoveNoOps, NodesThatMoveDataStay) {
   const int p = b.Tensor({1, 2, 3, 6}), s = b.Tensor({1, 2, 2, 4}), q = b.Tensor({1, 4, 6, 4}), r = b.Tensor({1, 3, 2, 4});
   b.Op(OpKind::kPad, {}, {x, b.ConstantInt({4, 2}, {0, 0, 0, 0, 0, 0, 1, 1})}, {p});          // pads channels
   b.Op(OpKind::kSlice, {}, {x, b.ConstantInt({4}, {0, 0, 1, 0}), b.ConstantInt({4}, {-1, -1, -1, -1})}, {s});
-  b.Op(OpKind::kResizeNearestNeighbor, ResizeAttributes{}, {x, b.ConstantInt({2}, {4, 6})}, {q});
+  b.Op(OpKind::kResizeNearestNeighbor, ops::ResizeAttributes{}, {x, b.ConstantInt({2}, {4, 6})}, {q});
   b.Op(OpKind::kReshape, ReshapeAttributes{}, {x, b.ConstantInt({4}, {1, 3, 2, 4})}, {r});
   for (int t : {p, s, q, r}) b.Output(t);
   Graph g = b.Build();

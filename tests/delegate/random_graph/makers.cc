@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "ops/resize/resize.h"
 #include "ops/space_depth/space_depth.h"
 
 namespace mgd::random_graph {
@@ -516,7 +517,7 @@ bool MakeResize(Draw& d) {
   if (x == nullptr) return false;
   const bool twice = d.Chance(0.5f);
   const int h = twice ? x->shape[1] * 2 : d.Int(1, 16), w = twice ? x->shape[2] * 2 : d.Int(1, 16);
-  ResizeAttributes a;
+  ops::ResizeAttributes a;
   const float mode = d.Unit();
   a.align_corners = mode < 0.25f;
   a.half_pixel_centers = mode >= 0.25f && mode < 0.6f;

@@ -1,7 +1,11 @@
-// CPU reference kernel tests: RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR (interpreter/kernels/resize.cc).
+// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR: the CPU kernel against
+// TFLite's reference definitions, the GPU against the CPU.
+#include "ops/resize/resize.h"
+
+#include "tests/delegate/delegate_fixture.h"
 #include "tests/interpreter/kernels/kernel_test.h"
 
-namespace mgd {
+namespace mgd::ops {
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -145,5 +149,24 @@ TEST(ResizeNearestNeighborTest, HalfPixelCentersMatchesGetNearestNeighbor) {
   CheckResizeMode(OpKind::kResizeNearestNeighbor, false, true, 4420);
 }
 
+using ResizeGpuTest = testing::DelegateTest;
+
+TEST_P(ResizeGpuTest, MatchesTheCpu) {
+  for (OpKind op : {OpKind::kResizeBilinear, OpKind::kResizeNearestNeighbor}) {
+    for (auto [align, half] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
+      for (auto [in, out] : {std::pair{Shape{1, 5, 7, 6}, Shape{1, 9, 13, 6}}, std::pair{Shape{1, 8, 8, 5}, Shape{1, 3, 4, 5}}}) {
+        SCOPED_TRACE(::testing::Message() << OpName(op) << " align " << align << " half " << half << " "
+                                          << ShapeToString(out));
+        testing::OneOp g;
+        const int x = g.Input(in);
+        g.Out(g.Op(op, ResizeAttributes{align, half}, {x, g.b.ConstantInt({2}, {out[1], out[2]})}, {out}));
+        ExpectSameAsCpu(g.b.Build(), g.data);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ResizeGpuTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
+
 }  // namespace
-}  // namespace mgd
+}  // namespace mgd::ops

@@ -1,0 +1,123 @@
+// Command buffers recorded once and resubmitted per run, with timestamps
+// when asked.
+#include <algorithm>
+
+#include "backends/vulkan/device.h"
+
+namespace mgd::gpu::vulkan {
+
+absl::StatusOr<std::unique_ptr<Recording>> VulkanDevice::Record(const std::vector<Dispatch>& dispatches, const RecordOptions& options) {
+  if (dispatches.empty()) return absl::InvalidArgumentError("cannot record an empty sequence of dispatches");
+  uint32_t total_bindings = 0;
+  for (size_t i = 0; i < dispatches.size(); ++i) {
+    const auto* p = static_cast<const VulkanProgram*>(dispatches[i].program);
+    if (p == nullptr) return absl::InvalidArgumentError(fmt::format("dispatch {} has no program", i));
+    if (absl::Status s = CheckDispatch(info_, dispatches[i], p->name(), p->num_bindings, p->push_constant_bytes, i); !s.ok()) {
+      return s;
+    }
+    total_bindings += p->num_bindings;
+  }
+  if (options.timestamps && !info_.timestamps) {
+    return absl::FailedPreconditionError(fmt::format("{} has no timestamp queries on its compute queue", info_.device_name));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto r = std::make_unique<VulkanRecording>(device_, command_pool_, &mutex_);
+  r->dispatches = dispatches.size();
+  const auto n = static_cast<uint32_t>(dispatches.size());
+  VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max(total_bindings, 1u)};
+  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  dpi.maxSets = n;
+  dpi.poolSizeCount = 1;
+  dpi.pPoolSizes = &pool_size;
+  MGD_VK(vkCreateDescriptorPool(device_, &dpi, nullptr, &r->descriptor_pool));
+  std::vector<VkDescriptorSet> sets(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const auto* p = static_cast<const VulkanProgram*>(dispatches[i].program);
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = r->descriptor_pool;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &p->set_layout;
+    MGD_VK(vkAllocateDescriptorSets(device_, &ai, &sets[i]));
+    std::vector<VkDescriptorBufferInfo> infos(p->num_bindings);
+    std::vector<VkWriteDescriptorSet> writes(p->num_bindings);
+    for (uint32_t b = 0; b < p->num_bindings; ++b) {
+      const Binding& binding = dispatches[i].bindings[b];
+      infos[b] = {static_cast<VulkanBuffer*>(binding.buffer)->handle(), binding.offset,
+                  binding.bytes != 0 ? binding.bytes : VK_WHOLE_SIZE};
+      writes[b] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[b].dstSet = sets[i];
+      writes[b].dstBinding = b;
+      writes[b].descriptorCount = 1;
+      writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[b].pBufferInfo = &infos[b];
+    }
+    if (!writes.empty()) vkUpdateDescriptorSets(device_, p->num_bindings, writes.data(), 0, nullptr);
+  }
+  if (options.timestamps) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = 2 * n;
+    MGD_VK(vkCreateQueryPool(device_, &qi, nullptr, &r->queries));
+  }
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = command_pool_;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  MGD_VK(vkAllocateCommandBuffers(device_, &cai, &r->command_buffer));
+  VkCommandBuffer cb = r->command_buffer;
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  MGD_VK(vkBeginCommandBuffer(cb, &begin));
+  if (r->queries != VK_NULL_HANDLE) vkCmdResetQueryPool(cb, r->queries, 0, 2 * n);
+  // Uploads (host writes, transfers) become visible to the shaders.
+  ComputeBarrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                 VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  const std::vector<bool> barrier = PlanBarriers(dispatches);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Dispatch& d = dispatches[i];
+    const auto* p = static_cast<const VulkanProgram*>(d.program);
+    if (barrier[i]) {
+      ComputeBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT,
+                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+      ++r->barriers;
+    }
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipeline_layout, 0, 1, &sets[i], 0, nullptr);
+    if (p->push_constant_bytes > 0) {
+      vkCmdPushConstants(cb, p->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p->push_constant_bytes,
+                         d.push_constants.data());
+    }
+    if (r->queries != VK_NULL_HANDLE) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, r->queries, 2 * i);
+    vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
+    if (r->queries != VK_NULL_HANDLE) vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, r->queries, 2 * i + 1);
+  }
+  // Results become visible to the host and to later transfers.
+  ComputeBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                 VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                 VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+  MGD_VK(vkEndCommandBuffer(cb));
+  return std::unique_ptr<Recording>(std::move(r));
+}
+
+absl::Status VulkanDevice::Run(Recording& recording) {
+  auto& r = static_cast<VulkanRecording&>(recording);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (absl::Status s = SubmitAndWait(r.command_buffer); !s.ok()) return s;
+  }
+  if (r.queries != VK_NULL_HANDLE) {
+    std::vector<uint64_t> stamps(2 * r.dispatches);
+    MGD_VK(vkGetQueryPoolResults(device_, r.queries, 0, static_cast<uint32_t>(stamps.size()),
+                                 stamps.size() * sizeof(uint64_t), stamps.data(), sizeof(uint64_t),
+                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    r.last_ns.resize(r.dispatches);
+    r.last_start_ns.resize(r.dispatches);
+    for (size_t i = 0; i < r.dispatches; ++i) {
+      r.last_start_ns[i] = static_cast<double>(stamps[2 * i] - stamps[0]) * timestamp_period_;
+      r.last_ns[i] = static_cast<double>(stamps[2 * i + 1] - stamps[2 * i]) * timestamp_period_;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mgd::gpu::vulkan

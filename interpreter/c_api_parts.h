@@ -1,0 +1,88 @@
+// The C API's objects (the structs behind include/mgd/c_api.h's opaque
+// types) and the adapters that turn C registrations and C delegates into the
+// interpreter's Kernel and Delegate (c_api_adapters.cc). Private to
+// interpreter/c_api*.cc.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "interpreter/interpreter.h"
+#include "mgd/c_api.h"
+
+namespace mgd::c_api {
+
+// Where a C object's errors go: the app's reporter, or stderr; inside a
+// custom op, the op's error, which the interpreter reports with the node.
+struct Reporter {
+  MgdErrorReporter fn = nullptr;
+  void* data = nullptr;
+  std::string* capture = nullptr;
+
+  void operator()(const std::string& message) const {
+    if (capture != nullptr) {
+      *capture = message;
+    } else if (fn != nullptr) {
+      fn(data, message.c_str());
+    } else {
+      std::fprintf(stderr, "mgd: %s\n", message.c_str());
+    }
+  }
+};
+
+inline const Reporter kStderr{};
+
+}  // namespace mgd::c_api
+
+using mgd::c_api::Reporter;
+
+struct MgdModel {
+  mgd::Graph graph;
+};
+
+struct MgdInterpreterOptions {
+  mgd::OpResolver resolver;
+  std::vector<MgdDelegate*> delegates;
+  int32_t max_partitions = 0;
+  bool check_finite = false;
+  Reporter reporter;
+};
+
+struct MgdTensor {
+  mgd::TensorRef* ref = nullptr;
+  const Reporter* reporter = &mgd::c_api::kStderr;
+};
+
+struct MgdInterpreter {
+  std::unique_ptr<mgd::Interpreter> interpreter;
+  std::vector<std::unique_ptr<mgd::Delegate>> delegates;
+  Reporter reporter;
+  std::vector<MgdTensor> inputs, outputs;
+};
+
+struct MgdOpContext {
+  mgd::KernelContext* kernel = nullptr;
+  bool preparing = false;
+  std::string error;
+};
+
+struct MgdOpNode {
+  std::vector<MgdTensor> inputs, outputs;  // null refs for omitted optional inputs
+  void* user_data = nullptr;
+};
+
+namespace mgd::c_api {
+
+// A custom op given as a C registration.
+std::unique_ptr<Kernel> NewRegistrationKernel(const MgdRegistration* registration, const Node& node);
+// A C delegate's callbacks behind the Delegate interface.
+std::unique_ptr<Delegate> NewCDelegate(MgdDelegate* delegate, const Reporter* reporter);
+// One of mgd's own delegates behind the C API, which the interpreter talks
+// to directly (it needs the graph, which the C callbacks do not carry).
+std::unique_ptr<Delegate> NewBorrowedDelegate(Delegate* delegate);
+// Why a C delegate cannot be used, or empty.
+std::string DelegateProblem(const MgdDelegate& d);
+
+}  // namespace mgd::c_api
