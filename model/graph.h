@@ -111,22 +111,6 @@ struct ConcatenationAttributes {
   Activation activation = Activation::kNone;
 };
 
-struct SoftmaxAttributes {
-  float beta = 1.0f;
-};
-
-struct ReshapeAttributes {
-  std::optional<Shape> new_shape;  // used when the shape input is absent
-};
-
-struct ReducerAttributes {
-  bool keep_dims = false;
-};
-
-struct SqueezeAttributes {
-  std::vector<int32_t> squeeze_dims;
-};
-
 struct StridedSliceAttributes {
   int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0;
   int32_t new_axis_mask = 0, shrink_axis_mask = 0;
@@ -168,8 +152,8 @@ class OpAttributes {
 using Attributes =
     std::variant<std::monostate, Conv2dAttributes, DepthwiseConv2dAttributes, Pool2dAttributes,
                  TransposeConvAttributes, FullyConnectedAttributes, ElementwiseAttributes,
-                 ConcatenationAttributes, SoftmaxAttributes, ReshapeAttributes,
-                 ReducerAttributes, SqueezeAttributes, StridedSliceAttributes, LeakyReluAttributes,
+                 ConcatenationAttributes,
+                 StridedSliceAttributes, LeakyReluAttributes,
                  CustomAttributes, OpAttributes>;
 
 // An op's attributes as a T; TFLite's defaults (a value-initialized T) when a

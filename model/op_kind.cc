@@ -53,12 +53,12 @@ bool IsKnownOpKind(int32_t code) {
     case OpKind::kConv2d: case OpKind::kDepthwiseConv2d:
     case OpKind::kDequantize: case OpKind::kFullyConnected: case OpKind::kLogistic:
     case OpKind::kMaxPool2d: case OpKind::kMul: case OpKind::kRelu: case OpKind::kReluN1To1:
-    case OpKind::kRelu6: case OpKind::kReshape:
-    case OpKind::kSoftmax: case OpKind::kTanh:
-    case OpKind::kCustom: case OpKind::kPad: case OpKind::kTranspose: case OpKind::kMean:
-    case OpKind::kSub: case OpKind::kDiv: case OpKind::kSqueeze: case OpKind::kStridedSlice:
+    case OpKind::kRelu6:
+    case OpKind::kTanh:
+    case OpKind::kCustom: case OpKind::kPad: case OpKind::kTranspose:
+    case OpKind::kSub: case OpKind::kDiv: case OpKind::kStridedSlice:
     case OpKind::kExp: case OpKind::kPrelu: case OpKind::kMaximum: case OpKind::kMinimum:
-    case OpKind::kSlice: case OpKind::kTransposeConv: case OpKind::kExpandDims:
+    case OpKind::kSlice: case OpKind::kTransposeConv:
     case OpKind::kRsqrt: case OpKind::kLeakyRelu:
     case OpKind::kSquaredDifference: case OpKind::kElu: case OpKind::kHardSwish:
     case OpKind::kDensify:

@@ -304,34 +304,6 @@ class Converter {
         node.attributes = a;
         break;
       }
-      case OpKind::kSoftmax: {
-        MGD_OPTIONS(SoftmaxOptions)
-        node.attributes = SoftmaxAttributes{o ? o->beta() : 1.0f};
-        break;
-      }
-      case OpKind::kReshape: {
-        MGD_OPTIONS(ReshapeOptions)
-        ReshapeAttributes a;
-        if (o != nullptr && o->new_shape() != nullptr) {
-          a.new_shape = Shape(o->new_shape()->begin(), o->new_shape()->end());
-        }
-        node.attributes = a;
-        break;
-      }
-      case OpKind::kMean: {
-        MGD_OPTIONS(ReducerOptions)
-        node.attributes = ReducerAttributes{o && o->keep_dims()};
-        break;
-      }
-      case OpKind::kSqueeze: {
-        MGD_OPTIONS(SqueezeOptions)
-        SqueezeAttributes a;
-        if (o != nullptr && o->squeeze_dims() != nullptr) {
-          a.squeeze_dims.assign(o->squeeze_dims()->begin(), o->squeeze_dims()->end());
-        }
-        node.attributes = a;
-        break;
-      }
       case OpKind::kStridedSlice: {
         MGD_OPTIONS(StridedSliceOptions)
         StridedSliceAttributes a;

@@ -92,7 +92,7 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
     for (size_t i = 0; i < 2; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
     return c.OutputType(0, kF32);
   }
-  if (IsUnaryElementwise(node.op) || node.op == OpKind::kSoftmax) {
+  if (IsUnaryElementwise(node.op)) {
     MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
     MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
     return c.OutputType(0, kF32);
@@ -159,32 +159,7 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
       MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
       return c.OutputType(0, kF32);
     }
-    case OpKind::kReshape: {
-      MGD_RETURN_IF_ERROR(c.Arity(1, 2, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32}));
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kMean: {
-      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));
-      MGD_RETURN_IF_ERROR(c.Constant(1));
-      return c.OutputType(0, kF32);
-    }
     case OpKind::kTranspose: {
-      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));
-      MGD_RETURN_IF_ERROR(c.Constant(1));
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kSqueeze: {
-      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kExpandDims: {
       MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
       MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
       MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));

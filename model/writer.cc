@@ -190,24 +190,6 @@ class Writer {
             tflite::CreateConcatenationOptions(b_, c.axis, ToTfl(c.activation)).Union());
         break;
       }
-      case OpKind::kSoftmax:
-        set(tflite::BuiltinOptions_SoftmaxOptions,
-            tflite::CreateSoftmaxOptions(b_, std::get<SoftmaxAttributes>(a).beta).Union());
-        break;
-      case OpKind::kReshape: {
-        const auto& c = std::get<ReshapeAttributes>(a);
-        set(tflite::BuiltinOptions_ReshapeOptions,
-            tflite::CreateReshapeOptions(b_, c.new_shape ? b_.CreateVector(*c.new_shape) : 0).Union());
-        break;
-      }
-      case OpKind::kMean:
-        set(tflite::BuiltinOptions_ReducerOptions,
-            tflite::CreateReducerOptions(b_, std::get<ReducerAttributes>(a).keep_dims).Union());
-        break;
-      case OpKind::kSqueeze:
-        set(tflite::BuiltinOptions_SqueezeOptions,
-            tflite::CreateSqueezeOptions(b_, b_.CreateVector(std::get<SqueezeAttributes>(a).squeeze_dims)).Union());
-        break;
       case OpKind::kStridedSlice: {
         const auto& c = std::get<StridedSliceAttributes>(a);
         set(tflite::BuiltinOptions_StridedSliceOptions,

@@ -42,4 +42,11 @@ struct OpDefinition {
   std::vector<shaders::Generator> gpu;
 };
 
+// A cpu_kernel that makes a `KernelClass` from constant arguments:
+// `.cpu_kernel = MakeKernel<PoolKernel, true>`.
+template <typename KernelClass, auto... kArgs>
+std::unique_ptr<Kernel> MakeKernel(const Node&) {
+  return std::make_unique<KernelClass>(kArgs...);
+}
+
 }  // namespace mgd::ops

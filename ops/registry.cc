@@ -6,7 +6,10 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "ops/reduce/reduce.h"
+#include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
+#include "ops/softmax/softmax.h"
 #include "ops/space_depth/space_depth.h"
 
 namespace mgd::ops {
@@ -15,7 +18,7 @@ namespace {
 // mgd's op families, one line each.
 std::vector<OpDefinition> Families() {
   std::vector<OpDefinition> all;
-  for (auto family : {ResizeOps, SpaceDepthOps}) {
+  for (auto family : {ReduceOps, ReshapeOps, ResizeOps, SoftmaxOps, SpaceDepthOps}) {
     for (OpDefinition& op : family()) all.push_back(std::move(op));
   }
   return all;

@@ -1,4 +1,4 @@
-// MAX_POOL_2D, AVERAGE_POOL_2D, MEAN and MediaPipe's MaxPoolingWithArgmax2D
+// MAX_POOL_2D, AVERAGE_POOL_2D and MediaPipe's MaxPoolingWithArgmax2D
 // and MaxUnpooling2D over PHWC4.
 #include <fmt/format.h>
 
@@ -131,42 +131,6 @@ absl::StatusOr<GeneratedShader> Pool2d(const NodeContext& ctx) {
   return g;
 }
 
-absl::StatusOr<GeneratedShader> Mean(const NodeContext& ctx) {
-  auto in = InputBhwc(ctx, 0);
-  if (!in.ok()) return in.status();
-  const int rank = static_cast<int>(ctx.input(0).shape.size());
-  if (!ctx.input(1).is_constant) return absl::UnimplementedError("MEAN axes must be constant for the GPU");
-  bool reduced[4] = {false, false, false, false};
-  for (int64_t axis : ConstantInts(ctx.input(1))) {
-    if (axis < -rank || axis >= rank) return absl::UnimplementedError("axis out of range");
-    reduced[BhwcAxis(static_cast<int>(axis), rank)] = true;
-  }
-  // The output as the input with reduced dimensions 1 (keep_dims); other
-  // ranks' views must agree with it.
-  const layout::Bhwc kept{reduced[0] ? 1 : in->batch, reduced[1] ? 1 : in->height, reduced[2] ? 1 : in->width,
-                          reduced[3] ? 1 : in->channels};
-  auto out = OutputBhwc(ctx, 0);
-  if (!out.ok() || !(*out == kept)) {
-    return absl::UnimplementedError(fmt::format("MEAN to {} is not supported on the GPU", ShapeToString(ctx.output(0).shape)));
-  }
-  const int count = (reduced[0] ? in->batch : 1) * (reduced[1] ? in->height : 1) * (reduced[2] ? in->width : 1) *
-                    (reduced[3] ? in->channels : 1);
-  GeneratedShader g = StartShader(ctx, *out, {0});
-  auto range = [](bool r, int n, const char* v) {
-    return r ? fmt::format("int i{0} = 0; i{0} < {1}; ++i{0}", v, n) : fmt::format("int i{0} = {0}; i{0} <= {0}; ++i{0}", v);
-  };
-  g.code.body += "  highp vec4 acc = vec4(0.0);\n";  // fp32 sums: see Pool2d
-  g.code.body += fmt::format("  for ({}) for ({}) for ({}) for ({}) {{\n", range(reduced[0], in->batch, "b"),
-                             range(reduced[1], in->height, "y"), range(reduced[2], in->width, "x"),
-                             range(reduced[3], in->slices(), "s"));
-  g.code.body += fmt::format("    vec4 v = {};\n", glsl::Read("in0", *in, "ib", "is", "iy", "ix"));
-  // Padding lanes are zero, so summing all four lanes of a slice is exact.
-  g.code.body += reduced[3] ? "    acc.x += (v.x + v.y) + (v.z + v.w);\n" : "    acc += v;\n";
-  g.code.body += "  }\n";
-  g.code.body += fmt::format("  vec4 value = vec4(acc * (1.0 / {}));\n", glsl::Float(static_cast<float>(count)));
-  return g;
-}
-
 // A MediaPipe pool's custom options (model/mediapipe_options.h).
 absl::StatusOr<PoolParams> ReadPoolParams(const NodeContext& ctx) {
   auto o = DecodePoolOptions(std::get<CustomAttributes>(ctx.node->attributes).options);
@@ -241,7 +205,6 @@ absl::StatusOr<GeneratedShader> MaxUnpooling(const NodeContext& ctx) {
 void AddPoolGenerators(Generators& g) {
   g.builtin[OpKind::kMaxPool2d] = Pool2d;
   g.builtin[OpKind::kAveragePool2d] = Pool2d;
-  g.builtin[OpKind::kMean] = Mean;
   g.custom["MaxPoolingWithArgmax2D"] = MaxPoolingWithArgmax;
   g.custom["MaxUnpooling2D"] = MaxUnpooling;
 }

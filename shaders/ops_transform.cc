@@ -1,5 +1,5 @@
-// Data movement over PHWC4: PAD, CONCATENATION, RESHAPE / SQUEEZE /
-// EXPAND_DIMS, SLICE / STRIDED_SLICE, TRANSPOSE, and SOFTMAX.
+// Data movement over PHWC4: PAD, CONCATENATION, SLICE / STRIDED_SLICE and
+// TRANSPOSE.
 // Ops that keep channels in whole slices move vec4s; the rest gather lane by
 // lane through the flat BHWC index (ToBhwc keeps the row-major order).
 #include <fmt/format.h>
@@ -12,11 +12,6 @@
 
 namespace mgd::shaders {
 namespace {
-
-absl::StatusOr<GeneratedShader> Reshape(const NodeContext& ctx) {
-  const int64_t n = NumElements(ctx.output(0).shape);
-  return Gather(ctx, {{n}, {1}, 0});
-}
 
 absl::StatusOr<GeneratedShader> Transpose(const NodeContext& ctx) {
   if (!ctx.input(1).is_constant) return absl::UnimplementedError("perm must be constant for the GPU");
@@ -132,102 +127,14 @@ absl::StatusOr<GeneratedShader> Concatenation(const NodeContext& ctx) {
   return g;
 }
 
-// Softmax over channels. Few slices: each invocation recomputes its pixel's
-// max and sum (padding lanes excluded) and writes its own slice. Many slices
-// (a classifier's 1001 classes): one 64-wide workgroup per pixel shares the
-// work and reduces in shared memory, instead of each of hundreds of
-// invocations walking all slices twice.
-absl::StatusOr<GeneratedShader> Softmax(const NodeContext& ctx) {
-  const float beta = std::get<SoftmaxAttributes>(ctx.node->attributes).beta;
-  auto in = InputBhwc(ctx, 0);
-  if (!in.ok()) return in.status();
-  GeneratedShader g = StartShader(ctx, *in, {0});
-  const int live = in->channels % 4 == 0 ? 4 : in->channels % 4;
-  const std::string last_mask = fmt::format("bvec4({}, {}, {}, {})", live > 0 ? "true" : "false",
-                                            live > 1 ? "true" : "false", live > 2 ? "true" : "false",
-                                            live > 3 ? "true" : "false");
-  const std::string live_lanes = fmt::format("bvec4 live = is == {} - 1 ? {} : bvec4(true);\n", in->slices(), last_mask);
-  if (in->slices() < 16) {
-    g.code.body += fmt::format(
-        "  highp float m = -3.402823466e+38;\n"
-        "  for (int is = 0; is < {S}; ++is) {{\n"
-        "    vec4 v = {read};\n"
-        "    {live}"
-        "    for (int k = 0; k < 4; ++k) if (live[k]) m = max(m, v[k]);\n"
-        "  }}\n"
-        "  highp float sum = 0.0;\n"
-        "  for (int is = 0; is < {S}; ++is) {{\n"
-        "    vec4 v = {read};\n"
-        "    {live}"
-        "    for (int k = 0; k < 4; ++k) if (live[k]) sum += exp((v[k] - m) * {beta});\n"
-        "  }}\n"
-        "  vec4 value = exp(({own} - vec4(m)) * {beta}) / sum;\n",
-        fmt::arg("S", in->slices()), fmt::arg("read", glsl::Read("in0", *in, "b", "is", "y", "x")),
-        fmt::arg("live", live_lanes), fmt::arg("beta", glsl::Float(beta)),
-        fmt::arg("own", glsl::Read("in0", *in, "b", "s", "y", "x")));
-    return g;
-  }
-  constexpr int kThreads = 64;
-  g.linkable = false;
-  g.code.workgroup = {kThreads, 1, 1};
-  g.groups = {1, static_cast<uint32_t>(in->width), static_cast<uint32_t>(in->batch * in->height)};
-  auto reduce = [&](const char* op) {
-    return fmt::format(
-        "  partial[t] = r;\n"
-        "  memoryBarrierShared(); barrier();\n"
-        "  for (int k = {} / 2; k > 0; k /= 2) {{\n"
-        "    if (t < k) partial[t] = {}(partial[t], partial[t + k]);\n"
-        "    memoryBarrierShared(); barrier();\n"
-        "  }}\n"
-        "  r = partial[0];\n"
-        "  memoryBarrierShared(); barrier();\n",
-        kThreads, op);
-  };
-  g.code.body = fmt::format(
-      "  int t = int(gl_LocalInvocationID.x), x = int(gl_WorkGroupID.y), z = int(gl_WorkGroupID.z);\n"
-      "{by}"
-      "  highp float r = -3.402823466e+38;\n"
-      "  for (int is = t; is < {S}; is += {T}) {{\n"
-      "    vec4 v = {read};\n"
-      "    {live}"
-      "    for (int k = 0; k < 4; ++k) if (live[k]) r = max(r, v[k]);\n"
-      "  }}\n"
-      "{reduce_max}"
-      "  highp float m = r;\n"
-      "  r = 0.0;\n"
-      "  for (int is = t; is < {S}; is += {T}) {{\n"
-      "    vec4 v = {read};\n"
-      "    {live}"
-      "    for (int k = 0; k < 4; ++k) if (live[k]) r += exp((v[k] - m) * {beta});\n"
-      "  }}\n"
-      "{reduce_sum}"
-      "  for (int is = t; is < {S}; is += {T}) {{\n"
-      "    vec4 v = exp(({read} - vec4(m)) * {beta}) / r;\n"
-      "    {live}"
-      "    out0_set({index}, mix(vec4(0.0), v, live));\n"
-      "  }}\n",
-      fmt::arg("by", in->batch == 1 ? "  int b = 0, y = z;\n"
-                                    : fmt::format("  int b = z / {H}, y = z - b * {H};\n", fmt::arg("H", in->height))),
-      fmt::arg("H", in->height), fmt::arg("S", in->slices()), fmt::arg("T", kThreads),
-      fmt::arg("read", glsl::Read("in0", *in, "b", "is", "y", "x")), fmt::arg("live", live_lanes),
-      fmt::arg("beta", glsl::Float(beta)), fmt::arg("reduce_max", reduce("max")),
-      fmt::arg("reduce_sum", reduce("mgd_add")), fmt::arg("index", glsl::Index(*in, "b", "is", "y", "x")));
-  g.code.shared = fmt::format("shared highp float partial[{}];\nhighp float mgd_add(highp float a, highp float b) {{ return a + b; }}\n", kThreads);
-  return g;
-}
-
 }  // namespace
 
 void AddTransformGenerators(Generators& g) {
-  g.builtin[OpKind::kReshape] = Reshape;
-  g.builtin[OpKind::kSqueeze] = Reshape;
-  g.builtin[OpKind::kExpandDims] = Reshape;
   g.builtin[OpKind::kTranspose] = Transpose;
   g.builtin[OpKind::kSlice] = Slice;
   g.builtin[OpKind::kStridedSlice] = Slice;
   g.builtin[OpKind::kPad] = Pad;
   g.builtin[OpKind::kConcatenation] = Concatenation;
-  g.builtin[OpKind::kSoftmax] = Softmax;
 }
 
 }  // namespace mgd::shaders

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "model/graph.h"
+#include "ops/reduce/reduce.h"
 #include "ops/resize/resize.h"
+#include "ops/softmax/softmax.h"
 #include "tests/interpreter/single_op.h"
 
 namespace mgd::testing {
@@ -82,7 +84,7 @@ inline std::vector<NonFiniteCase> NonFiniteCases() {
     Pool2dAttributes relu6 = window;
     relu6.activation = Activation::kRelu6;
     add("max_pool_relu6", OpKind::kMaxPool2d, relu6, {In(s, v)}, {1, 1, 1, 4}, {dnan, 0, 6, dnan});
-    add("mean", OpKind::kMean, ReducerAttributes{.keep_dims = true}, {In(s, v), Ints({2}, {1, 2})}, {1, 1, 1, 4},
+    add("mean", OpKind::kMean, ops::ReducerAttributes{.keep_dims = true}, {In(s, v), Ints({2}, {1, 2})}, {1, 1, 1, 4},
         {dnan, -dinf, dinf, dnan});
   }
   // Convolutions sum in IEEE arithmetic; a clamp keeps NaN (LiteRT on x86
@@ -108,7 +110,7 @@ inline std::vector<NonFiniteCase> NonFiniteCases() {
         {dnan, -dinf}, false);
   }
   // Softmax: a row with NaN or +Inf is all NaN (Inf - Inf); a -Inf is 0.
-  add("softmax", OpKind::kSoftmax, SoftmaxAttributes{1.0f}, {In({3, 2}, {nan, 0, inf, 0, -inf, 0})}, {3, 2},
+  add("softmax", OpKind::kSoftmax, ops::SoftmaxAttributes{1.0f}, {In({3, 2}, {nan, 0, inf, 0, -inf, 0})}, {3, 2},
       {dnan, dnan, dnan, dnan, 0, 1});
   // Bilinear resize in lerp form, a + (b - a) * t: a tap of Inf gives NaN
   // even at weight 0 (Inf - Inf), and so does the row lerp of an Inf.

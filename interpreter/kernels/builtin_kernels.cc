@@ -18,10 +18,7 @@ std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node) {
     case OpKind::kDepthwiseConv2d: return CreateDepthwiseConv2dKernel();
     case OpKind::kTransposeConv: return CreateTransposeConvKernel();
     case OpKind::kFullyConnected: return CreateFullyConnectedKernel();
-    case OpKind::kSoftmax: return CreateSoftmaxKernel();
     case OpKind::kAveragePool2d: case OpKind::kMaxPool2d: return CreatePool2dKernel(node.op);
-    case OpKind::kMean: return CreateMeanKernel();
-    case OpKind::kReshape: case OpKind::kSqueeze: case OpKind::kExpandDims: return CreateReshapeKernel();
     case OpKind::kConcatenation: return CreateConcatenationKernel();
     case OpKind::kPad: return CreatePadKernel();
     case OpKind::kTranspose: return CreateTransposeKernel();

@@ -1,5 +1,5 @@
-// Elementwise reference kernels: binary ops with numpy broadcasting, unary
-// activations, and softmax.
+// Elementwise reference kernels: binary ops with numpy broadcasting and unary
+// activations.
 #include "interpreter/kernels/elementwise.h"
 
 #include <fmt/format.h>
@@ -163,45 +163,9 @@ class UnaryKernel : public Kernel {
   float alpha_ = 0.2f;
 };
 
-class SoftmaxKernel : public Kernel {
- public:
-  absl::Status Prepare(KernelContext& ctx) override {
-    beta_ = std::get<SoftmaxAttributes>(ctx.node->attributes).beta;
-    if (ctx.in(0).rank() < 1) return ctx.Error("input must have rank 1 or more");
-    return ctx.ExpectOutputShape(0, ctx.in(0).shape);
-  }
-
-  absl::Status Invoke(KernelContext& ctx) override {
-    const TensorRef& x = ctx.in(0);
-    const int depth = x.shape.back();
-    if (depth == 0) return absl::OkStatus();
-    const int64_t rows = x.elements() / depth;
-    const float* xd = x.as<float>();
-    float* yd = ctx.out(0).as<float>();
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* xr = xd + r * depth;
-      float* yr = yd + r * depth;
-      float max = xr[0];
-      for (int i = 1; i < depth; ++i) max = std::max(max, xr[i]);
-      double sum = 0.0;
-      for (int i = 0; i < depth; ++i) {
-        yr[i] = std::exp((xr[i] - max) * beta_);
-        sum += yr[i];
-      }
-      const float inv = static_cast<float>(1.0 / sum);
-      for (int i = 0; i < depth; ++i) yr[i] *= inv;
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  float beta_ = 1.0f;
-};
-
 }  // namespace
 
 std::unique_ptr<Kernel> CreateBinaryKernel(OpKind op) { return std::make_unique<BinaryKernel>(op); }
 std::unique_ptr<Kernel> CreateUnaryKernel(OpKind op) { return std::make_unique<UnaryKernel>(op); }
-std::unique_ptr<Kernel> CreateSoftmaxKernel() { return std::make_unique<SoftmaxKernel>(); }
 
 }  // namespace mgd

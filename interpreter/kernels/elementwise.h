@@ -6,6 +6,5 @@ namespace mgd {
 
 std::unique_ptr<Kernel> CreateBinaryKernel(OpKind op);
 std::unique_ptr<Kernel> CreateUnaryKernel(OpKind op);
-std::unique_ptr<Kernel> CreateSoftmaxKernel();
 
 }  // namespace mgd

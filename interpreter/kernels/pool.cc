@@ -1,4 +1,4 @@
-// Pooling and reduction reference kernels.
+// Pooling reference kernels.
 #include "interpreter/kernels/pool.h"
 
 #include <fmt/format.h>
@@ -71,65 +71,8 @@ class Pool2dKernel : public Kernel {
   int pad_h_ = 0, pad_w_ = 0;
 };
 
-class MeanKernel : public Kernel {
- public:
-  absl::Status Prepare(KernelContext& ctx) override {
-    const bool keep_dims = std::get<ReducerAttributes>(ctx.node->attributes).keep_dims;
-    const TensorRef& x = ctx.in(0);
-    const TensorRef& axes = ctx.in(1);
-    reduced_.assign(x.shape.size(), false);
-    for (int64_t i = 0; i < axes.elements(); ++i) {
-      int64_t axis = IndexValue(axes, i);
-      if (axis < 0) axis += x.rank();
-      if (axis < 0 || axis >= x.rank()) {
-        return ctx.Error(fmt::format("axis {} is out of range for input {}", IndexValue(axes, i), ShapeToString(x.shape)));
-      }
-      reduced_[static_cast<size_t>(axis)] = true;
-    }
-    Shape expected;
-    for (size_t d = 0; d < x.shape.size(); ++d) {
-      if (!reduced_[d]) expected.push_back(x.shape[d]);
-      else if (keep_dims) expected.push_back(1);
-    }
-    return ctx.ExpectOutputShape(0, expected);
-  }
-
-  absl::Status Invoke(KernelContext& ctx) override {
-    const TensorRef& x = ctx.in(0);
-    TensorRef& y = ctx.out(0);
-    // Output index of each input element: drop reduced dims from the index.
-    const size_t rank = x.shape.size();
-    Shape kept_shape;
-    for (size_t d = 0; d < rank; ++d) kept_shape.push_back(reduced_[d] ? 1 : x.shape[d]);
-    const auto out_strides = Strides(kept_shape);
-    std::vector<double> sums(static_cast<size_t>(y.elements()), 0.0);
-    std::vector<int> index(rank, 0);
-    const float* xd = x.as<float>();
-    const int64_t n = x.elements();
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t o = 0;
-      for (size_t d = 0; d < rank; ++d) {
-        if (!reduced_[d]) o += index[d] * out_strides[d];
-      }
-      sums[static_cast<size_t>(o)] += xd[i];
-      for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
-        if (++index[static_cast<size_t>(d)] < x.shape[static_cast<size_t>(d)]) break;
-        index[static_cast<size_t>(d)] = 0;
-      }
-    }
-    const int64_t count = y.elements() > 0 ? n / y.elements() : 1;
-    float* yd = y.as<float>();
-    for (size_t i = 0; i < sums.size(); ++i) yd[i] = static_cast<float>(sums[i] / static_cast<double>(std::max<int64_t>(count, 1)));
-    return absl::OkStatus();
-  }
-
- private:
-  std::vector<bool> reduced_;
-};
-
 }  // namespace
 
 std::unique_ptr<Kernel> CreatePool2dKernel(OpKind op) { return std::make_unique<Pool2dKernel>(op); }
-std::unique_ptr<Kernel> CreateMeanKernel() { return std::make_unique<MeanKernel>(); }
 
 }  // namespace mgd

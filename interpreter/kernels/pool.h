@@ -5,6 +5,5 @@
 namespace mgd {
 
 std::unique_ptr<Kernel> CreatePool2dKernel(OpKind op);
-std::unique_ptr<Kernel> CreateMeanKernel();
 
 }  // namespace mgd

@@ -1,5 +1,5 @@
-// Data movement reference kernels: reshapes, concatenation, padding,
-// transposes and slices.
+// Data movement reference kernels: concatenation, padding, transposes and
+// slices.
 #include "interpreter/kernels/shape_ops.h"
 
 #include <fmt/format.h>
@@ -40,49 +40,6 @@ void StridedCopy(const float* in, int64_t offset, const std::vector<int64_t>& st
     }
   }
 }
-
-class ReshapeKernel : public Kernel {
- public:
-  absl::Status Prepare(KernelContext& ctx) override {
-    const TensorRef& x = ctx.in(0);
-    TensorRef& y = ctx.out(0);
-    if (ctx.node->op == OpKind::kReshape) {
-      std::optional<Shape> requested;
-      if (ctx.has_input(1) && ctx.in(1).is_constant && ctx.in(1).rank() == 1) {
-        const TensorRef& s = ctx.in(1);
-        requested = Shape(s.as<int32_t>(), s.as<int32_t>() + s.elements());
-      } else if (const auto* a = std::get_if<ReshapeAttributes>(&ctx.node->attributes); a && a->new_shape) {
-        requested = a->new_shape;
-      }
-      if (requested) {
-        int64_t known = 1;
-        int unknown = -1;
-        for (size_t i = 0; i < requested->size(); ++i) {
-          if ((*requested)[i] == -1) {
-            if (unknown >= 0) return ctx.Error("new shape has more than one -1");
-            unknown = static_cast<int>(i);
-          } else if ((*requested)[i] < 0) {
-            return ctx.Error(fmt::format("new shape {} has a negative dimension", ShapeToString(*requested)));
-          } else {
-            known *= (*requested)[i];
-          }
-        }
-        if (unknown >= 0 && known > 0) (*requested)[static_cast<size_t>(unknown)] = static_cast<int32_t>(x.elements() / known);
-        MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, *requested));
-      }
-    }
-    if (y.elements() != x.elements()) {
-      return ctx.Error(fmt::format("cannot reshape {} ({} elements) into {} ({} elements)", ShapeToString(x.shape),
-                                   x.elements(), ShapeToString(y.shape), y.elements()));
-    }
-    return absl::OkStatus();
-  }
-
-  absl::Status Invoke(KernelContext& ctx) override {
-    if (ctx.out(0).data != ctx.in(0).data) std::memcpy(ctx.out(0).data, ctx.in(0).data, ctx.out(0).bytes);
-    return absl::OkStatus();
-  }
-};
 
 class ConcatenationKernel : public Kernel {
  public:
@@ -258,7 +215,6 @@ class SliceKernel : public Kernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> CreateReshapeKernel() { return std::make_unique<ReshapeKernel>(); }
 std::unique_ptr<Kernel> CreateConcatenationKernel() { return std::make_unique<ConcatenationKernel>(); }
 std::unique_ptr<Kernel> CreatePadKernel() { return std::make_unique<PadKernel>(); }
 std::unique_ptr<Kernel> CreateTransposeKernel() { return std::make_unique<TransposeKernel>(); }

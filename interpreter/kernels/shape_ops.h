@@ -4,7 +4,6 @@
 
 namespace mgd {
 
-std::unique_ptr<Kernel> CreateReshapeKernel();      // RESHAPE, SQUEEZE, EXPAND_DIMS
 std::unique_ptr<Kernel> CreateConcatenationKernel();
 std::unique_ptr<Kernel> CreatePadKernel();
 std::unique_ptr<Kernel> CreateTransposeKernel();

@@ -181,13 +181,13 @@ std::vector<OpDefinition> ResizeOps() {
        .decode = Decode<tflite::ResizeBilinearOptions>,
        .encode = EncodeBilinear,
        .validate = Validate,
-       .cpu_kernel = [](const Node&) -> std::unique_ptr<Kernel> { return std::make_unique<ResizeKernel>(true); },
+       .cpu_kernel = MakeKernel<ResizeKernel, true>,
        .gpu = {ResizeShader}},
       {.op = OpKind::kResizeNearestNeighbor,
        .decode = Decode<tflite::ResizeNearestNeighborOptions>,
        .encode = EncodeNearest,
        .validate = Validate,
-       .cpu_kernel = [](const Node&) -> std::unique_ptr<Kernel> { return std::make_unique<ResizeKernel>(false); },
+       .cpu_kernel = MakeKernel<ResizeKernel, false>,
        .gpu = {ResizeShader}},
   };
 }

@@ -109,13 +109,13 @@ std::vector<OpDefinition> SpaceDepthOps() {
        .decode = Decode<tflite::SpaceToDepthOptions>,
        .encode = EncodeSpaceToDepth,
        .validate = Validate,
-       .cpu_kernel = [](const Node&) -> std::unique_ptr<Kernel> { return std::make_unique<SpaceDepthKernel>(true); },
+       .cpu_kernel = MakeKernel<SpaceDepthKernel, true>,
        .gpu = {SpaceDepthShader}},
       {.op = OpKind::kDepthToSpace,
        .decode = Decode<tflite::DepthToSpaceOptions>,
        .encode = EncodeDepthToSpace,
        .validate = Validate,
-       .cpu_kernel = [](const Node&) -> std::unique_ptr<Kernel> { return std::make_unique<SpaceDepthKernel>(false); },
+       .cpu_kernel = MakeKernel<SpaceDepthKernel, false>,
        .gpu = {SpaceDepthShader}},
   };
 }

@@ -2,6 +2,7 @@
 // unfused on the GPU: the same results within the bounds, with fewer
 // dispatches. The graph passes have their tests in tests/passes/.
 #include "delegate/fusion.h"
+#include "ops/reshape/reshape.h"
 #include "tests/delegate/delegate_fixture.h"
 #include "tests/graph_builder.h"
 
@@ -100,7 +101,7 @@ Graph FoldableConstants() {
   const int m = b.Tensor({1, 1, 1, 4}), a = b.Tensor({1, 1, 1, 4}), r = b.Tensor({1, 4});
   b.Op(OpKind::kMul, ElementwiseAttributes{}, {c, b.Constant({4}, {0.5f, -2.0f, 1.5f, 3.0f})}, {m});
   b.Op(OpKind::kAdd, ElementwiseAttributes{Activation::kRelu}, {b.Constant({1}, {0.25f}), m}, {a});
-  b.Op(OpKind::kReshape, ReshapeAttributes{}, {a, b.ConstantInt({2}, {1, 4})}, {r});
+  b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {a, b.ConstantInt({2}, {1, 4})}, {r});
   b.Output(r);
   return b.Build();
 }

@@ -50,7 +50,7 @@ absl::StatusOr<shaders::GeneratedShader> TwiceShader(const shaders::NodeContext&
 ops::OpDefinition Twice() {
   return {.op = kTwice,
           .validate = ValidateTwice,
-          .cpu_kernel = [](const Node&) -> std::unique_ptr<Kernel> { return std::make_unique<TwiceKernel>(); },
+          .cpu_kernel = ops::MakeKernel<TwiceKernel>,
           .gpu = {TwiceShader}};
 }
 

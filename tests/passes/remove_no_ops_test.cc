@@ -3,6 +3,7 @@
 // data stay.
 #include <gtest/gtest.h>
 
+#include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
 #include "passes/remove_no_ops.h"
 #include "tests/graph_builder.h"
@@ -27,11 +28,11 @@ TEST(RemoveNoOps, EachKindBecomesAnAliasAndChainsResolve) {
   const int x = b.Input({1, 2, 3, 4});
   const int r = b.Tensor({2, 3, 4}), p = b.Tensor({2, 3, 4}), c = b.Tensor({2, 3, 4}), s = b.Tensor({2, 3, 4});
   const int z = b.Tensor({1, 6, 4}), e = b.Tensor({1, 6, 4});
-  b.Op(OpKind::kReshape, ReshapeAttributes{}, {x, b.ConstantInt({3}, {2, 3, 4})}, {r});
+  b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {x, b.ConstantInt({3}, {2, 3, 4})}, {r});
   b.Op(OpKind::kPad, {}, {r, b.ConstantInt({3, 2}, {0, 0, 0, 0, 0, 0})}, {p});
   b.Op(OpKind::kConcatenation, ConcatenationAttributes{}, {p}, {c});
   b.Op(OpKind::kSlice, {}, {c, b.ConstantInt({3}, {0, 0, 0}), b.ConstantInt({3}, {-1, -1, -1})}, {s});
-  b.Op(OpKind::kReshape, ReshapeAttributes{}, {s, b.ConstantInt({3}, {1, 6, 4})}, {z});
+  b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {s, b.ConstantInt({3}, {1, 6, 4})}, {z});
   b.Op(OpKind::kTanh, {}, {z}, {e});  // moves data: stays
   b.Output(e);
   Graph g = b.Build();
@@ -49,7 +50,7 @@ TEST(RemoveNoOps, NodesThatMoveDataStay) {
   b.Op(OpKind::kPad, {}, {x, b.ConstantInt({4, 2}, {0, 0, 0, 0, 0, 0, 1, 1})}, {p});          // pads channels
   b.Op(OpKind::kSlice, {}, {x, b.ConstantInt({4}, {0, 0, 1, 0}), b.ConstantInt({4}, {-1, -1, -1, -1})}, {s});
   b.Op(OpKind::kResizeNearestNeighbor, ops::ResizeAttributes{}, {x, b.ConstantInt({2}, {4, 6})}, {q});
-  b.Op(OpKind::kReshape, ReshapeAttributes{}, {x, b.ConstantInt({4}, {1, 3, 2, 4})}, {r});
+  b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {x, b.ConstantInt({4}, {1, 3, 2, 4})}, {r});
   for (int t : {p, s, q, r}) b.Output(t);
   Graph g = b.Build();
   Subgraph sub = WholeGraph(g);

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "model/fp16.h"
+#include "ops/reshape/reshape.h"
+#include "ops/softmax/softmax.h"
 
 namespace mgd {
 namespace {
@@ -112,9 +114,9 @@ class Builder {
     std::memcpy(bytes.data(), shape.data(), bytes.size());
     const int shape_tensor = AddConstant(squeeze_name + "/shape", {2}, DataType::kInt32, std::move(bytes));
     const int squeezed = AddTensor(squeeze_name, shape);
-    AddNode(OpKind::kReshape, ReshapeAttributes{shape}, {logits, shape_tensor}, squeezed);
+    AddNode(OpKind::kReshape, ops::ReshapeAttributes{shape}, {logits, shape_tensor}, squeezed);
     const int probs = AddTensor(output_name, shape);
-    AddNode(OpKind::kSoftmax, SoftmaxAttributes{1.0f}, {squeezed}, probs);
+    AddNode(OpKind::kSoftmax, ops::SoftmaxAttributes{1.0f}, {squeezed}, probs);
     graph_.outputs.push_back(probs);
   }
 

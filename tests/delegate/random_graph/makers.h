@@ -15,6 +15,19 @@ struct Maker {
   bool (*make)(Draw&);
 };
 
+// The data movement makers (makers_movement.cc); the compute ones are
+// makers.cc's own.
+bool MakeConcatenation(Draw& d);
+bool MakeReshape(Draw& d);
+bool MakeSqueezeOrExpandDims(Draw& d);
+bool MakePad(Draw& d);
+bool MakeSlice(Draw& d);
+bool MakeStridedSlice(Draw& d);
+bool MakeDepthToSpace(Draw& d);
+bool MakeSpaceToDepth(Draw& d);
+bool MakeResize(Draw& d);
+bool MakeTranspose(Draw& d);
+
 // Every maker, and one drawn by weight.
 const std::vector<Maker>& Makers();
 const Maker& DrawMaker(Draw& d);

@@ -39,36 +39,6 @@ std::vector<float> Gather(const Shape& xs, const std::vector<float>& x, const st
   return out;
 }
 
-TEST(ReshapeTest, MinusOneInAttributes) {
-  // [2,3,4] with new_shape [-1, 6] -> [4, 6]; the data is unchanged.
-  const auto x = Iota(24);
-  EXPECT_EQ(RunSingleOp(OpKind::kReshape, ReshapeAttributes{Shape{-1, 6}}, {In({2, 3, 4}, x)}, {4, 6}), x);
-}
-
-TEST(ReshapeTest, MinusOneViaShapeInput) {
-  // The shape input [2, -1, 3] wins over the attributes: [2,3,4] -> [2,4,3].
-  const auto x = Iota(24, 1);
-  EXPECT_EQ(
-      RunSingleOp(OpKind::kReshape, ReshapeAttributes{Shape{24}}, {In({2, 3, 4}, x), Ints({3}, {2, -1, 3})}, {2, 4, 3}),
-      x);
-}
-
-TEST(ReshapeTest, ElementCountMismatchIsAnError) {
-  const absl::Status s = CreateStatus(OpKind::kReshape, {}, {In({2, 3, 4}, {}), Ints({2}, {5, 5})}, {{5, 5}});
-  EXPECT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), HasSubstr("cannot reshape"));
-}
-
-TEST(ReshapeTest, SqueezeDropsUnitDims) {
-  const auto x = Iota(6);
-  EXPECT_EQ(RunSingleOp(OpKind::kSqueeze, SqueezeAttributes{{0, 2}}, {In({1, 3, 1, 2}, x)}, {3, 2}), x);
-}
-
-TEST(ReshapeTest, ExpandDimsInsertsUnitDim) {
-  const auto x = Iota(6);
-  EXPECT_EQ(RunSingleOp(OpKind::kExpandDims, {}, {In({3, 2}, x), Ints({}, {1})}, {3, 1, 2}), x);
-}
-
 TEST(ConcatenationTest, NegativeAxisByHand) {
   // [[1,2],[3,4]] ++ [[5],[6]] on axis -1 -> [[1,2,5],[3,4,6]].
   const auto out = RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = -1},

@@ -1,0 +1,138 @@
+#include "ops/reduce/reduce.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "interpreter/kernels/kernel_util.h"
+#include "model/constants.h"
+#include "model/status_macros.h"
+#include "ops/tflite_io.h"
+#include "shaders/ops.h"
+
+namespace mgd::ops {
+namespace {
+
+absl::StatusOr<Attributes> Decode(const DecodeContext& file) {
+  auto options = file.OptionsAs<tflite::ReducerOptions>();
+  if (!options.ok()) return options.status();
+  return ReducerAttributes{*options && (*options)->keep_dims()};
+}
+
+void Encode(const Node& node, EncodeContext& file) {
+  file.Set(tflite::CreateReducerOptions(file.builder, AttributesOf<ReducerAttributes>(node.attributes).keep_dims));
+}
+
+absl::Status Validate(const NodeChecker& c) {
+  MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
+  MGD_RETURN_IF_ERROR(c.InputType(1, {DataType::kInt32, DataType::kInt64}));
+  MGD_RETURN_IF_ERROR(c.Constant(1));
+  return c.OutputType(0, DataType::kFloat32);
+}
+
+class MeanKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    const bool keep_dims = AttributesOf<ReducerAttributes>(ctx.node->attributes).keep_dims;
+    const TensorRef& x = ctx.in(0);
+    const TensorRef& axes = ctx.in(1);
+    reduced_.assign(x.shape.size(), false);
+    for (int64_t i = 0; i < axes.elements(); ++i) {
+      int64_t axis = IndexValue(axes, i);
+      if (axis < 0) axis += x.rank();
+      if (axis < 0 || axis >= x.rank()) {
+        return ctx.Error(fmt::format("axis {} is out of range for input {}", IndexValue(axes, i), ShapeToString(x.shape)));
+      }
+      reduced_[static_cast<size_t>(axis)] = true;
+    }
+    Shape expected;
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      if (!reduced_[d]) expected.push_back(x.shape[d]);
+      else if (keep_dims) expected.push_back(1);
+    }
+    return ctx.ExpectOutputShape(0, expected);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    TensorRef& y = ctx.out(0);
+    // Output index of each input element: drop reduced dims from the index.
+    const size_t rank = x.shape.size();
+    Shape kept_shape;
+    for (size_t d = 0; d < rank; ++d) kept_shape.push_back(reduced_[d] ? 1 : x.shape[d]);
+    const auto out_strides = Strides(kept_shape);
+    std::vector<double> sums(static_cast<size_t>(y.elements()), 0.0);
+    std::vector<int> index(rank, 0);
+    const float* xd = x.as<float>();
+    const int64_t n = x.elements();
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t o = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        if (!reduced_[d]) o += index[d] * out_strides[d];
+      }
+      sums[static_cast<size_t>(o)] += xd[i];
+      for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+        if (++index[static_cast<size_t>(d)] < x.shape[static_cast<size_t>(d)]) break;
+        index[static_cast<size_t>(d)] = 0;
+      }
+    }
+    const int64_t count = y.elements() > 0 ? n / y.elements() : 1;
+    float* yd = y.as<float>();
+    for (size_t i = 0; i < sums.size(); ++i) yd[i] = static_cast<float>(sums[i] / static_cast<double>(std::max<int64_t>(count, 1)));
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<bool> reduced_;
+};
+
+absl::StatusOr<shaders::GeneratedShader> MeanShader(const shaders::NodeContext& ctx) {
+  using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
+  auto in = InputBhwc(ctx, 0);
+  if (!in.ok()) return in.status();
+  const int rank = static_cast<int>(ctx.input(0).shape.size());
+  if (!ctx.input(1).is_constant) return absl::UnimplementedError("MEAN axes must be constant for the GPU");
+  bool reduced[4] = {false, false, false, false};
+  for (int64_t axis : ConstantInts(ctx.input(1))) {
+    if (axis < -rank || axis >= rank) return absl::UnimplementedError("axis out of range");
+    reduced[BhwcAxis(static_cast<int>(axis), rank)] = true;
+  }
+  // The output as the input with reduced dimensions 1 (keep_dims); other
+  // ranks' views must agree with it.
+  const layout::Bhwc kept{reduced[0] ? 1 : in->batch, reduced[1] ? 1 : in->height, reduced[2] ? 1 : in->width,
+                          reduced[3] ? 1 : in->channels};
+  auto out = OutputBhwc(ctx, 0);
+  if (!out.ok() || !(*out == kept)) {
+    return absl::UnimplementedError(fmt::format("MEAN to {} is not supported on the GPU", ShapeToString(ctx.output(0).shape)));
+  }
+  const int count = (reduced[0] ? in->batch : 1) * (reduced[1] ? in->height : 1) * (reduced[2] ? in->width : 1) *
+                    (reduced[3] ? in->channels : 1);
+  GeneratedShader g = StartShader(ctx, *out, {0});
+  auto range = [](bool r, int n, const char* v) {
+    return r ? fmt::format("int i{0} = 0; i{0} < {1}; ++i{0}", v, n) : fmt::format("int i{0} = {0}; i{0} <= {0}; ++i{0}", v);
+  };
+  g.code.body += "  highp vec4 acc = vec4(0.0);\n";  // fp32 sums, as a pool's
+  g.code.body += fmt::format("  for ({}) for ({}) for ({}) for ({}) {{\n", range(reduced[0], in->batch, "b"),
+                             range(reduced[1], in->height, "y"), range(reduced[2], in->width, "x"),
+                             range(reduced[3], in->slices(), "s"));
+  g.code.body += fmt::format("    vec4 v = {};\n", glsl::Read("in0", *in, "ib", "is", "iy", "ix"));
+  // Padding lanes are zero, so summing all four lanes of a slice is exact.
+  g.code.body += reduced[3] ? "    acc.x += (v.x + v.y) + (v.z + v.w);\n" : "    acc += v;\n";
+  g.code.body += "  }\n";
+  g.code.body += fmt::format("  vec4 value = vec4(acc * (1.0 / {}));\n", glsl::Float(static_cast<float>(count)));
+  return g;
+}
+
+}  // namespace
+
+std::vector<OpDefinition> ReduceOps() {
+  return {{.op = OpKind::kMean,
+           .decode = Decode,
+           .encode = Encode,
+           .validate = Validate,
+           .cpu_kernel = MakeKernel<MeanKernel>,
+           .gpu = {MeanShader}}};
+}
+
+}  // namespace mgd::ops

@@ -1,0 +1,17 @@
+// Reductions over axes given as a constant int32/int64 input (negative
+// axes count from the end), with TFLite's keep_dims: MEAN.
+#pragma once
+
+#include <vector>
+
+#include "ops/op_definition.h"
+
+namespace mgd::ops {
+
+struct ReducerAttributes {
+  bool keep_dims = false;
+};
+
+std::vector<OpDefinition> ReduceOps();
+
+}  // namespace mgd::ops

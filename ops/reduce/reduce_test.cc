@@ -1,0 +1,86 @@
+// MEAN: the CPU kernel by hand and against a naive loop, the GPU against the
+// CPU over every axis set, with and without keep_dims.
+#include "ops/reduce/reduce.h"
+
+#include "tests/delegate/delegate_fixture.h"
+#include "tests/interpreter/kernels/kernel_test.h"
+
+namespace mgd::ops {
+namespace {
+
+// Mean over H and W of an NHWC tensor: [N, C] values.
+std::vector<double> RefMeanHw(const Shape& xs, const std::vector<float>& x) {
+  std::vector<double> out;
+  for (int b = 0; b < xs[0]; ++b)
+    for (int c = 0; c < xs[3]; ++c) {
+      double sum = 0;
+      for (int y = 0; y < xs[1]; ++y)
+        for (int w = 0; w < xs[2]; ++w) sum += x[At(xs, b, y, w, c)];
+      out.push_back(sum / (xs[1] * xs[2]));
+    }
+  return out;
+}
+
+TEST(MeanTest, SpatialMeanByHand) {
+  // x [1,2,2,2]: channel 0 = 1,3,5,7 -> 4; channel 1 = 2,4,6,8 -> 5.
+  const auto out = RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = true},
+                               {In({1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), Ints({2}, {1, 2})}, {1, 1, 1, 2});
+  ExpectClose(out, {4, 5});
+}
+
+TEST(MeanTest, Axes12KeepDimsTrue) {
+  const Shape xs{2, 5, 3, 7};
+  const auto x = Random(Count(xs), 4200);
+  ExpectClose(
+      RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = true}, {In(xs, x), Ints({2}, {1, 2})}, {2, 1, 1, 7}),
+      RefMeanHw(xs, x));
+}
+
+TEST(MeanTest, Axes12KeepDimsFalse) {
+  const Shape xs{2, 5, 3, 7};
+  const auto x = Random(Count(xs), 4210);
+  ExpectClose(RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = false}, {In(xs, x), Ints({2}, {1, 2})}, {2, 7}),
+              RefMeanHw(xs, x));
+}
+
+TEST(MeanTest, NegativeAxes) {
+  // [-3, -2] on rank 4 are axes 1 and 2.
+  const Shape xs{1, 4, 6, 5};
+  const auto x = Random(Count(xs), 4220);
+  ExpectClose(
+      RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = false}, {In(xs, x), Ints({2}, {-3, -2})}, {1, 5}),
+      RefMeanHw(xs, x));
+  ExpectClose(
+      RunSingleOp(OpKind::kMean, ReducerAttributes{.keep_dims = true}, {In(xs, x), Ints({2}, {2, -3})}, {1, 1, 1, 5}),
+      RefMeanHw(xs, x));
+}
+
+TEST(MeanTest, LastAxisByHand) {
+  // [[1, 2, 3], [4, 6, 8]] mean over axis -1 -> [2, 6].
+  const auto out =
+      RunSingleOp(OpKind::kMean, ReducerAttributes{}, {In({2, 3}, {1, 2, 3, 4, 6, 8}), Ints({1}, {-1})}, {2});
+  ExpectClose(out, {2, 6});
+}
+
+using ReduceGpuTest = testing::DelegateTest;
+
+TEST_P(ReduceGpuTest, MeanOverAxesMatchesTheCpu) {
+  struct Case {
+    std::vector<int32_t> axes;
+    bool keep;
+    Shape out;
+  };
+  for (const Case& c : {Case{{1, 2}, true, {1, 1, 1, 7}}, Case{{1, 2}, false, {1, 7}}, Case{{3}, true, {1, 5, 6, 1}},
+                        Case{{2}, true, {1, 5, 1, 7}}, Case{{-3, -2}, false, {1, 7}}}) {
+    testing::OneOp g;
+    const int x = g.Input({1, 5, 6, 7});
+    g.Out(g.Op(OpKind::kMean, ReducerAttributes{c.keep},
+               {x, g.b.ConstantInt({static_cast<int>(c.axes.size())}, c.axes)}, {c.out}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ReduceGpuTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
+
+}  // namespace
+}  // namespace mgd::ops

@@ -1,0 +1,162 @@
+#include "ops/softmax/softmax.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/status_macros.h"
+#include "ops/tflite_io.h"
+#include "shaders/ops.h"
+
+namespace mgd::ops {
+namespace {
+
+absl::StatusOr<Attributes> Decode(const DecodeContext& file) {
+  auto options = file.OptionsAs<tflite::SoftmaxOptions>();
+  if (!options.ok()) return options.status();
+  return SoftmaxAttributes{*options ? (*options)->beta() : 1.0f};
+}
+
+void Encode(const Node& node, EncodeContext& file) {
+  file.Set(tflite::CreateSoftmaxOptions(file.builder, AttributesOf<SoftmaxAttributes>(node.attributes).beta));
+}
+
+absl::Status Validate(const NodeChecker& c) {
+  MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
+  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
+  return c.OutputType(0, DataType::kFloat32);
+}
+
+class SoftmaxKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    beta_ = AttributesOf<SoftmaxAttributes>(ctx.node->attributes).beta;
+    if (ctx.in(0).rank() < 1) return ctx.Error("input must have rank 1 or more");
+    return ctx.ExpectOutputShape(0, ctx.in(0).shape);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    const int depth = x.shape.back();
+    if (depth == 0) return absl::OkStatus();
+    const int64_t rows = x.elements() / depth;
+    const float* xd = x.as<float>();
+    float* yd = ctx.out(0).as<float>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = xd + r * depth;
+      float* yr = yd + r * depth;
+      float max = xr[0];
+      for (int i = 1; i < depth; ++i) max = std::max(max, xr[i]);
+      double sum = 0.0;
+      for (int i = 0; i < depth; ++i) {
+        yr[i] = std::exp((xr[i] - max) * beta_);
+        sum += yr[i];
+      }
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int i = 0; i < depth; ++i) yr[i] *= inv;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  float beta_ = 1.0f;
+};
+
+// Softmax over channels. Few slices: each invocation recomputes its pixel's
+// max and sum (padding lanes excluded) and writes its own slice. Many slices
+// (a classifier's 1001 classes): one 64-wide workgroup per pixel shares the
+// work and reduces in shared memory, instead of each of hundreds of
+// invocations walking all slices twice.
+absl::StatusOr<shaders::GeneratedShader> SoftmaxShader(const shaders::NodeContext& ctx) {
+  using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
+  const float beta = AttributesOf<SoftmaxAttributes>(ctx.node->attributes).beta;
+  auto in = InputBhwc(ctx, 0);
+  if (!in.ok()) return in.status();
+  GeneratedShader g = StartShader(ctx, *in, {0});
+  const int live = in->channels % 4 == 0 ? 4 : in->channels % 4;
+  const std::string last_mask = fmt::format("bvec4({}, {}, {}, {})", live > 0 ? "true" : "false",
+                                            live > 1 ? "true" : "false", live > 2 ? "true" : "false",
+                                            live > 3 ? "true" : "false");
+  const std::string live_lanes = fmt::format("bvec4 live = is == {} - 1 ? {} : bvec4(true);\n", in->slices(), last_mask);
+  if (in->slices() < 16) {
+    g.code.body += fmt::format(
+        "  highp float m = -3.402823466e+38;\n"
+        "  for (int is = 0; is < {S}; ++is) {{\n"
+        "    vec4 v = {read};\n"
+        "    {live}"
+        "    for (int k = 0; k < 4; ++k) if (live[k]) m = max(m, v[k]);\n"
+        "  }}\n"
+        "  highp float sum = 0.0;\n"
+        "  for (int is = 0; is < {S}; ++is) {{\n"
+        "    vec4 v = {read};\n"
+        "    {live}"
+        "    for (int k = 0; k < 4; ++k) if (live[k]) sum += exp((v[k] - m) * {beta});\n"
+        "  }}\n"
+        "  vec4 value = exp(({own} - vec4(m)) * {beta}) / sum;\n",
+        fmt::arg("S", in->slices()), fmt::arg("read", glsl::Read("in0", *in, "b", "is", "y", "x")),
+        fmt::arg("live", live_lanes), fmt::arg("beta", glsl::Float(beta)),
+        fmt::arg("own", glsl::Read("in0", *in, "b", "s", "y", "x")));
+    return g;
+  }
+  constexpr int kThreads = 64;
+  g.linkable = false;
+  g.code.workgroup = {kThreads, 1, 1};
+  g.groups = {1, static_cast<uint32_t>(in->width), static_cast<uint32_t>(in->batch * in->height)};
+  auto reduce = [&](const char* op) {
+    return fmt::format(
+        "  partial[t] = r;\n"
+        "  memoryBarrierShared(); barrier();\n"
+        "  for (int k = {} / 2; k > 0; k /= 2) {{\n"
+        "    if (t < k) partial[t] = {}(partial[t], partial[t + k]);\n"
+        "    memoryBarrierShared(); barrier();\n"
+        "  }}\n"
+        "  r = partial[0];\n"
+        "  memoryBarrierShared(); barrier();\n",
+        kThreads, op);
+  };
+  g.code.body = fmt::format(
+      "  int t = int(gl_LocalInvocationID.x), x = int(gl_WorkGroupID.y), z = int(gl_WorkGroupID.z);\n"
+      "{by}"
+      "  highp float r = -3.402823466e+38;\n"
+      "  for (int is = t; is < {S}; is += {T}) {{\n"
+      "    vec4 v = {read};\n"
+      "    {live}"
+      "    for (int k = 0; k < 4; ++k) if (live[k]) r = max(r, v[k]);\n"
+      "  }}\n"
+      "{reduce_max}"
+      "  highp float m = r;\n"
+      "  r = 0.0;\n"
+      "  for (int is = t; is < {S}; is += {T}) {{\n"
+      "    vec4 v = {read};\n"
+      "    {live}"
+      "    for (int k = 0; k < 4; ++k) if (live[k]) r += exp((v[k] - m) * {beta});\n"
+      "  }}\n"
+      "{reduce_sum}"
+      "  for (int is = t; is < {S}; is += {T}) {{\n"
+      "    vec4 v = exp(({read} - vec4(m)) * {beta}) / r;\n"
+      "    {live}"
+      "    out0_set({index}, mix(vec4(0.0), v, live));\n"
+      "  }}\n",
+      fmt::arg("by", in->batch == 1 ? "  int b = 0, y = z;\n"
+                                    : fmt::format("  int b = z / {H}, y = z - b * {H};\n", fmt::arg("H", in->height))),
+      fmt::arg("H", in->height), fmt::arg("S", in->slices()), fmt::arg("T", kThreads),
+      fmt::arg("read", glsl::Read("in0", *in, "b", "is", "y", "x")), fmt::arg("live", live_lanes),
+      fmt::arg("beta", glsl::Float(beta)), fmt::arg("reduce_max", reduce("max")),
+      fmt::arg("reduce_sum", reduce("mgd_add")), fmt::arg("index", glsl::Index(*in, "b", "is", "y", "x")));
+  g.code.shared = fmt::format("shared highp float partial[{}];\nhighp float mgd_add(highp float a, highp float b) {{ return a + b; }}\n", kThreads);
+  return g;
+}
+
+}  // namespace
+
+std::vector<OpDefinition> SoftmaxOps() {
+  return {{.op = OpKind::kSoftmax,
+           .decode = Decode,
+           .encode = Encode,
+           .validate = Validate,
+           .cpu_kernel = MakeKernel<SoftmaxKernel>,
+           .gpu = {SoftmaxShader}}};
+}
+
+}  // namespace mgd::ops
