@@ -106,11 +106,6 @@ struct ElementwiseAttributes {
   Activation activation = Activation::kNone;
 };
 
-struct ConcatenationAttributes {
-  int32_t axis = 0;
-  Activation activation = Activation::kNone;
-};
-
 struct StridedSliceAttributes {
   int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0;
   int32_t new_axis_mask = 0, shrink_axis_mask = 0;
@@ -152,7 +147,6 @@ class OpAttributes {
 using Attributes =
     std::variant<std::monostate, Conv2dAttributes, DepthwiseConv2dAttributes, Pool2dAttributes,
                  TransposeConvAttributes, FullyConnectedAttributes, ElementwiseAttributes,
-                 ConcatenationAttributes,
                  StridedSliceAttributes, LeakyReluAttributes,
                  CustomAttributes, OpAttributes>;
 

@@ -49,7 +49,7 @@ std::string BuiltinName(int32_t code) {
 
 bool IsKnownOpKind(int32_t code) {
   switch (static_cast<OpKind>(code)) {
-    case OpKind::kAdd: case OpKind::kAveragePool2d: case OpKind::kConcatenation:
+    case OpKind::kAdd: case OpKind::kAveragePool2d:
     case OpKind::kConv2d: case OpKind::kDepthwiseConv2d:
     case OpKind::kDequantize: case OpKind::kFullyConnected: case OpKind::kLogistic:
     case OpKind::kMaxPool2d: case OpKind::kMul: case OpKind::kRelu: case OpKind::kReluN1To1:

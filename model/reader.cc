@@ -294,16 +294,6 @@ class Converter {
         node.attributes = ElementwiseAttributes{o ? ActivationFromTfl(o->fused_activation_function()) : Activation::kNone};
         break;
       }
-      case OpKind::kConcatenation: {
-        MGD_OPTIONS(ConcatenationOptions)
-        ConcatenationAttributes a;
-        if (o != nullptr) {
-          a.axis = o->axis();
-          a.activation = ActivationFromTfl(o->fused_activation_function());
-        }
-        node.attributes = a;
-        break;
-      }
       case OpKind::kStridedSlice: {
         MGD_OPTIONS(StridedSliceOptions)
         StridedSliceAttributes a;

@@ -141,16 +141,6 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
       if (c.In(0).shape.empty()) return c.Fail("input 0 is a scalar; it needs at least one dimension");
       return c.OutputType(0, kF32);
     }
-    case OpKind::kConcatenation: {
-      if (node.inputs.empty()) return c.Fail("has no inputs");
-      MGD_RETURN_IF_ERROR(c.Arity(1, node.inputs.size(), 1));
-      MGD_RETURN_IF_ERROR(c.ActivationOk(std::get<ConcatenationAttributes>(node.attributes).activation));
-      for (size_t i = 0; i < node.inputs.size(); ++i) {
-        if (!c.Present(i)) return c.Fail(fmt::format("input {} is omitted", i));
-        MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
-      }
-      return c.OutputType(0, kF32);
-    }
     case OpKind::kPad: {
       MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
       MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));

@@ -184,12 +184,6 @@ class Writer {
         set(tflite::BuiltinOptions_DivOptions,
             tflite::CreateDivOptions(b_, ToTfl(std::get<ElementwiseAttributes>(a).activation)).Union());
         break;
-      case OpKind::kConcatenation: {
-        const auto& c = std::get<ConcatenationAttributes>(a);
-        set(tflite::BuiltinOptions_ConcatenationOptions,
-            tflite::CreateConcatenationOptions(b_, c.axis, ToTfl(c.activation)).Union());
-        break;
-      }
       case OpKind::kStridedSlice: {
         const auto& c = std::get<StridedSliceAttributes>(a);
         set(tflite::BuiltinOptions_StridedSliceOptions,

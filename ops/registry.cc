@@ -6,6 +6,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "ops/concatenation/concatenation.h"
 #include "ops/reduce/reduce.h"
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
@@ -18,7 +19,7 @@ namespace {
 // mgd's op families, one line each.
 std::vector<OpDefinition> Families() {
   std::vector<OpDefinition> all;
-  for (auto family : {ReduceOps, ReshapeOps, ResizeOps, SoftmaxOps, SpaceDepthOps}) {
+  for (auto family : {ConcatenationOps, ReduceOps, ReshapeOps, ResizeOps, SoftmaxOps, SpaceDepthOps}) {
     for (OpDefinition& op : family()) all.push_back(std::move(op));
   }
   return all;

@@ -1,5 +1,4 @@
-// Data movement over PHWC4: PAD, CONCATENATION, SLICE / STRIDED_SLICE and
-// TRANSPOSE.
+// Data movement over PHWC4: PAD, SLICE / STRIDED_SLICE and TRANSPOSE.
 // Ops that keep channels in whole slices move vec4s; the rest gather lane by
 // lane through the flat BHWC index (ToBhwc keeps the row-major order).
 #include <fmt/format.h>
@@ -74,59 +73,6 @@ absl::StatusOr<GeneratedShader> Pad(const NodeContext& ctx) {
   return g;
 }
 
-absl::StatusOr<GeneratedShader> Concatenation(const NodeContext& ctx) {
-  const auto& a = std::get<ConcatenationAttributes>(ctx.node->attributes);
-  auto out = OutputBhwc(ctx, 0);
-  if (!out.ok()) return out.status();
-  const int rank = static_cast<int>(ctx.output(0).shape.size());
-  const int axis = BhwcAxis(a.axis, rank);
-  // One buffer per input plus the output, within the 8 every device offers.
-  if (ctx.node->inputs.size() > 7) {
-    return absl::UnimplementedError(fmt::format("CONCATENATION of {} inputs (the GPU takes at most 7)", ctx.node->inputs.size()));
-  }
-  std::vector<layout::Bhwc> ins;
-  std::vector<int> inputs;
-  bool whole_slices = true;
-  for (size_t i = 0; i < ctx.node->inputs.size(); ++i) {
-    auto in = InputBhwc(ctx, i);
-    if (!in.ok()) return in.status();
-    ins.push_back(*in);
-    inputs.push_back(static_cast<int>(i));
-    if (axis == 3 && i + 1 < ctx.node->inputs.size() && in->channels % 4 != 0) whole_slices = false;
-  }
-  GeneratedShader g = StartShader(ctx, *out, inputs);
-  const char* coord[4] = {"b", "y", "x", "c"};
-  auto size = [](const layout::Bhwc& t, int d) { return d == 0 ? t.batch : d == 1 ? t.height : d == 2 ? t.width : t.channels; };
-  std::string& body = g.code.body;
-  if (axis == 3 && !whole_slices) {
-    body += "  vec4 value = vec4(0.0);\n  for (int k = 0; k < 4; ++k) {\n    int c = s * 4 + k;\n";
-    body += fmt::format("    if (c >= {}) break;\n", out->channels);
-    int offset = 0;
-    for (size_t i = 0; i < ins.size(); ++i) {
-      body += fmt::format("    {}if (c < {}) {{ int ic = c - {}; value[k] = {}[ic % 4]; }}\n", i ? "else " : "",
-                          offset + ins[i].channels, offset,
-                          glsl::Read(fmt::format("in{}", i), ins[i], "b", "ic / 4", "y", "x"));
-      offset += ins[i].channels;
-    }
-    body += "  }\n";
-  } else {
-    body += "  vec4 value = vec4(0.0);\n";
-    const std::string position = axis == 3 ? "s" : coord[axis];
-    int offset = 0;
-    for (size_t i = 0; i < ins.size(); ++i) {
-      const int extent = axis == 3 ? ins[i].slices() : size(ins[i], axis);
-      std::string c[4] = {"b", "s", "y", "x"};  // index order of glsl::Index
-      const int slot = axis == 0 ? 0 : axis == 3 ? 1 : axis == 1 ? 2 : 3;
-      c[slot] = fmt::format("({} - {})", position, offset);
-      body += fmt::format("  {}if ({} < {}) value = {};\n", i ? "else " : "", position, offset + extent,
-                          glsl::Read(fmt::format("in{}", i), ins[i], c[0], c[1], c[2], c[3]));
-      offset += extent;
-    }
-  }
-  body += glsl::Activation(a.activation, "value");
-  return g;
-}
-
 }  // namespace
 
 void AddTransformGenerators(Generators& g) {
@@ -134,7 +80,6 @@ void AddTransformGenerators(Generators& g) {
   g.builtin[OpKind::kSlice] = Slice;
   g.builtin[OpKind::kStridedSlice] = Slice;
   g.builtin[OpKind::kPad] = Pad;
-  g.builtin[OpKind::kConcatenation] = Concatenation;
 }
 
 }  // namespace mgd::shaders

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/graph.h"
+#include "ops/concatenation/concatenation.h"
 #include "ops/reduce/reduce.h"
 #include "ops/resize/resize.h"
 #include "ops/softmax/softmax.h"
@@ -116,7 +117,7 @@ inline std::vector<NonFiniteCase> NonFiniteCases() {
   // even at weight 0 (Inf - Inf), and so does the row lerp of an Inf.
   add("resize_bilinear", OpKind::kResizeBilinear, ops::ResizeAttributes{}, {In({1, 1, 3, 1}, {1, 2, inf}), Ints({2}, {1, 6})},
       {1, 1, 6, 1}, {1, 1.5, dnan, dnan, dnan, dnan});
-  add("concatenation", OpKind::kConcatenation, ConcatenationAttributes{.axis = -1}, {In({1, 2}, {nan, inf}), In({1, 1}, {-inf})},
+  add("concatenation", OpKind::kConcatenation, ops::ConcatenationAttributes{.axis = -1}, {In({1, 2}, {nan, inf}), In({1, 1}, {-inf})},
       {1, 3}, {dnan, dinf, -dinf});
   add("pad", OpKind::kPad, {}, {In({1, 2}, {nan, inf}), Ints({2, 2}, {0, 0, 1, 0})}, {1, 3}, {0, dnan, dinf});
   return cases;

@@ -19,7 +19,6 @@ std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node) {
     case OpKind::kTransposeConv: return CreateTransposeConvKernel();
     case OpKind::kFullyConnected: return CreateFullyConnectedKernel();
     case OpKind::kAveragePool2d: case OpKind::kMaxPool2d: return CreatePool2dKernel(node.op);
-    case OpKind::kConcatenation: return CreateConcatenationKernel();
     case OpKind::kPad: return CreatePadKernel();
     case OpKind::kTranspose: return CreateTransposeKernel();
     case OpKind::kSlice: case OpKind::kStridedSlice: return CreateSliceKernel(node.op);

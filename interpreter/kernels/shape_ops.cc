@@ -1,5 +1,4 @@
-// Data movement reference kernels: concatenation, padding, transposes and
-// slices.
+// Data movement reference kernels: padding, transposes and slices.
 #include "interpreter/kernels/shape_ops.h"
 
 #include <fmt/format.h>
@@ -40,56 +39,6 @@ void StridedCopy(const float* in, int64_t offset, const std::vector<int64_t>& st
     }
   }
 }
-
-class ConcatenationKernel : public Kernel {
- public:
-  absl::Status Prepare(KernelContext& ctx) override {
-    const auto& a = std::get<ConcatenationAttributes>(ctx.node->attributes);
-    act_ = RangeOf(a.activation);
-    const TensorRef& first = ctx.in(0);
-    axis_ = a.axis < 0 ? a.axis + first.rank() : a.axis;
-    if (axis_ < 0 || axis_ >= first.rank()) {
-      return ctx.Error(fmt::format("field axis: {} is out of range for rank {}", a.axis, first.rank()));
-    }
-    Shape expected = first.shape;
-    expected[static_cast<size_t>(axis_)] = 0;
-    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-      const TensorRef& t = ctx.in(i);
-      bool ok = t.rank() == first.rank();
-      for (int d = 0; ok && d < first.rank(); ++d) ok = d == axis_ || t.dim(d) == first.dim(d);
-      if (!ok) {
-        return ctx.Error(fmt::format("input {} has shape {}, which does not concatenate with {} on axis {}", i,
-                                     ShapeToString(t.shape), ShapeToString(first.shape), axis_));
-      }
-      expected[static_cast<size_t>(axis_)] += t.dim(axis_);
-    }
-    return ctx.ExpectOutputShape(0, expected);
-  }
-
-  absl::Status Invoke(KernelContext& ctx) override {
-    TensorRef& y = ctx.out(0);
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis_; ++d) outer *= y.dim(d);
-    for (int d = axis_ + 1; d < y.rank(); ++d) inner *= y.dim(d);
-    const int64_t out_row = y.dim(axis_) * inner;
-    float* yd = y.as<float>();
-    int64_t column = 0;
-    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-      const TensorRef& t = ctx.in(i);
-      const int64_t row = t.dim(axis_) * inner;
-      const float* td = t.as<float>();
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t k = 0; k < row; ++k) yd[o * out_row + column + k] = act_.Apply(td[o * row + k]);
-      }
-      column += row;
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  int axis_ = 0;
-  ActivationRange act_;
-};
 
 class PadKernel : public Kernel {
  public:
@@ -215,7 +164,6 @@ class SliceKernel : public Kernel {
 
 }  // namespace
 
-std::unique_ptr<Kernel> CreateConcatenationKernel() { return std::make_unique<ConcatenationKernel>(); }
 std::unique_ptr<Kernel> CreatePadKernel() { return std::make_unique<PadKernel>(); }
 std::unique_ptr<Kernel> CreateTransposeKernel() { return std::make_unique<TransposeKernel>(); }
 std::unique_ptr<Kernel> CreateSliceKernel(OpKind op) { return std::make_unique<SliceKernel>(op); }

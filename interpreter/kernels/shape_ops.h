@@ -4,7 +4,6 @@
 
 namespace mgd {
 
-std::unique_ptr<Kernel> CreateConcatenationKernel();
 std::unique_ptr<Kernel> CreatePadKernel();
 std::unique_ptr<Kernel> CreateTransposeKernel();
 std::unique_ptr<Kernel> CreateSliceKernel(OpKind op);  // SLICE, STRIDED_SLICE

@@ -325,33 +325,6 @@ TEST_P(GpuDelegateTest, PadInEveryDimension) {
   }
 }
 
-TEST_P(GpuDelegateTest, ConcatenationAlongEveryAxis) {
-  struct Case {
-    std::vector<Shape> ins;
-    int axis;
-    Shape out;
-  };
-  for (const Case& c : {Case{{{1, 3, 4, 5}, {1, 3, 4, 3}, {1, 3, 4, 4}}, 3, {1, 3, 4, 12}},
-                        Case{{{1, 3, 4, 4}, {1, 3, 4, 8}, {1, 3, 4, 3}}, -1, {1, 3, 4, 15}},
-                        Case{{{1, 2, 4, 5}, {1, 3, 4, 5}}, 1, {1, 5, 4, 5}},
-                        Case{{{1, 3, 2, 6}, {1, 3, 5, 6}}, 2, {1, 3, 7, 6}},
-                        Case{{{1, 4, 6}, {1, 2, 6}}, 1, {1, 6, 6}},
-                        Case{{{2, 3}, {2, 6}}, 1, {2, 9}}}) {
-    OneOp g;
-    std::vector<int> ins;
-    for (const Shape& s : c.ins) ins.push_back(g.Input(s));
-    g.Out(g.Op(OpKind::kConcatenation, ConcatenationAttributes{c.axis, Activation::kRelu}, ins, {c.out}));
-    ExpectSameAsCpu(g.b.Build(), g.data);
-  }
-  {  // a constant input
-    OneOp g;
-    const int x = g.Input({1, 3, 4, 5});
-    g.Out(g.Op(OpKind::kConcatenation, ConcatenationAttributes{3, Activation::kNone}, {g.Const({1, 3, 4, 4}), x},
-               {{1, 3, 4, 9}}));
-    ExpectSameAsCpu(g.b.Build(), g.data);
-  }
-}
-
 TEST_P(GpuDelegateTest, SlicesAndTransposes) {
   {
     OneOp g;

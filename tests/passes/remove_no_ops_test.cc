@@ -3,6 +3,7 @@
 // data stay.
 #include <gtest/gtest.h>
 
+#include "ops/concatenation/concatenation.h"
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
 #include "passes/remove_no_ops.h"
@@ -30,7 +31,7 @@ TEST(RemoveNoOps, EachKindBecomesAnAliasAndChainsResolve) {
   const int z = b.Tensor({1, 6, 4}), e = b.Tensor({1, 6, 4});
   b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {x, b.ConstantInt({3}, {2, 3, 4})}, {r});
   b.Op(OpKind::kPad, {}, {r, b.ConstantInt({3, 2}, {0, 0, 0, 0, 0, 0})}, {p});
-  b.Op(OpKind::kConcatenation, ConcatenationAttributes{}, {p}, {c});
+  b.Op(OpKind::kConcatenation, ops::ConcatenationAttributes{}, {p}, {c});
   b.Op(OpKind::kSlice, {}, {c, b.ConstantInt({3}, {0, 0, 0}), b.ConstantInt({3}, {-1, -1, -1})}, {s});
   b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {s, b.ConstantInt({3}, {1, 6, 4})}, {z});
   b.Op(OpKind::kTanh, {}, {z}, {e});  // moves data: stays

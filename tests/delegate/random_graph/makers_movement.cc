@@ -2,6 +2,7 @@
 // padding, slices, space/depth, resizes and transposes.
 #include <numeric>
 
+#include "ops/concatenation/concatenation.h"
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
 #include "ops/space_depth/space_depth.h"
@@ -33,7 +34,7 @@ bool MakeConcatenation(Draw& d) {
     floor = std::min(floor, y->floor);
   }
   if (d.Chance(0.5f)) std::swap(inputs.front(), inputs.back());
-  ConcatenationAttributes a;
+  ops::ConcatenationAttributes a;
   a.axis = d.Chance(0.2f) ? axis - rank : axis;
   a.activation = d.Chance(0.8f) ? Activation::kNone : d.FusedActivation();
   return d.Add(OpKind::kConcatenation, a, inputs, out, ActivatedScale(scale, a.activation),

@@ -1,4 +1,5 @@
 // CPU reference kernel tests: bad parameters, reported at Interpreter::Create.
+#include "ops/concatenation/concatenation.h"
 #include "tests/interpreter/kernels/kernel_test.h"
 
 namespace mgd {
@@ -22,7 +23,7 @@ TEST(CreateErrorTest, WrongDeclaredOutputShapeOfPoolAndConcat) {
       CreateStatus(OpKind::kMaxPool2d, Pool2dAttributes{.stride_w = 2, .stride_h = 2, .filter_w = 2, .filter_h = 2},
                    {In({1, 5, 5, 1}, {})}, {{1, 2, 2, 1}});
   EXPECT_THAT(s.message(), HasSubstr("has shape [1,2,2,1], but the inputs give [1,3,3,1]"));
-  s = CreateStatus(OpKind::kConcatenation, ConcatenationAttributes{.axis = 1}, {In({2, 3}, {}), In({2, 4}, {})},
+  s = CreateStatus(OpKind::kConcatenation, ops::ConcatenationAttributes{.axis = 1}, {In({2, 3}, {}), In({2, 4}, {})},
                    {{2, 6}});
   EXPECT_THAT(s.message(), HasSubstr("has shape [2,6], but the inputs give [2,7]"));
 }

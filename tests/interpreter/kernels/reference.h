@@ -82,4 +82,20 @@ inline std::vector<float> Iota(size_t n, float start = 0.0f) {
   return v;
 }
 
+// The row-major index of element i of shape s, and back.
+inline std::vector<int> Unravel(int64_t i, const Shape& s) {
+  std::vector<int> idx(s.size());
+  for (int d = static_cast<int>(s.size()) - 1; d >= 0; --d) {
+    idx[static_cast<size_t>(d)] = static_cast<int>(i % s[static_cast<size_t>(d)]);
+    i /= s[static_cast<size_t>(d)];
+  }
+  return idx;
+}
+
+inline int64_t Ravel(const std::vector<int>& idx, const Shape& s) {
+  int64_t i = 0;
+  for (size_t d = 0; d < s.size(); ++d) i = i * s[d] + idx[d];
+  return i;
+}
+
 }  // namespace mgd::testing::reference

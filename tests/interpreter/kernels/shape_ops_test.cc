@@ -5,24 +5,8 @@ namespace mgd {
 namespace {
 
 // ---------------------------------------------------------------------------
-// Data movement: RESHAPE, SQUEEZE, EXPAND_DIMS, CONCATENATION, PAD, TRANSPOSE,
-// SLICE, STRIDED_SLICE
+// Data movement: PAD, TRANSPOSE, SLICE, STRIDED_SLICE
 // ---------------------------------------------------------------------------
-
-std::vector<int> Unravel(int64_t i, const Shape& s) {
-  std::vector<int> idx(s.size());
-  for (int d = static_cast<int>(s.size()) - 1; d >= 0; --d) {
-    idx[static_cast<size_t>(d)] = static_cast<int>(i % s[static_cast<size_t>(d)]);
-    i /= s[static_cast<size_t>(d)];
-  }
-  return idx;
-}
-
-int64_t Ravel(const std::vector<int>& idx, const Shape& s) {
-  int64_t i = 0;
-  for (size_t d = 0; d < s.size(); ++d) i = i * s[d] + idx[d];
-  return i;
-}
 
 // x[i0, i1, ...] for every combination of the per-dimension index lists, in
 // row-major order (what a slice produces).
@@ -39,51 +23,6 @@ std::vector<float> Gather(const Shape& xs, const std::vector<float>& x, const st
   return out;
 }
 
-TEST(ConcatenationTest, NegativeAxisByHand) {
-  // [[1,2],[3,4]] ++ [[5],[6]] on axis -1 -> [[1,2,5],[3,4,6]].
-  const auto out = RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = -1},
-                               {In({2, 2}, {1, 2, 3, 4}), In({2, 1}, {5, 6})}, {2, 3});
-  EXPECT_EQ(out, (std::vector<float>{1, 2, 5, 3, 4, 6}));
-}
-
-TEST(ConcatenationTest, FusedReluByHand) {
-  // relu([-1, 2] ++ [3, -4]) on axis 0 = [0, 2, 3, 0].
-  const auto out =
-      RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = 0, .activation = Activation::kRelu},
-                  {In({2}, {-1, 2}), Const({2}, {3, -4})}, {4});
-  EXPECT_EQ(out, (std::vector<float>{0, 2, 3, 0}));
-}
-
-TEST(ConcatenationTest, EveryAxisMatchesIndexMath) {
-  // Three inputs of rank 4 whose sizes on the concat axis are 2, 3 and 1.
-  const Shape base{2, 3, 4, 5};
-  for (int axis : {0, 1, 2, 3, -1, -2, -3, -4}) {
-    SCOPED_TRACE(axis);
-    const size_t a = static_cast<size_t>(axis < 0 ? axis + 4 : axis);
-    std::vector<Shape> shapes(3, base);
-    shapes[0][a] = 2;
-    shapes[1][a] = 3;
-    shapes[2][a] = 1;
-    std::vector<std::vector<float>> data;
-    std::vector<Operand> ops;
-    for (size_t i = 0; i < 3; ++i) {
-      data.push_back(Iota(Count(shapes[i]), 1000.0f * static_cast<float>(i)));
-      ops.push_back(In(shapes[i], data[i]));
-    }
-    Shape out_shape = base;
-    out_shape[a] = 6;
-    std::vector<float> expected;
-    for (int64_t i = 0; i < NumElements(out_shape); ++i) {
-      auto idx = Unravel(i, out_shape);
-      size_t which = 0;
-      while (idx[a] >= shapes[which][a]) idx[a] -= shapes[which++][a];
-      expected.push_back(data[which][static_cast<size_t>(Ravel(idx, shapes[which]))]);
-    }
-    EXPECT_EQ(RunSingleOp(OpKind::kConcatenation, ConcatenationAttributes{.axis = axis}, ops, out_shape), expected);
-  }
-}
-
-// out = 0 except the window [before, before + in) per dimension, which holds x.
 std::vector<float> RefPad(const Shape& xs, const std::vector<float>& x, const std::vector<int>& before,
                           const std::vector<int>& after, Shape* out_shape) {
   Shape ys = xs;
