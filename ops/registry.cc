@@ -38,6 +38,10 @@ class Registry {
   }
 
   absl::Status Add(OpDefinition op) {
+    // Custom ops are looked up by name (OpResolver), never by their code.
+    if (op.op == OpKind::kCustom) {
+      return absl::InvalidArgumentError("op CUSTOM: custom ops are registered by name with the OpResolver");
+    }
     if (op.validate == nullptr || op.cpu_kernel == nullptr) {
       return absl::InvalidArgumentError(
           fmt::format("op {}: a definition needs validation rules and a CPU kernel", OpName(op.op)));

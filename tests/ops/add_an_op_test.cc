@@ -74,6 +74,9 @@ TEST_P(AddAnOpTest, ARegisteredOpIsReadRunOnBothProcessorsAndWritten) {
     ASSERT_TRUE(ops::Register(Twice()).ok());
   }
   EXPECT_EQ(ops::Register(Twice()).code(), absl::StatusCode::kAlreadyExists);
+  ops::OpDefinition custom = Twice();
+  custom.op = OpKind::kCustom;
+  EXPECT_EQ(ops::Register(custom).code(), absl::StatusCode::kInvalidArgument);
 
   auto graph = ReadModel(bytes->data(), bytes->size(), "twice.tflite");
   ASSERT_TRUE(graph.ok()) << graph.status();
