@@ -74,15 +74,26 @@ absl::Status Interpreter::Build(InterpreterOptions options) {
   for (size_t n = 0; n < num_nodes; ++n) {
     const Node& node = graph_.nodes[n];
     if (node.op == OpKind::kCustom) {
-      const auto& custom = std::get<CustomAttributes>(node.attributes);
-      const CustomKernelFactory* factory = resolver_.FindCustom(custom.name, node.version);
-      if (factory == nullptr) {
+      auto& custom = std::get<CustomAttributes>(graph_.nodes[n].attributes);
+      const CustomOp* op = resolver_.FindCustom(custom.name, node.version);
+      if (op == nullptr) {
         return absl::NotFoundError(fmt::format(
             "{}: custom op '{}' (version {}) is not registered; register it with "
             "MgdInterpreterOptionsAddCustomOp or OpResolver::AddCustom",
             NodeLabel(graph_, static_cast<int>(n)), custom.name, node.version));
       }
-      kernels_[n] = (*factory)(node);
+      // mgd's own custom ops read their options once, here (a program's
+      // kernel that replaces one gets the bytes only).
+      custom.decoded = nullptr;
+      if (op->decode != nullptr) {
+        auto decoded = op->decode(custom.options);
+        if (!decoded.ok()) {
+          return absl::InvalidArgumentError(
+              fmt::format("{}: {}", NodeLabel(graph_, static_cast<int>(n)), decoded.status().message()));
+        }
+        custom.decoded = std::make_shared<const OpAttributes>(*std::move(decoded));
+      }
+      kernels_[n] = op->factory(node);
       if (kernels_[n] == nullptr) {
         return absl::InternalError(fmt::format("{}: the custom op's factory returned no kernel", NodeLabel(graph_, static_cast<int>(n))));
       }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "interpreter/kernel.h"
 
 struct MgdRegistration;
@@ -17,9 +18,16 @@ namespace mgd {
 
 using CustomKernelFactory = std::function<std::unique_ptr<Kernel>(const Node& node)>;
 
+// A registered custom op: its kernel factory and, for mgd's own ops, the
+// decoder of its options (ops/), run once per node before the kernel is made.
+struct CustomOp {
+  CustomKernelFactory factory;
+  absl::StatusOr<OpAttributes> (*decode)(const std::vector<uint8_t>& options) = nullptr;
+};
+
 class OpResolver {
  public:
-  // With the MediaPipe custom ops registered.
+  // With the custom ops mgd ships registered (MediaPipe's, ops/).
   OpResolver();
 
   // Adds or replaces the op `name` for versions [min_version, max_version].
@@ -29,21 +37,19 @@ class OpResolver {
   void AddCustom(const std::string& name, const MgdRegistration* registration, int min_version = 1,
                  int max_version = INT_MAX);
 
-  // The factory for a custom op, or null when none is registered.
-  const CustomKernelFactory* FindCustom(const std::string& name, int version) const;
+  // The custom op `name` at `version`, or null when none is registered.
+  const CustomOp* FindCustom(const std::string& name, int version) const;
 
  private:
   struct Entry {
-    CustomKernelFactory factory;
+    CustomOp op;
     int min_version;
     int max_version;
   };
   std::map<std::string, Entry> custom_;
 };
 
-// The MediaPipe ops' CPU kernels (mediapipe_ops.cc).
+// The MediaPipe ops' CPU kernels not yet defined in ops/ (mediapipe_ops.cc).
 std::unique_ptr<Kernel> CreateConvolution2dTransposeBiasKernel();
-std::unique_ptr<Kernel> CreateMaxPoolingWithArgmax2dKernel();
-std::unique_ptr<Kernel> CreateMaxUnpooling2dKernel();
 
 }  // namespace mgd

@@ -83,13 +83,6 @@ struct DepthwiseConv2dAttributes {
   Activation activation = Activation::kNone;
 };
 
-struct Pool2dAttributes {
-  Padding padding = Padding::kSame;
-  int32_t stride_w = 1, stride_h = 1;
-  int32_t filter_w = 1, filter_h = 1;
-  Activation activation = Activation::kNone;
-};
-
 struct TransposeConvAttributes {
   Padding padding = Padding::kSame;
   int32_t stride_w = 1, stride_h = 1;
@@ -101,25 +94,16 @@ struct FullyConnectedAttributes {
   bool keep_num_dims = false;
 };
 
-// ADD, SUB, MUL, DIV: only a fused activation.
-struct ElementwiseAttributes {
-  Activation activation = Activation::kNone;
-};
-
-struct StridedSliceAttributes {
-  int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0;
-  int32_t new_axis_mask = 0, shrink_axis_mask = 0;
-  bool offset = false;
-};
-
-struct LeakyReluAttributes {
-  float alpha = 0.2f;
-};
+class OpAttributes;
 
 // A custom op: its registered name and the opaque option bytes.
 struct CustomAttributes {
   std::string name;
   std::vector<uint8_t> options;
+  // The options as the op's definition in ops/ decodes them, for the custom
+  // ops mgd ships (MediaPipe's): set by the interpreter before the kernel is
+  // made. Empty for others, and when a program replaced mgd's kernel.
+  std::shared_ptr<const OpAttributes> decoded = nullptr;
 };
 
 // The typed attributes of an op defined in ops/ (any copyable struct, declared
@@ -145,10 +129,20 @@ class OpAttributes {
 // The attributes of the op families not yet moved into ops/ are listed here;
 // those of the others are OpAttributes.
 using Attributes =
-    std::variant<std::monostate, Conv2dAttributes, DepthwiseConv2dAttributes, Pool2dAttributes,
-                 TransposeConvAttributes, FullyConnectedAttributes, ElementwiseAttributes,
-                 StridedSliceAttributes, LeakyReluAttributes,
+    std::variant<std::monostate, Conv2dAttributes, DepthwiseConv2dAttributes,
+                 TransposeConvAttributes, FullyConnectedAttributes,
                  CustomAttributes, OpAttributes>;
+
+// An op's attributes (or a custom op's decoded options) as a T, or null when
+// it has none or others.
+template <typename T>
+const T* FindAttributes(const Attributes& attributes) {
+  if (const auto* op = std::get_if<OpAttributes>(&attributes)) return op->get_if<T>();
+  if (const auto* custom = std::get_if<CustomAttributes>(&attributes)) {
+    return custom->decoded != nullptr ? custom->decoded->get_if<T>() : nullptr;
+  }
+  return nullptr;
+}
 
 // An op's attributes as a T; TFLite's defaults (a value-initialized T) when a
 // hand-built node carries none or others, as a model without an options
@@ -156,11 +150,8 @@ using Attributes =
 template <typename T>
 const T& AttributesOf(const Attributes& attributes) {
   static const T kDefaults{};
-  if (const auto* op = std::get_if<OpAttributes>(&attributes)) {
-    const T* value = op->get_if<T>();
-    return value != nullptr ? *value : kDefaults;
-  }
-  return kDefaults;
+  const T* value = FindAttributes<T>(attributes);
+  return value != nullptr ? *value : kDefaults;
 }
 
 struct Node {

@@ -90,6 +90,16 @@ class NodeChecker {
     return Fail("field fused_activation_function: SIGN_BIT is not supported");
   }
 
+  // A float tensor and a constant int32/int64 tensor that indexes it (axes,
+  // a permutation, paddings), giving one float output: MEAN, TRANSPOSE, PAD.
+  absl::Status FloatWithConstantIndices() const {
+    if (auto s = Arity(2, 2, 1); !s.ok()) return s;
+    if (auto s = InputType(0, {DataType::kFloat32}); !s.ok()) return s;
+    if (auto s = InputType(1, {DataType::kInt32, DataType::kInt64}); !s.ok()) return s;
+    if (auto s = Constant(1); !s.ok()) return s;
+    return OutputType(0, DataType::kFloat32);
+  }
+
   const Node& node() const { return node_; }
 
  private:

@@ -49,19 +49,9 @@ std::string BuiltinName(int32_t code) {
 
 bool IsKnownOpKind(int32_t code) {
   switch (static_cast<OpKind>(code)) {
-    case OpKind::kAdd: case OpKind::kAveragePool2d:
-    case OpKind::kConv2d: case OpKind::kDepthwiseConv2d:
-    case OpKind::kDequantize: case OpKind::kFullyConnected: case OpKind::kLogistic:
-    case OpKind::kMaxPool2d: case OpKind::kMul: case OpKind::kRelu: case OpKind::kReluN1To1:
-    case OpKind::kRelu6:
-    case OpKind::kTanh:
-    case OpKind::kCustom: case OpKind::kPad: case OpKind::kTranspose:
-    case OpKind::kSub: case OpKind::kDiv: case OpKind::kStridedSlice:
-    case OpKind::kExp: case OpKind::kPrelu: case OpKind::kMaximum: case OpKind::kMinimum:
-    case OpKind::kSlice: case OpKind::kTransposeConv:
-    case OpKind::kRsqrt: case OpKind::kLeakyRelu:
-    case OpKind::kSquaredDifference: case OpKind::kElu: case OpKind::kHardSwish:
-    case OpKind::kDensify:
+    case OpKind::kConv2d: case OpKind::kDepthwiseConv2d: case OpKind::kTransposeConv:
+    case OpKind::kFullyConnected: case OpKind::kDequantize: case OpKind::kDensify:
+    case OpKind::kCustom:
       return true;
     default:
       break;

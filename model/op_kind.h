@@ -62,27 +62,4 @@ bool IsKnownOpKind(int32_t code);
 
 inline std::string OpName(OpKind kind) { return BuiltinName(static_cast<int32_t>(kind)); }
 
-// The elementwise ops, listed once for the validator, the CPU kernels, the
-// shader generators and fusion: each output value comes from the input
-// values at its place (with broadcasting for the binary ones).
-inline constexpr OpKind kUnaryElementwiseOps[] = {
-    OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
-    OpKind::kHardSwish, OpKind::kExp, OpKind::kRsqrt, OpKind::kElu, OpKind::kLeakyRelu};
-inline constexpr OpKind kBinaryElementwiseOps[] = {
-    OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kDiv, OpKind::kMaximum, OpKind::kMinimum,
-    OpKind::kSquaredDifference, OpKind::kPrelu};
-
-constexpr bool IsUnaryElementwise(OpKind op) {
-  for (OpKind k : kUnaryElementwiseOps) {
-    if (k == op) return true;
-  }
-  return false;
-}
-constexpr bool IsBinaryElementwise(OpKind op) {
-  for (OpKind k : kBinaryElementwiseOps) {
-    if (k == op) return true;
-  }
-  return false;
-}
-
 }  // namespace mgd

@@ -237,19 +237,6 @@ class Converter {
         node.attributes = a;
         break;
       }
-      case OpKind::kAveragePool2d:
-      case OpKind::kMaxPool2d: {
-        MGD_OPTIONS(Pool2DOptions)
-        Pool2dAttributes a;
-        if (o != nullptr) {
-          a.padding = PaddingFromTfl(o->padding());
-          a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
-          a.filter_w = o->filter_width(); a.filter_h = o->filter_height();
-          a.activation = ActivationFromTfl(o->fused_activation_function());
-        }
-        node.attributes = a;
-        break;
-      }
       case OpKind::kTransposeConv: {
         MGD_OPTIONS(TransposeConvOptions)
         TransposeConvAttributes a;
@@ -272,42 +259,6 @@ class Converter {
           a.keep_num_dims = o->keep_num_dims();
         }
         node.attributes = a;
-        break;
-      }
-      case OpKind::kAdd: {
-        MGD_OPTIONS(AddOptions)
-        node.attributes = ElementwiseAttributes{o ? ActivationFromTfl(o->fused_activation_function()) : Activation::kNone};
-        break;
-      }
-      case OpKind::kSub: {
-        MGD_OPTIONS(SubOptions)
-        node.attributes = ElementwiseAttributes{o ? ActivationFromTfl(o->fused_activation_function()) : Activation::kNone};
-        break;
-      }
-      case OpKind::kMul: {
-        MGD_OPTIONS(MulOptions)
-        node.attributes = ElementwiseAttributes{o ? ActivationFromTfl(o->fused_activation_function()) : Activation::kNone};
-        break;
-      }
-      case OpKind::kDiv: {
-        MGD_OPTIONS(DivOptions)
-        node.attributes = ElementwiseAttributes{o ? ActivationFromTfl(o->fused_activation_function()) : Activation::kNone};
-        break;
-      }
-      case OpKind::kStridedSlice: {
-        MGD_OPTIONS(StridedSliceOptions)
-        StridedSliceAttributes a;
-        if (o != nullptr) {
-          a.begin_mask = o->begin_mask(); a.end_mask = o->end_mask();
-          a.ellipsis_mask = o->ellipsis_mask(); a.new_axis_mask = o->new_axis_mask();
-          a.shrink_axis_mask = o->shrink_axis_mask(); a.offset = o->offset();
-        }
-        node.attributes = a;
-        break;
-      }
-      case OpKind::kLeakyRelu: {
-        MGD_OPTIONS(LeakyReluOptions)
-        node.attributes = LeakyReluAttributes{o ? o->alpha() : 0.2f};
         break;
       }
       default:

@@ -85,18 +85,6 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
   NodeChecker c(graph, index);
   const Node& node = c.node();
   if (const ops::OpDefinition* definition = ops::FindBuiltin(node.op)) return definition->validate(c);
-  if (IsBinaryElementwise(node.op)) {
-    MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-    // ADD, SUB, MUL and DIV have a fused activation.
-    if (const auto* a = std::get_if<ElementwiseAttributes>(&node.attributes)) MGD_RETURN_IF_ERROR(c.ActivationOk(a->activation));
-    for (size_t i = 0; i < 2; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
-    return c.OutputType(0, kF32);
-  }
-  if (IsUnaryElementwise(node.op)) {
-    MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
-    MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-    return c.OutputType(0, kF32);
-  }
   switch (node.op) {
     case OpKind::kConv2d: {
       const auto& a = std::get<Conv2dAttributes>(node.attributes);
@@ -120,62 +108,12 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
       MGD_RETURN_IF_ERROR(c.InputRank(2, 4));
       return c.OutputType(0, kF32);
     }
-    case OpKind::kAveragePool2d:
-    case OpKind::kMaxPool2d: {
-      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
-      const auto& a = std::get<Pool2dAttributes>(node.attributes);
-      MGD_RETURN_IF_ERROR(c.Positive("stride_w", a.stride_w));
-      MGD_RETURN_IF_ERROR(c.Positive("stride_h", a.stride_h));
-      MGD_RETURN_IF_ERROR(c.Positive("filter_width", a.filter_w));
-      MGD_RETURN_IF_ERROR(c.Positive("filter_height", a.filter_h));
-      MGD_RETURN_IF_ERROR(c.ActivationOk(a.activation));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
-      return c.OutputType(0, kF32);
-    }
     case OpKind::kFullyConnected: {
       MGD_RETURN_IF_ERROR(c.Arity(2, 3, 1));
       MGD_RETURN_IF_ERROR(c.ActivationOk(std::get<FullyConnectedAttributes>(node.attributes).activation));
       for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
       MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
       if (c.In(0).shape.empty()) return c.Fail("input 0 is a scalar; it needs at least one dimension");
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kPad: {
-      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));
-      MGD_RETURN_IF_ERROR(c.Constant(1));
-      MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kTranspose: {
-      MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      MGD_RETURN_IF_ERROR(c.InputType(1, {kI32, kI64}));
-      MGD_RETURN_IF_ERROR(c.Constant(1));
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kStridedSlice: {
-      MGD_RETURN_IF_ERROR(c.Arity(4, 4, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      for (size_t i = 1; i < 4; ++i) {
-        MGD_RETURN_IF_ERROR(c.InputType(i, {kI32}));
-        MGD_RETURN_IF_ERROR(c.Constant(i));
-      }
-      const auto& a = std::get<StridedSliceAttributes>(node.attributes);
-      if (a.ellipsis_mask != 0 || a.new_axis_mask != 0) {
-        return c.Fail("fields ellipsis_mask and new_axis_mask are not supported (must be 0)");
-      }
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kSlice: {
-      MGD_RETURN_IF_ERROR(c.Arity(3, 3, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kF32}));
-      for (size_t i = 1; i < 3; ++i) {
-        MGD_RETURN_IF_ERROR(c.InputType(i, {kI32, kI64}));
-        MGD_RETURN_IF_ERROR(c.Constant(i));
-      }
       return c.OutputType(0, kF32);
     }
     case OpKind::kDequantize: {

@@ -147,14 +147,6 @@ class Writer {
                                                  ToTfl(c.activation), c.dilation_w, c.dilation_h).Union());
         break;
       }
-      case OpKind::kAveragePool2d:
-      case OpKind::kMaxPool2d: {
-        const auto& c = std::get<Pool2dAttributes>(a);
-        set(tflite::BuiltinOptions_Pool2DOptions,
-            tflite::CreatePool2DOptions(b_, ToTfl(c.padding), c.stride_w, c.stride_h, c.filter_w, c.filter_h,
-                                        ToTfl(c.activation)).Union());
-        break;
-      }
       case OpKind::kTransposeConv: {
         const auto& c = std::get<TransposeConvAttributes>(a);
         set(tflite::BuiltinOptions_TransposeConvOptions,
@@ -168,39 +160,8 @@ class Writer {
                                                 c.keep_num_dims).Union());
         break;
       }
-      case OpKind::kAdd:
-        set(tflite::BuiltinOptions_AddOptions,
-            tflite::CreateAddOptions(b_, ToTfl(std::get<ElementwiseAttributes>(a).activation)).Union());
-        break;
-      case OpKind::kSub:
-        set(tflite::BuiltinOptions_SubOptions,
-            tflite::CreateSubOptions(b_, ToTfl(std::get<ElementwiseAttributes>(a).activation)).Union());
-        break;
-      case OpKind::kMul:
-        set(tflite::BuiltinOptions_MulOptions,
-            tflite::CreateMulOptions(b_, ToTfl(std::get<ElementwiseAttributes>(a).activation)).Union());
-        break;
-      case OpKind::kDiv:
-        set(tflite::BuiltinOptions_DivOptions,
-            tflite::CreateDivOptions(b_, ToTfl(std::get<ElementwiseAttributes>(a).activation)).Union());
-        break;
-      case OpKind::kStridedSlice: {
-        const auto& c = std::get<StridedSliceAttributes>(a);
-        set(tflite::BuiltinOptions_StridedSliceOptions,
-            tflite::CreateStridedSliceOptions(b_, c.begin_mask, c.end_mask, c.ellipsis_mask, c.new_axis_mask,
-                                              c.shrink_axis_mask, c.offset).Union());
-        break;
-      }
-      case OpKind::kLeakyRelu:
-        set(tflite::BuiltinOptions_LeakyReluOptions,
-            tflite::CreateLeakyReluOptions(b_, std::get<LeakyReluAttributes>(a).alpha).Union());
-        break;
-      case OpKind::kPad: set(tflite::BuiltinOptions_PadOptions, tflite::CreatePadOptions(b_).Union()); break;
       case OpKind::kDequantize:
         set(tflite::BuiltinOptions_DequantizeOptions, tflite::CreateDequantizeOptions(b_).Union());
-        break;
-      case OpKind::kHardSwish:
-        set(tflite::BuiltinOptions_HardSwishOptions, tflite::CreateHardSwishOptions(b_).Union());
         break;
       case OpKind::kCustom: {
         const auto& c = std::get<CustomAttributes>(a);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,15 +23,23 @@ struct EncodeContext;
 
 struct OpDefinition {
   OpKind op{};  // TFLite's builtin code; any code, also one OpKind does not name
+  // A custom op (op == kCustom) is known by its name instead, and its
+  // options are opaque bytes that decode_custom reads.
+  const char* custom_name = nullptr;
 
   // The typed attributes from the operator's options table (null when the
   // op has none: its nodes carry std::monostate). Called for every node read.
   absl::StatusOr<Attributes> (*decode)(const DecodeContext& file) = nullptr;
   // The options table for a node's attributes (null when the op has none).
   void (*encode)(const Node& node, EncodeContext& file) = nullptr;
+  // A custom op's options from their bytes, with an error naming the field
+  // ("custom_options: ..."); the interpreter keeps the result in the node
+  // (CustomAttributes::decoded).
+  absl::StatusOr<OpAttributes> (*decode_custom)(const std::vector<uint8_t>& options) = nullptr;
 
   // The rules a node must meet to be run at all (arity, dtypes, ranks,
   // constant inputs, attribute ranges), with messages naming the field.
+  // A custom op's kernel checks its node in Prepare instead, as a user's does.
   absl::Status (*validate)(const NodeChecker& node) = nullptr;
 
   // The CPU reference kernel; its Prepare infers and checks the output
@@ -40,6 +49,10 @@ struct OpDefinition {
   // GPU generators, tried in order until one takes the node (a special case
   // before the general one). None: the op stays on the CPU.
   std::vector<shaders::Generator> gpu;
+  // An elementwise op's GPU code as an update of `value` (shaders/generator.h),
+  // which fusion appends to its producer's shader; null for other ops.
+  absl::StatusOr<shaders::ElementwiseUpdate> (*elementwise)(const shaders::NodeContext& ctx, int fused_input,
+                                                            const std::string& prefix) = nullptr;
 };
 
 // A cpu_kernel that makes a `KernelClass` from constant arguments:

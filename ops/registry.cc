@@ -7,6 +7,9 @@
 #include <shared_mutex>
 
 #include "ops/concatenation/concatenation.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/movement/movement.h"
+#include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
@@ -17,9 +20,25 @@ namespace mgd::ops {
 namespace {
 
 // mgd's op families, one line each.
+constexpr std::vector<OpDefinition> (*kFamilies[])() = {
+    BinaryOps,
+    ConcatenationOps,
+    MediaPipePoolOps,
+    PadOps,
+    PoolOps,
+    ReduceOps,
+    ReshapeOps,
+    ResizeOps,
+    SliceOps,
+    SoftmaxOps,
+    SpaceDepthOps,
+    TransposeOps,
+    UnaryOps,
+};
+
 std::vector<OpDefinition> Families() {
   std::vector<OpDefinition> all;
-  for (auto family : {ConcatenationOps, ReduceOps, ReshapeOps, ResizeOps, SoftmaxOps, SpaceDepthOps}) {
+  for (auto family : kFamilies) {
     for (OpDefinition& op : family()) all.push_back(std::move(op));
   }
   return all;
@@ -28,7 +47,26 @@ std::vector<OpDefinition> Families() {
 class Registry {
  public:
   Registry() {
-    for (OpDefinition& op : Families()) ops_[op.op] = std::make_unique<OpDefinition>(std::move(op));
+    for (OpDefinition& op : Families()) {
+      auto definition = std::make_unique<OpDefinition>(std::move(op));
+      if (definition->custom_name != nullptr) {
+        custom_[definition->custom_name] = std::move(definition);
+      } else {
+        ops_[definition->op] = std::move(definition);
+      }
+    }
+  }
+
+  // Custom definitions come from the families only: they are fixed once made.
+  const OpDefinition* FindCustom(const std::string& name) const {
+    auto it = custom_.find(name);
+    return it == custom_.end() ? nullptr : it->second.get();
+  }
+
+  std::vector<const OpDefinition*> CustomOps() const {
+    std::vector<const OpDefinition*> all;
+    for (const auto& [name, op] : custom_) all.push_back(op.get());
+    return all;
   }
 
   const OpDefinition* Find(OpKind op) const {
@@ -39,7 +77,7 @@ class Registry {
 
   absl::Status Add(OpDefinition op) {
     // Custom ops are looked up by name (OpResolver), never by their code.
-    if (op.op == OpKind::kCustom) {
+    if (op.op == OpKind::kCustom || op.custom_name != nullptr) {
       return absl::InvalidArgumentError("op CUSTOM: custom ops are registered by name with the OpResolver");
     }
     if (op.validate == nullptr || op.cpu_kernel == nullptr) {
@@ -57,6 +95,7 @@ class Registry {
   mutable std::shared_mutex mutex_;
   // Definitions never move or go, so the pointers Find hands out stay valid.
   std::map<OpKind, std::unique_ptr<OpDefinition>> ops_;
+  std::map<std::string, std::unique_ptr<OpDefinition>> custom_;
 };
 
 Registry& TheRegistry() {
@@ -67,6 +106,10 @@ Registry& TheRegistry() {
 }  // namespace
 
 const OpDefinition* FindBuiltin(OpKind op) { return TheRegistry().Find(op); }
+
+const OpDefinition* FindCustom(const std::string& name) { return TheRegistry().FindCustom(name); }
+
+std::vector<const OpDefinition*> CustomOps() { return TheRegistry().CustomOps(); }
 
 absl::Status Register(OpDefinition definition) { return TheRegistry().Add(std::move(definition)); }
 

@@ -2,6 +2,9 @@
 // each) and those a program adds with Register.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "ops/op_definition.h"
 
@@ -9,6 +12,12 @@ namespace mgd::ops {
 
 // The definition of a builtin op, or null when no family defines it.
 const OpDefinition* FindBuiltin(OpKind op);
+
+// The definition of a custom op mgd ships (MediaPipe's), or null.
+const OpDefinition* FindCustom(const std::string& name);
+
+// The custom ops mgd ships, for the interpreter's OpResolver.
+std::vector<const OpDefinition*> CustomOps();
 
 // Adds the definition of a builtin op that no family defines yet (an error
 // names it otherwise). Definitions stay until the program ends; models read

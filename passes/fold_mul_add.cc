@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "model/constants.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace mgd {
 namespace {
@@ -82,7 +83,7 @@ void FoldMulAddIntoConvolutions(Subgraph& subgraph) {
       const int bias_tensor = AddConstant(graph, {channels}, bias, tensor(t).name + "_bias");
       if (conv.inputs.size() < 3) conv.inputs.resize(3, kNoTensor);
       conv.inputs[2] = bias_tensor;
-      ActivationOf(conv) = std::get<ElementwiseAttributes>(m.attributes).activation;
+      ActivationOf(conv) = AttributesOf<ops::ElementwiseAttributes>(m.attributes).activation;
       conv.outputs[0] = m.outputs[0];
       producer[m.outputs[0]] = it->second;
       removed.insert(n);

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "model/constants.h"
-#include "model/slice.h"
+#include "ops/movement/movement.h"
 
 namespace mgd {
 namespace {
@@ -26,9 +26,8 @@ bool IsNoOp(const Subgraph& s, const Node& node, const SameStorage& same_storage
       }
       const bool strided = node.op == OpKind::kStridedSlice;
       const std::vector<int64_t> steps = strided ? ConstantInts(s.tensor(node.inputs[3])) : std::vector<int64_t>{};
-      StridedSliceAttributes a;
-      if (strided) a = std::get<StridedSliceAttributes>(node.attributes);
-      auto view = ResolveSlice(in.shape, ConstantInts(s.tensor(node.inputs[1])), ConstantInts(s.tensor(node.inputs[2])),
+      const auto& a = AttributesOf<ops::StridedSliceAttributes>(node.attributes);
+      auto view = ops::ResolveSlice(in.shape, ConstantInts(s.tensor(node.inputs[1])), ConstantInts(s.tensor(node.inputs[2])),
                                strided ? &steps : nullptr, a);
       return view.ok() && view->offset == 0 && view->full_shape == in.shape &&
              std::all_of(steps.begin(), steps.end(), [](int64_t step) { return step == 1; });

@@ -10,10 +10,7 @@ namespace {
 
 Generators OpGenerators() {
   Generators g;
-  AddElementwiseGenerators(g);
   AddConvolutionGenerators(g);
-  AddPoolGenerators(g);
-  AddTransformGenerators(g);
   return g;
 }
 
@@ -29,33 +26,24 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
       return absl::UnimplementedError("non-float activations stay on the CPU");
     }
   }
-  const Generator* generator = nullptr;
-  const ops::OpDefinition* definition = ctx.node->op == OpKind::kCustom ? nullptr : ops::FindBuiltin(ctx.node->op);
-  absl::Status no_custom_generator;  // said after the outputs' check, as for any custom op
-  if (ctx.node->op == OpKind::kCustom) {
-    const std::string name = CustomName(*ctx.node);
-    auto it = generators.custom.find(name);
-    if (it == generators.custom.end()) {
-      no_custom_generator = absl::UnimplementedError(fmt::format("no GPU shader for custom op {}", name));
-    } else {
-      generator = &it->second;
-    }
-  } else if (definition != nullptr) {
-    if (definition->gpu.empty()) {
-      return absl::UnimplementedError(fmt::format("no GPU shader for {}", OpName(ctx.node->op)));
-    }
-  } else {
-    auto it = generators.builtin.find(ctx.node->op);
-    if (it == generators.builtin.end()) {
-      return absl::UnimplementedError(fmt::format("no GPU shader for {}", OpName(ctx.node->op)));
-    }
-    generator = &it->second;
+  const bool custom = ctx.node->op == OpKind::kCustom;
+  const std::string name = custom ? CustomName(*ctx.node) : OpName(ctx.node->op);
+  const ops::OpDefinition* definition = custom ? ops::FindCustom(name) : ops::FindBuiltin(ctx.node->op);
+  const Generator* generator = nullptr;  // of a family not moved into ops/ yet
+  if (definition == nullptr && custom) {
+    if (auto it = generators.custom.find(name); it != generators.custom.end()) generator = &it->second;
+  } else if (definition == nullptr) {
+    if (auto it = generators.builtin.find(ctx.node->op); it != generators.builtin.end()) generator = &it->second;
   }
+  const bool none = definition != nullptr ? definition->gpu.empty() : generator == nullptr;
+  const absl::Status no_generator = absl::UnimplementedError(
+      custom ? fmt::format("no GPU shader for custom op {}", name) : fmt::format("no GPU shader for {}", name));
+  if (none && !custom) return no_generator;
   for (int t : ctx.node->outputs) {
     const Tensor& out = ctx.graph->tensors[static_cast<size_t>(t)];
     if (out.type != DataType::kFloat32) return absl::UnimplementedError("non-float outputs stay on the CPU");
   }
-  if (!no_custom_generator.ok()) return no_custom_generator;
+  if (none) return no_generator;  // said after the outputs' check, as for any custom op
   if (definition == nullptr) return (*generator)(ctx);
   // The op's candidates in order: the first that takes the node wins; when
   // none does, the last (the general one) says why.
@@ -65,6 +53,20 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
     if (shader.ok()) break;
   }
   return shader;
+}
+
+bool IsElementwise(OpKind op) {
+  const ops::OpDefinition* definition = ops::FindBuiltin(op);
+  return definition != nullptr && definition->elementwise != nullptr;
+}
+
+absl::StatusOr<ElementwiseUpdate> GenerateElementwiseUpdate(const NodeContext& ctx, int fused_input,
+                                                             const std::string& prefix) {
+  const ops::OpDefinition* definition = ops::FindBuiltin(ctx.node->op);
+  if (definition == nullptr || definition->elementwise == nullptr) {
+    return absl::UnimplementedError("not an elementwise op");
+  }
+  return definition->elementwise(ctx, fused_input, prefix);
 }
 
 }  // namespace mgd::shaders

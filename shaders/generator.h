@@ -90,8 +90,11 @@ struct ElementwiseUpdate {
   std::string code;
   std::vector<int> activation_inputs;
 };
+// The node's update from its op's definition (ops/; shaders/dispatch.cc), or
+// an error when the op is not elementwise.
 absl::StatusOr<ElementwiseUpdate> GenerateElementwiseUpdate(const NodeContext& ctx, int fused_input,
                                                              const std::string& prefix);
+// Whether the op's definition has an ElementwiseUpdate (fusion's tails).
 bool IsElementwise(OpKind op);
 
 // A node the GPU cannot run yields an error whose message is the reason.

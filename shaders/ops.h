@@ -15,10 +15,7 @@ struct Generators {
   std::map<OpKind, Generator> builtin;
   std::map<std::string, Generator> custom;
 };
-void AddElementwiseGenerators(Generators& g);
 void AddConvolutionGenerators(Generators& g);
-void AddPoolGenerators(Generators& g);
-void AddTransformGenerators(Generators& g);
 
 // The node's BHWC input/output shapes, or Unimplemented for other ranks.
 absl::StatusOr<layout::Bhwc> InputBhwc(const NodeContext& ctx, size_t i);

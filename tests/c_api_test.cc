@@ -14,6 +14,7 @@
 
 #include "mgd/gpu_delegate.h"
 #include "model/writer.h"
+#include "ops/elementwise/elementwise.h"
 #include "tests/graph_builder.h"
 #include "tests/test_util.h"
 
@@ -185,7 +186,7 @@ TEST(CApiTest, CDelegateTakesTheNodesItClaims) {
   const int x = b.Input({1, 3});
   const int y = b.Tensor({1, 3});
   const int z = b.Tensor({1, 3});
-  b.Op(mgd::OpKind::kAdd, mgd::ElementwiseAttributes{}, {x, x}, {y});
+  b.Op(mgd::OpKind::kAdd, mgd::ops::ElementwiseAttributes{}, {x, x}, {y});
   b.Op(mgd::OpKind::kRelu, std::monostate{}, {y}, {z});
   b.Output(z);
   const std::vector<uint8_t> bytes = *mgd::WriteModel(b.Build());
@@ -376,7 +377,7 @@ TEST(CApiTest, CheckFiniteNamesTheFirstNonFiniteValue) {
   mgd::testing::GraphBuilder b;
   const int x = b.Input({1, 3});
   const int y = b.Tensor({1, 3});
-  b.Op(mgd::OpKind::kDiv, mgd::ElementwiseAttributes{}, {x, b.Constant({3}, {1, 0, 1})}, {y});
+  b.Op(mgd::OpKind::kDiv, mgd::ops::ElementwiseAttributes{}, {x, b.Constant({3}, {1, 0, 1})}, {y});
   b.Output(y);
   const std::vector<uint8_t> bytes = *mgd::WriteModel(b.Build());
   MgdModel* model = MgdModelCreate(bytes.data(), bytes.size());

@@ -15,6 +15,8 @@
 
 #include "model/graph.h"
 #include "ops/concatenation/concatenation.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
 #include "ops/resize/resize.h"
 #include "ops/softmax/softmax.h"
@@ -54,17 +56,17 @@ inline std::vector<NonFiniteCase> NonFiniteCases() {
   add("hard_swish", OpKind::kHardSwish, {}, {In(px, x)}, px, {dnan, dinf, dnan, 2.5 * (2.5 / 6 + 0.5)});
   add("exp", OpKind::kExp, {}, {In(px, x)}, px, {dnan, dinf, 0, std::exp(2.5)});
   add("elu", OpKind::kElu, {}, {In(px, x)}, px, {dnan, dinf, -1, 2.5});
-  add("leaky_relu", OpKind::kLeakyRelu, LeakyReluAttributes{0.5f}, {In(px, x)}, px, {dnan, dinf, -dinf, 2.5});
+  add("leaky_relu", OpKind::kLeakyRelu, ops::LeakyReluAttributes{0.5f}, {In(px, x)}, px, {dnan, dinf, -dinf, 2.5});
   add("prelu", OpKind::kPrelu, {}, {In(px, x), Const({1, 1, 4}, {0.5f, 0.5f, 0.5f, 0.5f})}, px,
       {dnan, dinf, -dinf, 2.5});
   // Inf stays Inf without an activation (not FLT_MAX); 1/0 is Inf, 0/0 NaN.
-  add("add", OpKind::kAdd, ElementwiseAttributes{}, {In(px, x), Const(px, {1, 1, inf, 1})}, px, {dnan, dinf, dnan, 3.5});
-  add("div", OpKind::kDiv, ElementwiseAttributes{}, {In(px, {1, -1, 0, 2.5f}), Const(px, {0, 0, 0, 2})}, px,
+  add("add", OpKind::kAdd, ops::ElementwiseAttributes{}, {In(px, x), Const(px, {1, 1, inf, 1})}, px, {dnan, dinf, dnan, 3.5});
+  add("div", OpKind::kDiv, ops::ElementwiseAttributes{}, {In(px, {1, -1, 0, 2.5f}), Const(px, {0, 0, 0, 2})}, px,
       {dinf, -dinf, dnan, 1.25});
   // A fused clamp keeps NaN.
-  add("add_relu6", OpKind::kAdd, ElementwiseAttributes{Activation::kRelu6}, {In(px, x), Const(px, {1, 1, 1, 1})}, px,
+  add("add_relu6", OpKind::kAdd, ops::ElementwiseAttributes{Activation::kRelu6}, {In(px, x), Const(px, {1, 1, 1, 1})}, px,
       {dnan, 6, 0, 3.5});
-  add("mul_relu", OpKind::kMul, ElementwiseAttributes{Activation::kRelu}, {In(px, x), Const(px, {2, 0, 2, 2})}, px,
+  add("mul_relu", OpKind::kMul, ops::ElementwiseAttributes{Activation::kRelu}, {In(px, x), Const(px, {2, 0, 2, 2})}, px,
       {dnan, dnan, 0, 5});
   // MAXIMUM / MINIMUM: NaN from either side (LiteRT: from one side only,
   // which side depends on the shapes).
@@ -79,10 +81,10 @@ inline std::vector<NonFiniteCase> NonFiniteCases() {
                                   0, -inf, inf, 2,  //
                                   5, -inf, 0, 3,    //
                                   1, -inf, 0, nan};
-    const Pool2dAttributes window{.padding = Padding::kValid, .stride_w = 2, .stride_h = 2, .filter_w = 2, .filter_h = 2};
+    const ops::PoolAttributes window{.padding = Padding::kValid, .stride_w = 2, .stride_h = 2, .filter_w = 2, .filter_h = 2};
     add("max_pool", OpKind::kMaxPool2d, window, {In(s, v)}, {1, 1, 1, 4}, {dnan, -dinf, dinf, dnan});
     add("average_pool", OpKind::kAveragePool2d, window, {In(s, v)}, {1, 1, 1, 4}, {dnan, -dinf, dinf, dnan});
-    Pool2dAttributes relu6 = window;
+    ops::PoolAttributes relu6 = window;
     relu6.activation = Activation::kRelu6;
     add("max_pool_relu6", OpKind::kMaxPool2d, relu6, {In(s, v)}, {1, 1, 1, 4}, {dnan, 0, 6, dnan});
     add("mean", OpKind::kMean, ops::ReducerAttributes{.keep_dims = true}, {In(s, v), Ints({2}, {1, 2})}, {1, 1, 1, 4},

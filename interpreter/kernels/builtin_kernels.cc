@@ -1,27 +1,18 @@
 // Maps each builtin op kind to its CPU reference kernel: the op's definition
 // (ops/) has it, or, for the families not moved there yet, the switch below.
 #include "interpreter/kernels/conv.h"
-#include "interpreter/kernels/elementwise.h"
-#include "interpreter/kernels/pool.h"
 #include "interpreter/kernels/quantize.h"
-#include "interpreter/kernels/shape_ops.h"
 #include "ops/registry.h"
 
 namespace mgd {
 
 std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node) {
   if (const ops::OpDefinition* definition = ops::FindBuiltin(node.op)) return definition->cpu_kernel(node);
-  if (IsBinaryElementwise(node.op)) return CreateBinaryKernel(node.op);
-  if (IsUnaryElementwise(node.op)) return CreateUnaryKernel(node.op);
   switch (node.op) {
     case OpKind::kConv2d: return CreateConv2dKernel();
     case OpKind::kDepthwiseConv2d: return CreateDepthwiseConv2dKernel();
     case OpKind::kTransposeConv: return CreateTransposeConvKernel();
     case OpKind::kFullyConnected: return CreateFullyConnectedKernel();
-    case OpKind::kAveragePool2d: case OpKind::kMaxPool2d: return CreatePool2dKernel(node.op);
-    case OpKind::kPad: return CreatePadKernel();
-    case OpKind::kTranspose: return CreateTransposeKernel();
-    case OpKind::kSlice: case OpKind::kStridedSlice: return CreateSliceKernel(node.op);
     case OpKind::kDequantize: return CreateDequantizeKernel();
     case OpKind::kDensify: return CreateDensifyKernel();
     default: return nullptr;  // kCustom (the resolver's), and the elementwise ops above

@@ -1,6 +1,8 @@
 // Helpers shared by the CPU reference kernels.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -46,6 +48,28 @@ T MaxKeepingNan(T a, T b) {
 template <typename T>
 T MinKeepingNan(T a, T b) {
   return (a < b || std::isnan(a)) ? a : b;
+}
+
+// A custom op's node: `inputs` float32 inputs, none omitted, and `outputs`
+// float32 outputs (builtins have this checked by their validate rules).
+inline absl::Status ExpectArity(const KernelContext& ctx, size_t inputs, size_t outputs) {
+  if (ctx.inputs.size() != inputs || ctx.outputs.size() != outputs) {
+    return ctx.Error(fmt::format("has {} inputs and {} outputs, expected {} and {}", ctx.inputs.size(),
+                                 ctx.outputs.size(), inputs, outputs));
+  }
+  for (size_t i = 0; i < inputs; ++i) {
+    if (!ctx.has_input(i)) return ctx.Error(fmt::format("input {} is omitted", i));
+    if (ctx.in(i).type != DataType::kFloat32) return ctx.Error(fmt::format("input {} must be float32", i));
+  }
+  for (size_t i = 0; i < outputs; ++i) {
+    if (ctx.out(i).type != DataType::kFloat32) return ctx.Error(fmt::format("output {} must be float32", i));
+  }
+  return absl::OkStatus();
+}
+
+inline absl::Status ExpectRank4(const KernelContext& ctx, const TensorRef& t, const char* what) {
+  if (t.rank() == 4) return absl::OkStatus();
+  return ctx.Error(fmt::format("{} has shape {}, expected rank 4", what, ShapeToString(t.shape)));
 }
 
 // Reads element i of an int32 or int64 constant as int64.

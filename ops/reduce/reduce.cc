@@ -23,13 +23,7 @@ void Encode(const Node& node, EncodeContext& file) {
   file.Set(tflite::CreateReducerOptions(file.builder, AttributesOf<ReducerAttributes>(node.attributes).keep_dims));
 }
 
-absl::Status Validate(const NodeChecker& c) {
-  MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
-  MGD_RETURN_IF_ERROR(c.InputType(1, {DataType::kInt32, DataType::kInt64}));
-  MGD_RETURN_IF_ERROR(c.Constant(1));
-  return c.OutputType(0, DataType::kFloat32);
-}
+absl::Status Validate(const NodeChecker& c) { return c.FloatWithConstantIndices(); }
 
 class MeanKernel : public Kernel {
  public:

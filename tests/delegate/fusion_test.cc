@@ -2,6 +2,8 @@
 // unfused on the GPU: the same results within the bounds, with fewer
 // dispatches. The graph passes have their tests in tests/passes/.
 #include "delegate/fusion.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/pool/pool.h"
 #include "ops/reshape/reshape.h"
 #include "tests/delegate/delegate_fixture.h"
 #include "tests/graph_builder.h"
@@ -37,8 +39,8 @@ Graph ElementwiseChain() {
   const int c = Conv(b, x, 5, 6, {1, 6, 7, 6});
   const int r = b.Tensor({1, 6, 7, 6}), s = b.Tensor({1, 6, 7, 6}), y = b.Tensor({1, 6, 7, 6});
   b.Op(OpKind::kRelu, {}, {c}, {r});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {other, r}, {s});
-  b.Op(OpKind::kMul, ElementwiseAttributes{Activation::kRelu6}, {s, b.Constant({6}, Uniform(6, 5))}, {y});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {other, r}, {s});
+  b.Op(OpKind::kMul, ops::ElementwiseAttributes{Activation::kRelu6}, {s, b.Constant({6}, Uniform(6, 5))}, {y});
   b.Output(y);
   return b.Build();
 }
@@ -53,7 +55,7 @@ Graph PadsIntoWindows(OpKind op) {
   if (op == OpKind::kConv2d) {
     b.Output(Conv(b, p, 5, 4, {1, 6, 8, 4}));
   } else {
-    Pool2dAttributes a;
+    ops::PoolAttributes a;
     a.padding = Padding::kSame;
     a.filter_h = a.filter_w = 3;
     a.stride_h = a.stride_w = 2;
@@ -68,12 +70,12 @@ Graph PadsIntoWindows(OpKind op) {
 Graph ChannelPad() {
   GraphBuilder b;
   const int x = b.Input({1, 8, 8, 5}), other = b.Input({1, 4, 4, 11});
-  Pool2dAttributes a;
+  ops::PoolAttributes a;
   a.filter_h = a.filter_w = a.stride_h = a.stride_w = 2;
   const int m = b.Tensor({1, 4, 4, 5}), p = b.Tensor({1, 4, 4, 11}), y = b.Tensor({1, 4, 4, 11});
   b.Op(OpKind::kMaxPool2d, a, {x}, {m});
   b.Op(OpKind::kPad, {}, {m, b.ConstantInt({4, 2}, {0, 0, 0, 0, 0, 0, 0, 6})}, {p});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{Activation::kRelu}, {other, p}, {y});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{Activation::kRelu}, {other, p}, {y});
   b.Output(y);
   return b.Build();
 }
@@ -86,7 +88,7 @@ Graph ResidualWithChannelPad() {
   Conv2dAttributes conv;
   b.Op(OpKind::kConv2d, conv, {x, b.Constant({11, 1, 1, 5}, Uniform(55, 8, 0.4f))}, {c});
   b.Op(OpKind::kPad, {}, {x, b.ConstantInt({4, 2}, {0, 0, 0, 0, 0, 0, 0, 6})}, {p});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {c, p}, {a});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {c, p}, {a});
   b.Op(OpKind::kRelu, {}, {a}, {y});
   b.Output(y);
   return b.Build();
@@ -99,8 +101,8 @@ Graph FoldableConstants() {
   const int x = b.Input({1, 3, 3, 3});
   const int c = Conv(b, x, 3, 4, {1, 1, 1, 4});
   const int m = b.Tensor({1, 1, 1, 4}), a = b.Tensor({1, 1, 1, 4}), r = b.Tensor({1, 4});
-  b.Op(OpKind::kMul, ElementwiseAttributes{}, {c, b.Constant({4}, {0.5f, -2.0f, 1.5f, 3.0f})}, {m});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{Activation::kRelu}, {b.Constant({1}, {0.25f}), m}, {a});
+  b.Op(OpKind::kMul, ops::ElementwiseAttributes{}, {c, b.Constant({4}, {0.5f, -2.0f, 1.5f, 3.0f})}, {m});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{Activation::kRelu}, {b.Constant({1}, {0.25f}), m}, {a});
   b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {a, b.ConstantInt({2}, {1, 4})}, {r});
   b.Output(r);
   return b.Build();

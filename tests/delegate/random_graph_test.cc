@@ -43,7 +43,7 @@
 #include "model/reader.h"
 #include "model/validator.h"
 #include "model/writer.h"
-#include "ops/resize/resize.h"
+#include "tests/delegate/random_graph/describe.h"
 #include "tests/delegate/random_graph/draw.h"
 #include "tests/delegate/random_graph/makers.h"
 #include "tests/graph_builder.h"
@@ -146,50 +146,6 @@ std::optional<DrawnGraph> DrawGraph(uint32_t seed, const SupportFn& supported, S
     g.inputs.push_back(d.Uniform(NumElements(d.graph().tensors[static_cast<size_t>(t)].shape), 1.0f));
   g.graph = std::move(d.graph());
   return g;
-}
-
-// The parameters a node's shapes do not show: " SAME s2x2 d1x1 RELU6".
-std::string ParameterText(const Attributes& attributes) {
-  return std::visit(
-      [](const auto& a) -> std::string {
-        using A = std::decay_t<decltype(a)>;
-        std::string s;
-        if constexpr (requires { a.padding; }) s += a.padding == Padding::kSame ? " SAME" : " VALID";
-        if constexpr (requires { a.stride_h; }) s += fmt::format(" s{}x{}", a.stride_h, a.stride_w);
-        if constexpr (requires { a.dilation_h; }) s += fmt::format(" d{}x{}", a.dilation_h, a.dilation_w);
-        if constexpr (requires { a.filter_h; }) s += fmt::format(" f{}x{}", a.filter_h, a.filter_w);
-        if constexpr (requires { a.axis; }) s += fmt::format(" axis {}", a.axis);
-        if constexpr (std::is_same_v<A, OpAttributes>) {
-          if (const auto* r = a.template get_if<ops::ResizeAttributes>()) {
-            s += r->align_corners ? " align_corners" : r->half_pixel_centers ? " half_pixel_centers" : "";
-          }
-        }
-        if constexpr (requires { a.activation; }) {
-          if (a.activation != Activation::kNone) s += std::string(" ") + ActivationName(a.activation);
-        }
-        return s;
-      },
-      attributes);
-}
-
-std::string Describe(const Graph& graph) {
-  std::ostringstream s;
-  for (size_t i = 0; i < graph.inputs.size(); ++i) {
-    s << "  input " << i << ": " << ShapeToString(graph.tensors[static_cast<size_t>(graph.inputs[i])].shape) << "\n";
-  }
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    const Node& node = graph.nodes[n];
-    s << "  " << NodeLabel(graph, static_cast<int>(n)) << ParameterText(node.attributes) << ":";
-    for (int t : node.inputs) {
-      if (t == kNoTensor) continue;
-      const Tensor& tensor = graph.tensors[static_cast<size_t>(t)];
-      s << " " << (tensor.is_constant ? "const" : "t" + std::to_string(t)) << ShapeToString(tensor.shape);
-    }
-    s << " -> t" << node.outputs[0] << ShapeToString(graph.tensors[static_cast<size_t>(node.outputs[0])].shape) << "\n";
-  }
-  s << "  outputs:";
-  for (int t : graph.outputs) s << " t" << t;
-  return s.str();
 }
 
 // The bound on |gpu - cpu| of one output element: docs/design.md section 5's op

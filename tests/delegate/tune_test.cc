@@ -4,6 +4,7 @@
 // to those with the default calculator.
 #include "delegate/tune.h"
 
+#include "ops/elementwise/elementwise.h"
 #include "tests/delegate/delegate_fixture.h"
 #include "tests/graph_builder.h"
 
@@ -28,7 +29,7 @@ Graph SmallModel() {
   dw.depth_multiplier = 1;
   b.Op(OpKind::kDepthwiseConv2d, dw,
        {r, b.Constant({1, 3, 3, 8}, testing::Uniform(9 * 8, 3, 0.3f)), b.Constant({8}, testing::Uniform(8, 4))}, {d});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {d, r}, {y});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {d, r}, {y});
   b.Output(y);
   return b.Build();
 }

@@ -14,6 +14,7 @@
 
 #include "mgd/c_api.h"
 #include "model/writer.h"
+#include "ops/elementwise/elementwise.h"
 #include "tests/graph_builder.h"
 
 namespace {
@@ -27,7 +28,7 @@ const std::vector<uint8_t>& SmallModel() {
     const int x = b.Input({1, 4});
     const int y = b.Tensor({1, 4});
     const int z = b.Tensor({1, 4});
-    b.Op(mgd::OpKind::kAdd, mgd::ElementwiseAttributes{mgd::Activation::kRelu}, {x, x}, {y});
+    b.Op(mgd::OpKind::kAdd, mgd::ops::ElementwiseAttributes{mgd::Activation::kRelu}, {x, x}, {y});
     b.Op(mgd::OpKind::kCustom, mgd::CustomAttributes{"Twice", {}}, {y}, {z});
     b.Output(y);
     b.Output(z);

@@ -8,6 +8,7 @@
 
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
+#include "ops/elementwise/elementwise.h"
 #include "tests/test_util.h"
 
 namespace mgd {
@@ -201,9 +202,9 @@ TEST(PartitionTest, NeverMergesAcrossAnUnsupportedNode) {
   };
   const int x = tensor("x"), a = tensor("a"), b = tensor("b"), c = tensor("c");
   g.inputs = {x};
-  g.nodes.push_back({OpKind::kAdd, 1, ElementwiseAttributes{}, {x, x}, {a}});
+  g.nodes.push_back({OpKind::kAdd, 1, ops::ElementwiseAttributes{}, {x, x}, {a}});
   g.nodes.push_back({OpKind::kRelu, 1, std::monostate{}, {a}, {b}});
-  g.nodes.push_back({OpKind::kAdd, 1, ElementwiseAttributes{}, {a, b}, {c}});
+  g.nodes.push_back({OpKind::kAdd, 1, ops::ElementwiseAttributes{}, {a, b}, {c}});
   g.outputs = {c};
   TestDelegate delegate({OpKind::kAdd});
   InterpreterOptions options;

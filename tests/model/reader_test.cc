@@ -11,6 +11,8 @@
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
 #include "model/writer.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/pool/pool.h"
 #include "tests/graph_builder.h"
 #include "tests/test_util.h"
 
@@ -170,8 +172,8 @@ Graph TwoAdds() {
   const int x = b.Input({1, 4});
   const int y = b.Tensor({1, 4});
   const int z = b.Tensor({1, 4});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {x, x}, {y});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {y, x}, {z});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {x, x}, {y});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {y, x}, {z});
   b.Output(z);
   return b.Build();
 }
@@ -192,7 +194,7 @@ TEST(ReaderErrorTest, WrongBufferSizeNamesTheTensor) {
   const int x = b.Input({1, 4});
   const int c = b.Constant({1, 4}, {1, 2, 3}, "bias");  // 3 values for 4 elements
   const int y = b.Tensor({1, 4});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {x, c}, {y});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {x, c}, {y});
   b.Output(y);
   const absl::Status s = ReadBack(b.Build());
   ASSERT_FALSE(s.ok());
@@ -204,8 +206,8 @@ TEST(ReaderErrorTest, CyclicGraphIsRejected) {
   const int x = b.Input({1, 4});
   const int y = b.Tensor({1, 4});
   const int z = b.Tensor({1, 4});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {x, z}, {y});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {y, x}, {z});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {x, z}, {y});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {y, x}, {z});
   b.Output(z);
   const absl::Status s = ReadBack(b.Build());
   ASSERT_FALSE(s.ok());
@@ -225,7 +227,7 @@ TEST(ReaderErrorTest, BadOptionValueNamesTheField) {
   GraphBuilder b;
   const int x = b.Input({1, 4, 4, 1});
   const int y = b.Tensor({1, 2, 2, 1});
-  Pool2dAttributes a;
+  ops::PoolAttributes a;
   a.filter_w = a.filter_h = 2;
   a.stride_w = 0;
   b.Op(OpKind::kMaxPool2d, a, {x}, {y});

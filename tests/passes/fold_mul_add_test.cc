@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "model/constants.h"
+#include "ops/elementwise/elementwise.h"
 #include "passes/fold_mul_add.h"
 #include "tests/graph_builder.h"
 
@@ -32,7 +33,7 @@ ConvGraph ConvThen(OpKind op, const std::vector<float>& k, Activation conv_activ
   const int c = b.Tensor({1, 3, 3, 2});
   b.Op(OpKind::kConv2d, a, {x, b.Constant({2, 1, 1, 2}, {1, 2, 3, 4}), b.Constant({2}, {10, 20})}, {c});
   const int y = b.Tensor({1, 3, 3, 2});
-  b.Op(op, ElementwiseAttributes{Activation::kRelu6},
+  b.Op(op, ops::ElementwiseAttributes{Activation::kRelu6},
        {c, b.Constant(k.size() == 1 ? Shape{1} : Shape{static_cast<int>(k.size())}, k)}, {y});
   b.Output(y);
   if (second_reader) {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "model/fp16.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/pool/pool.h"
 #include "ops/reshape/reshape.h"
 #include "ops/softmax/softmax.h"
 
@@ -87,7 +89,7 @@ class Builder {
 
   int Add(const std::string& name, int a, int b) {
     const int y = AddTensor(name, Dims(a));
-    AddNode(OpKind::kAdd, ElementwiseAttributes{}, {a, b}, y);
+    AddNode(OpKind::kAdd, ops::ElementwiseAttributes{}, {a, b}, y);
     return y;
   }
 
@@ -96,7 +98,7 @@ class Builder {
   int GlobalAveragePool(const std::string& name, int x) {
     const Shape in = Dims(x);
     const int y = AddTensor(name, {in[0], 1, 1, in[3]});
-    Pool2dAttributes a;
+    ops::PoolAttributes a;
     a.padding = Padding::kValid;
     a.stride_h = a.stride_w = 2;
     a.filter_h = in[1];

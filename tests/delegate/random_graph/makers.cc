@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "ops/elementwise/elementwise.h"
+#include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
@@ -161,7 +163,7 @@ bool MakeUnary(Draw& d) {
       gain = 0.5f * scale * scale * scale;
       break;
     case OpKind::kElu: scale = std::max(s, 1.0f); break;
-    case OpKind::kLeakyRelu: a = LeakyReluAttributes{d.Real(0.01f, 0.5f)}; break;
+    case OpKind::kLeakyRelu: a = ops::LeakyReluAttributes{d.Real(0.01f, 0.5f)}; break;
     default: break;
   }
   return d.Add(op, a, {x->tensor}, x->shape, scale, floor, gain);
@@ -251,7 +253,7 @@ bool MakeBinary(Draw& d) {
   Attributes a;
   if (op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul || op == OpKind::kDiv) {
     const Activation act = d.FusedActivation();
-    a = ElementwiseAttributes{act};
+    a = ops::ElementwiseAttributes{act};
     scale = ActivatedScale(scale, act);
     floor = ActivatedFloor(floor, act);
   }
@@ -290,7 +292,7 @@ bool MakePool2d(Draw& d) {
   const Value* x = d.Pick(Rank4);
   if (x == nullptr) return false;
   const int h = x->shape[1], w = x->shape[2];
-  Pool2dAttributes a;
+  ops::PoolAttributes a;
   a.padding = d.Chance(0.5f) ? Padding::kSame : Padding::kValid;
   const Axis ay = DrawAxis(d, h, a.padding, 3, false), ax = DrawAxis(d, w, a.padding, 3, false);
   a.filter_h = ay.filter;

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "ops/concatenation/concatenation.h"
+#include "ops/movement/movement.h"
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
 #include "ops/space_depth/space_depth.h"
@@ -137,7 +138,7 @@ bool MakeSlice(Draw& d) {
 bool MakeStridedSlice(Draw& d) {
   const Value* x = d.Pick(Rank4);
   if (x == nullptr) return false;
-  StridedSliceAttributes a;
+  ops::StridedSliceAttributes a;
   std::vector<int32_t> begin(4, 0), end(4, 0), strides(4, 1);
   Shape out;
   for (int i = 0; i < 4; ++i) {

@@ -1,5 +1,6 @@
 // CPU reference kernel tests: bad parameters, reported at Interpreter::Create.
 #include "ops/concatenation/concatenation.h"
+#include "ops/pool/pool.h"
 #include "tests/interpreter/kernels/kernel_test.h"
 
 namespace mgd {
@@ -20,7 +21,7 @@ TEST(CreateErrorTest, WrongDeclaredOutputShapeNamesBothShapes) {
 
 TEST(CreateErrorTest, WrongDeclaredOutputShapeOfPoolAndConcat) {
   absl::Status s =
-      CreateStatus(OpKind::kMaxPool2d, Pool2dAttributes{.stride_w = 2, .stride_h = 2, .filter_w = 2, .filter_h = 2},
+      CreateStatus(OpKind::kMaxPool2d, ops::PoolAttributes{.stride_w = 2, .stride_h = 2, .filter_w = 2, .filter_h = 2},
                    {In({1, 5, 5, 1}, {})}, {{1, 2, 2, 1}});
   EXPECT_THAT(s.message(), HasSubstr("has shape [1,2,2,1], but the inputs give [1,3,3,1]"));
   s = CreateStatus(OpKind::kConcatenation, ops::ConcatenationAttributes{.axis = 1}, {In({2, 3}, {}), In({2, 4}, {})},

@@ -1,4 +1,5 @@
 // CPU reference kernel tests: DEQUANTIZE and DENSIFY (interpreter/kernels/quantize.cc).
+#include "ops/elementwise/elementwise.h"
 #include "tests/interpreter/kernels/kernel_test.h"
 
 namespace mgd {
@@ -112,7 +113,7 @@ TEST(DequantizeTest, FoldedConstantFeedsTheNextOp) {
   const int w = b.Tensor({3});
   const int y = b.Tensor({3});
   b.Op(OpKind::kDequantize, {}, {h}, {w});
-  b.Op(OpKind::kAdd, ElementwiseAttributes{}, {x, w}, {y});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {x, w}, {y});
   b.Output(y);
   const auto out = RunGraph(b.Build(), {{10, 20, 30}});
   ASSERT_EQ(out.size(), 1u);

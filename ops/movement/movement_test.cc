@@ -1,7 +1,11 @@
-// CPU reference kernel tests: the data movement ops (interpreter/kernels/shape_ops.cc).
+// PAD, TRANSPOSE, SLICE and STRIDED_SLICE: the CPU kernels against index
+// arithmetic and by hand, the GPU against the CPU.
+#include "ops/movement/movement.h"
+
+#include "tests/delegate/delegate_fixture.h"
 #include "tests/interpreter/kernels/kernel_test.h"
 
-namespace mgd {
+namespace mgd::ops {
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -200,5 +204,68 @@ TEST(StridedSliceTest, ZeroStrideIsAnError) {
   EXPECT_THAT(s.message(), HasSubstr("stride of dimension 1 is 0"));
 }
 
+using MovementGpuTest = testing::DelegateTest;
+
+TEST_P(MovementGpuTest, PadInEveryDimension) {
+  struct Case {
+    Shape in;
+    std::vector<int32_t> paddings;
+    Shape out;
+  };
+  for (const Case& c : {Case{{1, 4, 5, 6}, {0, 0, 1, 2, 2, 1, 0, 0}, {1, 7, 8, 6}},
+                        Case{{1, 4, 5, 6}, {0, 0, 0, 0, 0, 0, 0, 3}, {1, 4, 5, 9}},
+                        Case{{1, 4, 5, 6}, {0, 0, 0, 0, 0, 0, 4, 1}, {1, 4, 5, 11}},
+                        Case{{1, 4, 5, 6}, {0, 0, 1, 0, 0, 1, 2, 1}, {1, 5, 6, 9}},
+                        Case{{1, 4, 5, 6}, {1, 0, 0, 0, 0, 0, 0, 0}, {2, 4, 5, 6}},
+                        Case{{3, 5}, {1, 1, 2, 0}, {5, 7}}}) {
+    testing::OneOp g;
+    const int x = g.Input(c.in);
+    const int rank = static_cast<int>(c.in.size());
+    g.Out(g.Op(OpKind::kPad, {}, {x, g.b.ConstantInt({rank, 2}, c.paddings)}, {c.out}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+}
+
+TEST_P(MovementGpuTest, SlicesAndTransposes) {
+  {
+    testing::OneOp g;
+    const int x = g.Input({1, 6, 7, 9});
+    g.Out(g.Op(OpKind::kSlice, {}, {x, g.b.ConstantInt({4}, {0, 1, 2, 3}), g.b.ConstantInt({4}, {1, 3, 4, 5})},
+               {{1, 3, 4, 5}}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+  struct Strided {
+    Shape in;
+    std::vector<int32_t> begin, end, strides;
+    int shrink;
+    Shape out;
+  };
+  for (const Strided& c : {Strided{{1, 6, 7, 9}, {0, 1, 0, 1}, {1, 6, 7, 9}, {1, 2, 3, 2}, 0, {1, 3, 3, 4}},
+                           Strided{{1, 6, 7, 9}, {0, 5, 6, 8}, {1, 0, 0, 0}, {1, -1, -2, -3}, 0, {1, 5, 3, 3}},
+                           Strided{{2, 4, 5, 6}, {1, 0, 0, 0}, {2, 4, 5, 6}, {1, 1, 1, 1}, 1, {4, 5, 6}}}) {
+    testing::OneOp g;
+    const int x = g.Input(c.in);
+    StridedSliceAttributes a;
+    a.shrink_axis_mask = c.shrink;
+    g.Out(g.Op(OpKind::kStridedSlice, a,
+               {x, g.b.ConstantInt({4}, c.begin), g.b.ConstantInt({4}, c.end), g.b.ConstantInt({4}, c.strides)}, {c.out}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+  struct Perm {
+    Shape in;
+    std::vector<int32_t> perm;
+    Shape out;
+  };
+  for (const Perm& c : {Perm{{1, 3, 4, 5}, {0, 2, 1, 3}, {1, 4, 3, 5}}, Perm{{1, 3, 4, 5}, {0, 3, 1, 2}, {1, 5, 3, 4}},
+                        Perm{{2, 3, 5}, {2, 0, 1}, {5, 2, 3}}}) {
+    testing::OneOp g;
+    const int x = g.Input(c.in);
+    g.Out(g.Op(OpKind::kTranspose, {}, {x, g.b.ConstantInt({static_cast<int>(c.perm.size())}, c.perm)}, {c.out}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, MovementGpuTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
+
 }  // namespace
-}  // namespace mgd
+}  // namespace mgd::ops

@@ -1,7 +1,11 @@
-// CPU reference kernel tests: the binary and unary elementwise ops and SOFTMAX (interpreter/kernels/elementwise.cc).
+// The elementwise ops: the CPU kernels against numpy's broadcasting and the
+// ops' formulas, the GPU against the CPU in every broadcast form.
+#include "ops/elementwise/elementwise.h"
+
+#include "tests/delegate/delegate_fixture.h"
 #include "tests/interpreter/kernels/kernel_test.h"
 
-namespace mgd {
+namespace mgd::ops {
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -239,5 +243,98 @@ TEST(UnaryTest, LeakyReluMatchesFormula) {
       OpKind::kLeakyRelu, Grid(-5, 5, 37), [](double v) { return v >= 0 ? v : 0.05 * v; }, LeakyReluAttributes{0.05f});
 }
 
+using ElementwiseGpuTest = testing::DelegateTest;
+
+TEST_P(ElementwiseGpuTest, UnaryOpsMatchTheCpu) {
+  for (OpKind op : {OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
+                    OpKind::kHardSwish, OpKind::kExp, OpKind::kElu, OpKind::kLeakyRelu}) {
+    SCOPED_TRACE(OpName(op));
+    GraphBuilder b;
+    const int x = b.Input({1, 5, 3, 7});
+    const int y = b.Tensor({1, 5, 3, 7});
+    Attributes a;
+    if (op == OpKind::kLeakyRelu) a = LeakyReluAttributes{0.1f};
+    b.Op(op, a, {x}, {y});
+    b.Output(y);
+    ExpectSameAsCpu(b.Build(), {testing::Uniform(105, 11, 4.0f)});
+  }
+}
+
+TEST_P(ElementwiseGpuTest, BinaryOpsInTheirBroadcastFormsMatchTheCpu) {
+  const Shape full{1, 4, 5, 6};
+  for (OpKind op : {OpKind::kAdd, OpKind::kSub, OpKind::kMul, OpKind::kMaximum, OpKind::kMinimum, OpKind::kSquaredDifference}) {
+    SCOPED_TRACE(OpName(op));
+    const Attributes a = (op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul)
+                             ? Attributes{ElementwiseAttributes{Activation::kRelu6}}
+                             : Attributes{};
+    {  // two activations of one shape
+      GraphBuilder b;
+      const int x = b.Input(full), z = b.Input(full), y = b.Tensor(full);
+      b.Op(op, a, {x, z}, {y});
+      b.Output(y);
+      ExpectSameAsCpu(b.Build(), {testing::Uniform(120, 1), testing::Uniform(120, 2)});
+    }
+    {  // a per-channel constant [C] and a scalar constant
+      GraphBuilder b;
+      const int x = b.Input(full), t = b.Tensor(full), y = b.Tensor(full);
+      b.Op(op, a, {x, b.Constant({6}, testing::Uniform(6, 3))}, {t});
+      b.Op(op, a, {b.Constant({1}, {0.75f}), t}, {y});
+      b.Output(y);
+      ExpectSameAsCpu(b.Build(), {testing::Uniform(120, 4)});
+    }
+    {  // [1,H,W,C] x [1,1,1,C] activation
+      GraphBuilder b;
+      const int x = b.Input(full), z = b.Input({1, 1, 1, 6}), y = b.Tensor(full);
+      b.Op(op, a, {x, z}, {y});
+      b.Output(y);
+      ExpectSameAsCpu(b.Build(), {testing::Uniform(120, 5), testing::Uniform(6, 6)});
+    }
+  }
+}
+
+TEST_P(ElementwiseGpuTest, PreluWithPerChannelAlpha) {
+  GraphBuilder b;
+  const int x = b.Input({1, 3, 4, 5}), y = b.Tensor({1, 3, 4, 5});
+  b.Op(OpKind::kPrelu, {}, {x, b.Constant({1, 1, 5}, testing::Uniform(5, 9))}, {y});
+  b.Output(y);
+  ExpectSameAsCpu(b.Build(), {testing::Uniform(60, 10)});
+}
+
+TEST_P(ElementwiseGpuTest, BinaryOpsWithNumpyBroadcasting) {
+  const Shape full{1, 4, 5, 6};
+  for (const Shape& other : {Shape{1, 4, 5, 1}, Shape{1, 1, 5, 6}, Shape{1, 4, 1, 6}, Shape{1, 5, 6}, Shape{6}, Shape{1, 1, 1, 1}}) {
+    SCOPED_TRACE(ShapeToString(other));
+    testing::OneOp g;
+    const int x = g.Input(full), z = g.Input(other);
+    g.Out(g.Op(OpKind::kSub, ElementwiseAttributes{}, {z, x}, {full}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+  {  // a full-shape constant and DIV by positive values
+    testing::OneOp g;
+    const int x = g.Input(full);
+    const int k = g.b.Constant(full, [&] {
+      auto v = testing::Uniform(120, 77);
+      for (float& f : v) f = 1.5f + f;
+      return v;
+    }());
+    g.Out(g.Op(OpKind::kDiv, ElementwiseAttributes{}, {x, k}, {full}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+  {  // RSQRT of positive values
+    testing::OneOp g;
+    g.data.push_back([] {
+      auto v = testing::Uniform(30, 78);
+      for (float& f : v) f = 1.2f + f;
+      return v;
+    }());
+    const int x = g.b.Input({1, 2, 3, 5});
+    g.Out(g.Op(OpKind::kRsqrt, {}, {x}, {{1, 2, 3, 5}}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ElementwiseGpuTest, ::testing::ValuesIn(testing::AllBackends()),
+                         testing::BackendName);
+
 }  // namespace
-}  // namespace mgd
+}  // namespace mgd::ops

@@ -1,16 +1,16 @@
-// Unary activations, binary arithmetic with numpy broadcasting over BHWC, and
-// PRELU. Each is written as an update of `value`, so the same code serves a
-// shader of its own and a fused tail in its producer's shader.
+// The elementwise ops on the GPU, each as an update of `value`.
 #include <fmt/format.h>
 
-#include <cstring>
 #include <limits>
 
 #include "layout/weights.h"
+#include "ops/elementwise/elementwise.h"
 #include "shaders/ops.h"
 
-namespace mgd::shaders {
+namespace mgd::ops {
 namespace {
+
+using namespace shaders;  // NOLINT(google-build-using-namespace): the generators' vocabulary
 
 absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::string& v) {
   switch (ctx.node->op) {
@@ -24,14 +24,12 @@ absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::s
     case OpKind::kRsqrt: return fmt::format("inversesqrt({})", v);
     case OpKind::kElu: return fmt::format("mix({0}, exp({0}) - vec4(1.0), lessThan({0}, vec4(0.0)))", v);
     case OpKind::kLeakyRelu: {
-      const float alpha = std::get<LeakyReluAttributes>(ctx.node->attributes).alpha;
+      const float alpha = AttributesOf<LeakyReluAttributes>(ctx.node->attributes).alpha;
       return fmt::format("mix({0}, {0} * {1}, lessThan({0}, vec4(0.0)))", v, glsl::Float(alpha));
     }
     default: return absl::UnimplementedError("not a unary op");
   }
 }
-
-
 
 // How one operand of a binary op is read at the output's (b, s, y, x).
 struct Operand {
@@ -93,16 +91,14 @@ absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const 
 
 }  // namespace
 
-bool IsElementwise(OpKind op) { return IsUnaryElementwise(op) || IsBinaryElementwise(op); }
-
-absl::StatusOr<ElementwiseUpdate> GenerateElementwiseUpdate(const NodeContext& ctx, int fused_input,
-                                                             const std::string& prefix) {
+absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::NodeContext& ctx, int fused_input,
+                                                               const std::string& prefix) {
+  using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
   auto out = ToBhwc(ctx.output(0).shape);
   if (!out.ok()) return out.status();
   ElementwiseUpdate update;
   std::vector<Operand> operands;
-  const size_t arity = IsUnaryElementwise(ctx.node->op) ? 1 : 2;
-  if (!IsElementwise(ctx.node->op)) return absl::UnimplementedError("not an elementwise op");
+  const size_t arity = ctx.node->inputs.size() == 1 ? 1 : 2;  // the validator checked the arity
   for (size_t i = 0; i < arity; ++i) {
     if (static_cast<int>(i) == fused_input) {
       operands.push_back({"", "value", false});
@@ -144,30 +140,20 @@ absl::StatusOr<ElementwiseUpdate> GenerateElementwiseUpdate(const NodeContext& c
   update.code += fmt::format("    vec4 a = {};\n", operands[0].value);
   if (arity == 2) update.code += fmt::format("    vec4 c = {};\n", operands[1].value);
   update.code += fmt::format("    value = {};\n", expr);
-  Activation activation = Activation::kNone;
-  if (const auto* e = std::get_if<ElementwiseAttributes>(&ctx.node->attributes)) activation = e->activation;
-  update.code += glsl::Activation(activation, "value");
+  update.code += glsl::Activation(AttributesOf<ElementwiseAttributes>(ctx.node->attributes).activation, "value");
   update.code += "  }\n";
   return update;
 }
 
-namespace {
-
-absl::StatusOr<GeneratedShader> Elementwise(const NodeContext& ctx) {
+absl::StatusOr<shaders::GeneratedShader> ElementwiseShader(const shaders::NodeContext& ctx) {
+  using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
   auto out = OutputBhwc(ctx, 0);
   if (!out.ok()) return out.status();
-  auto update = GenerateElementwiseUpdate(ctx, -1, "");
+  auto update = ElementwiseUpdateOf(ctx, -1, "");
   if (!update.ok()) return update.status();
   GeneratedShader g = StartShader(ctx, *out, update->activation_inputs);
   g.code.body += "  vec4 value = vec4(0.0);\n" + update->code;
   return g;
 }
 
-}  // namespace
-
-void AddElementwiseGenerators(Generators& g) {
-  for (OpKind op : kUnaryElementwiseOps) g.builtin[op] = Elementwise;
-  for (OpKind op : kBinaryElementwiseOps) g.builtin[op] = Elementwise;
-}
-
-}  // namespace mgd::shaders
+}  // namespace mgd::ops

@@ -1,16 +1,48 @@
-// Elementwise reference kernels: binary ops with numpy broadcasting and unary
-// activations.
-#include "interpreter/kernels/elementwise.h"
-
+// The binary elementwise ops with numpy broadcasting: ADD, SUB, MUL, DIV
+// (with a fused activation), MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, and PRELU
+// (whose alpha broadcasts to the input).
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "interpreter/kernels/kernel_util.h"
 #include "model/status_macros.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/tflite_io.h"
 
-namespace mgd {
+namespace mgd::ops {
 namespace {
+
+absl::Status Validate(const NodeChecker& c) {
+  MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+  MGD_RETURN_IF_ERROR(c.ActivationOk(AttributesOf<ElementwiseAttributes>(c.node().attributes).activation));
+  for (size_t i = 0; i < 2; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {DataType::kFloat32}));
+  return c.OutputType(0, DataType::kFloat32);
+}
+
+template <typename Options>
+absl::StatusOr<Attributes> DecodeActivation(const DecodeContext& file) {
+  auto options = file.OptionsAs<Options>();
+  if (!options.ok()) return options.status();
+  const Options* o = *options;
+  return ElementwiseAttributes{o != nullptr ? ActivationFromTfl(o->fused_activation_function()) : Activation::kNone};
+}
+
+tflite::ActivationFunctionType FusedActivation(const Node& node) {
+  return ToTfl(AttributesOf<ElementwiseAttributes>(node.attributes).activation);
+}
+void EncodeAdd(const Node& node, EncodeContext& file) {
+  file.Set(tflite::CreateAddOptions(file.builder, FusedActivation(node)));
+}
+void EncodeSub(const Node& node, EncodeContext& file) {
+  file.Set(tflite::CreateSubOptions(file.builder, FusedActivation(node)));
+}
+void EncodeMul(const Node& node, EncodeContext& file) {
+  file.Set(tflite::CreateMulOptions(file.builder, FusedActivation(node)));
+}
+void EncodeDiv(const Node& node, EncodeContext& file) {
+  file.Set(tflite::CreateDivOptions(file.builder, FusedActivation(node)));
+}
 
 absl::StatusOr<Shape> BroadcastShape(const KernelContext& ctx, const Shape& a, const Shape& b) {
   const size_t rank = std::max(a.size(), b.size());
@@ -86,7 +118,7 @@ class BinaryKernel : public Kernel {
   explicit BinaryKernel(OpKind op) : op_(op) {}
 
   absl::Status Prepare(KernelContext& ctx) override {
-    if (const auto* a = std::get_if<ElementwiseAttributes>(&ctx.node->attributes)) act_ = RangeOf(a->activation);
+    act_ = RangeOf(AttributesOf<ElementwiseAttributes>(ctx.node->attributes).activation);
     MGD_ASSIGN_OR_RETURN(Shape shape, BroadcastShape(ctx, ctx.in(0).shape, ctx.in(1).shape));
     if (op_ == OpKind::kPrelu && shape != ctx.in(0).shape) {
       return ctx.Error(fmt::format("alpha {} does not broadcast to the input {}", ShapeToString(ctx.in(1).shape),
@@ -121,51 +153,32 @@ class BinaryKernel : public Kernel {
   ActivationRange act_;
 };
 
-class UnaryKernel : public Kernel {
- public:
-  explicit UnaryKernel(OpKind op) : op_(op) {}
+std::unique_ptr<Kernel> MakeBinaryKernel(const Node& node) { return std::make_unique<BinaryKernel>(node.op); }
 
-  absl::Status Prepare(KernelContext& ctx) override {
-    if (const auto* a = std::get_if<LeakyReluAttributes>(&ctx.node->attributes)) alpha_ = a->alpha;
-    return ctx.ExpectOutputShape(0, ctx.in(0).shape);
-  }
-
-  absl::Status Invoke(KernelContext& ctx) override {
-    const float* x = ctx.in(0).as<float>();
-    float* y = ctx.out(0).as<float>();
-    const int64_t n = ctx.in(0).elements();
-    const float alpha = alpha_;
-    auto apply = [&](auto f) {
-      for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
-    };
-    switch (op_) {
-      case OpKind::kRelu: apply([](float v) { return std::max(v, 0.0f); }); break;
-      case OpKind::kRelu6: apply([](float v) { return std::min(std::max(v, 0.0f), 6.0f); }); break;
-      case OpKind::kReluN1To1: apply([](float v) { return std::min(std::max(v, -1.0f), 1.0f); }); break;
-      case OpKind::kLogistic: apply([](float v) { return 1.0f / (1.0f + std::exp(-v)); }); break;
-      case OpKind::kTanh: apply([](float v) { return std::tanh(v); }); break;
-      case OpKind::kHardSwish:
-        // x * relu6(x + 3) / 6, evaluated as TFLite's CPU path (XNNPACK) does,
-        // clamp(x / 6 + 1/2, 0, 1) * x, so results match it bit for bit.
-        apply([](float v) { return std::min(std::max(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f) * v; });
-        break;
-      case OpKind::kExp: apply([](float v) { return std::exp(v); }); break;
-      case OpKind::kRsqrt: apply([](float v) { return 1.0f / std::sqrt(v); }); break;
-      case OpKind::kElu: apply([](float v) { return v < 0.0f ? std::expm1(v) : v; }); break;
-      case OpKind::kLeakyRelu: apply([alpha](float v) { return v >= 0.0f ? v : alpha * v; }); break;
-      default: return ctx.Error("not a unary op");
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  OpKind op_;
-  float alpha_ = 0.2f;
-};
+OpDefinition Binary(OpKind op, absl::StatusOr<Attributes> (*decode)(const DecodeContext&) = nullptr,
+                    void (*encode)(const Node&, EncodeContext&) = nullptr) {
+  return {.op = op,
+          .decode = decode,
+          .encode = encode,
+          .validate = Validate,
+          .cpu_kernel = MakeBinaryKernel,
+          .gpu = {ElementwiseShader},
+          .elementwise = ElementwiseUpdateOf};
+}
 
 }  // namespace
 
-std::unique_ptr<Kernel> CreateBinaryKernel(OpKind op) { return std::make_unique<BinaryKernel>(op); }
-std::unique_ptr<Kernel> CreateUnaryKernel(OpKind op) { return std::make_unique<UnaryKernel>(op); }
+std::vector<OpDefinition> BinaryOps() {
+  return {
+      Binary(OpKind::kAdd, DecodeActivation<tflite::AddOptions>, EncodeAdd),
+      Binary(OpKind::kSub, DecodeActivation<tflite::SubOptions>, EncodeSub),
+      Binary(OpKind::kMul, DecodeActivation<tflite::MulOptions>, EncodeMul),
+      Binary(OpKind::kDiv, DecodeActivation<tflite::DivOptions>, EncodeDiv),
+      Binary(OpKind::kMaximum),
+      Binary(OpKind::kMinimum),
+      Binary(OpKind::kSquaredDifference),
+      Binary(OpKind::kPrelu),
+  };
+}
 
-}  // namespace mgd
+}  // namespace mgd::ops

@@ -1,10 +1,11 @@
-#include "model/slice.h"
-
+// The strided views of the data movement ops (movement.h).
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace mgd {
+#include "ops/movement/movement.h"
+
+namespace mgd::ops {
 
 absl::StatusOr<StridedView> ResolveSlice(const Shape& input, const std::vector<int64_t>& begin,
                                          const std::vector<int64_t>& second, const std::vector<int64_t>* steps,
@@ -73,4 +74,31 @@ absl::StatusOr<StridedView> ResolveSlice(const Shape& input, const std::vector<i
   return view;
 }
 
-}  // namespace mgd
+void StridedCopy(const float* in, int64_t offset, const std::vector<int64_t>& strides, const Shape& out_shape,
+                 float* out) {
+  const int64_t n = NumElements(out_shape);
+  if (n == 0) return;
+  const size_t rank = out_shape.size();
+  if (rank == 0) {
+    out[0] = in[offset];
+    return;
+  }
+  std::vector<int> index(rank, 0);
+  int64_t src = offset;
+  const int inner = out_shape[rank - 1];
+  const int64_t inner_stride = strides[rank - 1];
+  for (int64_t o = 0; o < n; o += inner) {
+    for (int i = 0; i < inner; ++i) out[o + i] = in[src + i * inner_stride];
+    for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+      const size_t ud = static_cast<size_t>(d);
+      if (++index[ud] < out_shape[ud]) {
+        src += strides[ud];
+        break;
+      }
+      src -= strides[ud] * (out_shape[ud] - 1);
+      index[ud] = 0;
+    }
+  }
+}
+
+}  // namespace mgd::ops

@@ -1,0 +1,31 @@
+// The elementwise ops: unary activations and math (unary.cc), binary
+// arithmetic with numpy broadcasting and PRELU (binary.cc). On the GPU each
+// is an update of `value` (update.cc), so that the same code serves a shader
+// of its own and a tail fused into its producer's shader.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ops/op_definition.h"
+
+namespace mgd::ops {
+
+// ADD, SUB, MUL, DIV: a fused activation.
+struct ElementwiseAttributes {
+  Activation activation = Activation::kNone;
+};
+
+struct LeakyReluAttributes {
+  float alpha = 0.2f;
+};
+
+std::vector<OpDefinition> UnaryOps();
+std::vector<OpDefinition> BinaryOps();
+
+// The ops' OpDefinition::elementwise and their shader of their own.
+absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::NodeContext& ctx, int fused_input,
+                                                               const std::string& prefix);
+absl::StatusOr<shaders::GeneratedShader> ElementwiseShader(const shaders::NodeContext& ctx);
+
+}  // namespace mgd::ops

@@ -1,0 +1,127 @@
+// PAD with zeros: TFLite's paddings as a constant [rank, 2] tensor.
+#include <fmt/format.h>
+
+#include "interpreter/kernels/kernel_util.h"
+#include "model/status_macros.h"
+#include "ops/movement/movement.h"
+#include "ops/tflite_io.h"
+#include "shaders/ops.h"
+
+namespace mgd::ops {
+namespace {
+
+// The paddings are [rank, 2]: before and after each dimension.
+absl::Status Validate(const NodeChecker& c) {
+  MGD_RETURN_IF_ERROR(c.FloatWithConstantIndices());
+  return c.InputRank(1, 2);
+}
+
+// PadOptions is an empty table; it is written for TFLite's sake.
+void Encode(const Node&, EncodeContext& file) { file.Set(tflite::CreatePadOptions(file.builder)); }
+
+class PadKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    const TensorRef& p = ctx.in(1);
+    if (p.dim(0) != x.rank() || p.dim(1) != 2) {
+      return ctx.Error(fmt::format("paddings have shape {}, expected [{},2]", ShapeToString(p.shape), x.rank()));
+    }
+    before_.clear();
+    Shape expected = x.shape;
+    for (int d = 0; d < x.rank(); ++d) {
+      const int64_t lo = IndexValue(p, 2 * d), hi = IndexValue(p, 2 * d + 1);
+      if (lo < 0 || hi < 0 || lo > (1 << 24) || hi > (1 << 24)) {
+        return ctx.Error(fmt::format("paddings [{}, {}] of dimension {} are out of range", lo, hi, d));
+      }
+      before_.push_back(static_cast<int>(lo));
+      expected[static_cast<size_t>(d)] += static_cast<int32_t>(lo + hi);
+    }
+    return ctx.ExpectOutputShape(0, expected);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    TensorRef& y = ctx.out(0);
+    std::memset(y.data, 0, y.bytes);
+    if (x.elements() == 0) return absl::OkStatus();
+    // Copy the input into the window of the output it lands in.
+    const auto ys = Strides(y.shape);
+    int64_t offset = 0;
+    for (int d = 0; d < x.rank(); ++d) offset += before_[static_cast<size_t>(d)] * ys[static_cast<size_t>(d)];
+    const float* xd = x.as<float>();
+    float* yd = y.as<float>() + offset;
+    // Scatter: iterate over the input, writing with the output's strides.
+    const size_t rank = x.shape.size();
+    if (rank == 0) {
+      yd[0] = xd[0];
+      return absl::OkStatus();
+    }
+    std::vector<int> index(rank, 0);
+    int64_t dst = 0;
+    const int inner = x.shape[rank - 1];
+    for (int64_t i = 0; i < x.elements(); i += inner) {
+      std::memcpy(yd + dst, xd + i, static_cast<size_t>(inner) * sizeof(float));
+      for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
+        const size_t ud = static_cast<size_t>(d);
+        if (++index[ud] < x.shape[ud]) {
+          dst += ys[ud];
+          break;
+        }
+        dst -= ys[ud] * (x.shape[ud] - 1);
+        index[ud] = 0;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<int> before_;
+};
+
+using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
+
+absl::StatusOr<GeneratedShader> Pad(const NodeContext& ctx) {
+  if (!ctx.input(1).is_constant) return absl::UnimplementedError("paddings must be constant for the GPU");
+  if (ctx.node->inputs.size() > 2) return absl::UnimplementedError("PAD with a constant value");
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  const std::vector<int64_t> p = ConstantInts(ctx.input(1));
+  const int rank = static_cast<int>(ctx.input(0).shape.size());
+  int64_t before[4] = {0, 0, 0, 0};
+  for (int d = 0; d < rank; ++d) before[BhwcAxis(d, rank)] = p[2 * static_cast<size_t>(d)];
+  GeneratedShader g = StartShader(ctx, *out, {0});
+  g.code.body += fmt::format(
+      "  int ib = b - {}, iy = y - {}, ix = x - {};\n"
+      "  bool inside = ib >= 0 && ib < {} && iy >= 0 && iy < {} && ix >= 0 && ix < {};\n",
+      before[0], before[1], before[2], in->batch, in->height, in->width);
+  if (before[3] % 4 == 0) {
+    // Whole slices move; lanes past the input's channels are zero already.
+    g.code.body += fmt::format(
+        "  int is = s - {};\n"
+        "  vec4 value = (inside && is >= 0 && is < {}) ? vec4({}) : vec4(0.0);\n",
+        before[3] / 4, in->slices(), glsl::Read("in0", *in, "ib", "is", "iy", "ix"));
+  } else {
+    g.code.body += fmt::format(
+        "  vec4 value = vec4(0.0);\n"
+        "  for (int k = 0; k < 4; ++k) {{\n"
+        "    int ic = s * 4 + k - {};\n"
+        "    if (inside && ic >= 0 && ic < {}) value[k] = {}[ic % 4];\n"
+        "  }}\n",
+        before[3], in->channels, glsl::Read("in0", *in, "ib", "ic / 4", "iy", "ix"));
+  }
+  return g;
+}
+
+}  // namespace
+
+std::vector<OpDefinition> PadOps() {
+  return {{.op = OpKind::kPad,
+           .encode = Encode,
+           .validate = Validate,
+           .cpu_kernel = MakeKernel<PadKernel>,
+           .gpu = {Pad}}};
+}
+
+}  // namespace mgd::ops

@@ -1,0 +1,90 @@
+#include "tests/delegate/random_graph/describe.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "ops/concatenation/concatenation.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/movement/movement.h"
+#include "ops/pool/pool.h"
+#include "ops/reduce/reduce.h"
+#include "ops/resize/resize.h"
+#include "ops/softmax/softmax.h"
+#include "ops/space_depth/space_depth.h"
+
+namespace mgd::random_graph {
+namespace {
+
+// The fields an attributes struct has, by name.
+template <typename A>
+std::string Fields(const A& a) {
+  std::string s;
+  if constexpr (requires { a.padding; }) s += a.padding == Padding::kSame ? " SAME" : " VALID";
+  if constexpr (requires { a.stride_h; }) s += fmt::format(" s{}x{}", a.stride_h, a.stride_w);
+  if constexpr (requires { a.dilation_h; }) s += fmt::format(" d{}x{}", a.dilation_h, a.dilation_w);
+  if constexpr (requires { a.filter_h; }) s += fmt::format(" f{}x{}", a.filter_h, a.filter_w);
+  if constexpr (requires { a.depth_multiplier; }) s += fmt::format(" multiplier {}", a.depth_multiplier);
+  if constexpr (requires { a.axis; }) s += fmt::format(" axis {}", a.axis);
+  if constexpr (requires { a.block_size; }) s += fmt::format(" block {}", a.block_size);
+  if constexpr (requires { a.alpha; }) s += fmt::format(" alpha {}", a.alpha);
+  if constexpr (requires { a.beta; }) s += fmt::format(" beta {}", a.beta);
+  if constexpr (requires { a.keep_dims; }) s += a.keep_dims ? " keep_dims" : "";
+  if constexpr (requires { a.shrink_axis_mask; }) {
+    s += fmt::format(" masks begin {} end {} shrink {}", a.begin_mask, a.end_mask, a.shrink_axis_mask);
+  }
+  if constexpr (requires { a.align_corners; }) {
+    s += a.align_corners ? " align_corners" : a.half_pixel_centers ? " half_pixel_centers" : "";
+  }
+  if constexpr (requires { a.activation; }) {
+    if (a.activation != Activation::kNone) s += std::string(" ") + ActivationName(a.activation);
+  }
+  return s;
+}
+
+// The fields of whichever of `Types` the type-erased attributes hold.
+template <typename... Types>
+std::string FieldsOfAny(const OpAttributes& a) {
+  std::string s;
+  ((s += a.get_if<Types>() != nullptr ? Fields(*a.get_if<Types>()) : std::string()), ...);
+  return s;
+}
+
+std::string ParameterText(const Attributes& attributes) {
+  return std::visit(
+      [](const auto& a) -> std::string {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, OpAttributes>) {
+          return FieldsOfAny<ops::ConcatenationAttributes, ops::ElementwiseAttributes, ops::LeakyReluAttributes,
+                             ops::StridedSliceAttributes, ops::PoolAttributes, ops::ReducerAttributes,
+                             ops::ResizeAttributes, ops::SoftmaxAttributes, ops::BlockSizeAttributes>(a);
+        } else {
+          return Fields(a);
+        }
+      },
+      attributes);
+}
+
+}  // namespace
+
+std::string Describe(const Graph& graph) {
+  std::ostringstream s;
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    s << "  input " << i << ": " << ShapeToString(graph.tensors[static_cast<size_t>(graph.inputs[i])].shape) << "\n";
+  }
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    s << "  " << NodeLabel(graph, static_cast<int>(n)) << ParameterText(node.attributes) << ":";
+    for (int t : node.inputs) {
+      if (t == kNoTensor) continue;
+      const Tensor& tensor = graph.tensors[static_cast<size_t>(t)];
+      s << " " << (tensor.is_constant ? "const" : "t" + std::to_string(t)) << ShapeToString(tensor.shape);
+    }
+    s << " -> t" << node.outputs[0] << ShapeToString(graph.tensors[static_cast<size_t>(node.outputs[0])].shape) << "\n";
+  }
+  s << "  outputs:";
+  for (int t : graph.outputs) s << " t" << t;
+  return s.str();
+}
+
+}  // namespace mgd::random_graph
