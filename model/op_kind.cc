@@ -50,7 +50,7 @@ std::string BuiltinName(int32_t code) {
 bool IsKnownOpKind(int32_t code) {
   switch (static_cast<OpKind>(code)) {
     case OpKind::kConv2d: case OpKind::kDepthwiseConv2d: case OpKind::kTransposeConv:
-    case OpKind::kFullyConnected: case OpKind::kDequantize: case OpKind::kDensify:
+    case OpKind::kFullyConnected:
     case OpKind::kCustom:
       return true;
     default:

@@ -63,7 +63,6 @@ absl::Status ValidateTensor(const Graph& graph, int index) {
 
 constexpr auto kF32 = DataType::kFloat32;
 constexpr auto kI32 = DataType::kInt32;
-constexpr auto kI64 = DataType::kInt64;
 
 // CONV_2D and DEPTHWISE_CONV_2D: input, filter (both rank 4), optional bias.
 absl::Status ValidateConvolution(const NodeChecker& c, int32_t stride_w, int32_t stride_h, int32_t dilation_w,
@@ -115,21 +114,6 @@ absl::Status ValidateNodeSignature(const Graph& graph, int index) {
       MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
       if (c.In(0).shape.empty()) return c.Fail("input 0 is a scalar; it needs at least one dimension");
       return c.OutputType(0, kF32);
-    }
-    case OpKind::kDequantize: {
-      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat16, DataType::kInt8, DataType::kUInt8}));
-      if (c.In(0).type != DataType::kFloat16 && !c.In(0).quantization.has_value()) {
-        return c.Fail("input 0 is quantized but has no quantization parameters");
-      }
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kDensify: {
-      MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
-      MGD_RETURN_IF_ERROR(c.Constant(0));
-      if (!c.In(0).sparsity.has_value()) return c.Fail("input 0 has no sparsity parameters");
-      if (c.Out(0).type != c.In(0).type) return c.Fail("output type differs from the input type");
-      return absl::OkStatus();
     }
     case OpKind::kCustom:
       return absl::OkStatus();  // checked against its registration by the interpreter

@@ -160,9 +160,6 @@ class Writer {
                                                 c.keep_num_dims).Union());
         break;
       }
-      case OpKind::kDequantize:
-        set(tflite::BuiltinOptions_DequantizeOptions, tflite::CreateDequantizeOptions(b_).Union());
-        break;
       case OpKind::kCustom: {
         const auto& c = std::get<CustomAttributes>(a);
         custom_name = c.name;

@@ -7,6 +7,8 @@
 #include <shared_mutex>
 
 #include "ops/concatenation/concatenation.h"
+#include "ops/densify/densify.h"
+#include "ops/dequantize/dequantize.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/movement/movement.h"
 #include "ops/pool/pool.h"
@@ -23,6 +25,8 @@ namespace {
 constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     BinaryOps,
     ConcatenationOps,
+    DensifyOps,
+    DequantizeOps,
     MediaPipePoolOps,
     PadOps,
     PoolOps,

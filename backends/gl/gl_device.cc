@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "backends/gl/egl_context.h"
+#include "backends/gl/gl_displays.h"
 #include "backends/gl/gl_info.h"
 #include "backends/gl/gl_objects.h"
 #include "backends/gl/gl_worker.h"
@@ -24,69 +25,6 @@ namespace {
 // software GPU on a loaded machine can take minutes over a cold model.
 constexpr std::chrono::seconds kRunTimeout{600};
 constexpr GLuint64 kWaitSliceNs = 100'000'000;  // 100 ms per glClientWaitSync
-
-// ---------------------------------------------------------------------------
-// Finding displays
-
-// A display that gave a usable context, kept (not current) until one is chosen.
-struct Candidate {
-  std::unique_ptr<EglContext> context;
-  ContextCapabilities caps;
-};
-
-struct Probe {
-  std::vector<Candidate> usable;     // best first
-  std::vector<std::string> problems;  // why the others were not
-};
-
-absl::StatusOr<Candidate> OpenCandidate(const DisplaySource& source) {
-  absl::StatusOr<std::unique_ptr<DisplayRef>> display = DisplayRef::Open(source);
-  if (!display.ok()) return display.status();
-  absl::StatusOr<std::unique_ptr<EglContext>> context = EglContext::Create(std::move(*display));
-  if (!context.ok()) return context.status();
-  absl::StatusOr<ContextCapabilities> caps = QueryCurrentContext(source.label);
-  (*context)->ReleaseCurrent();
-  if (!caps.ok()) return caps.status();
-  return Candidate{std::move(*context), std::move(*caps)};
-}
-
-bool SameGpu(const GpuInfo& a, const GpuInfo& b) {
-  return a.vendor == b.vendor && a.device_name == b.device_name;
-}
-
-// Every usable display, on the calling thread (each context is made current
-// in turn). Mesa offers the same GPU through the surfaceless platform and as
-// an EGL device, so the first device matching the surfaceless display is
-// dropped; further identical ones are distinct GPUs of one model.
-Probe ProbeDisplays() {
-  Probe probe;
-  std::vector<DisplaySource> sources = EnumerateDisplaySources();
-  std::optional<GpuInfo> surfaceless;  // a copy: `usable` may reallocate
-  bool dropped_duplicate = false;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    absl::StatusOr<Candidate> candidate = OpenCandidate(sources[i]);
-    if (!candidate.ok()) {
-      probe.problems.push_back(std::string(candidate.status().message()));
-      // The default display is the last resort when no platform display works.
-      if (i + 1 == sources.size() && probe.usable.empty() && sources[i].kind != DisplaySource::Kind::kDefault) {
-        sources.push_back({DisplaySource::Kind::kDefault, -1, "default display"});
-      }
-      continue;
-    }
-    const GpuInfo& info = candidate->caps.info;
-    if (sources[i].kind == DisplaySource::Kind::kDevice && surfaceless.has_value() && !dropped_duplicate &&
-        SameGpu(info, *surfaceless)) {
-      dropped_duplicate = true;
-      continue;
-    }
-    if (sources[i].kind == DisplaySource::Kind::kSurfaceless) surfaceless = info;
-    probe.usable.push_back(std::move(*candidate));
-  }
-  std::stable_sort(probe.usable.begin(), probe.usable.end(), [](const Candidate& a, const Candidate& b) {
-    return DeviceTypeRank(a.caps.info.type) < DeviceTypeRank(b.caps.info.type);
-  });
-  return probe;
-}
 
 // ---------------------------------------------------------------------------
 // Argument checks (no GL: they run on the caller's thread)
@@ -457,12 +395,6 @@ class GlDevice final : public Device {
 
   std::shared_ptr<DeviceCore> core_;
 };
-
-absl::Status NoDevice(const Probe& probe) {
-  std::string reasons = probe.problems.empty() ? "no EGL display found" : "";
-  for (const std::string& problem : probe.problems) reasons += (reasons.empty() ? "" : "; ") + problem;
-  return absl::NotFoundError("no usable OpenGL ES 3.1 device: " + reasons);
-}
 
 // On the worker thread: probes, selects and keeps one context current.
 absl::Status OpenDevice(DeviceCore& core, const DeviceOptions& options) {

@@ -1,7 +1,6 @@
 // Maps each builtin op kind to its CPU reference kernel: the op's definition
 // (ops/) has it, or, for the families not moved there yet, the switch below.
 #include "interpreter/kernels/conv.h"
-#include "interpreter/kernels/quantize.h"
 #include "ops/registry.h"
 
 namespace mgd {
@@ -13,8 +12,6 @@ std::unique_ptr<Kernel> CreateBuiltinKernel(const Node& node) {
     case OpKind::kDepthwiseConv2d: return CreateDepthwiseConv2dKernel();
     case OpKind::kTransposeConv: return CreateTransposeConvKernel();
     case OpKind::kFullyConnected: return CreateFullyConnectedKernel();
-    case OpKind::kDequantize: return CreateDequantizeKernel();
-    case OpKind::kDensify: return CreateDensifyKernel();
     default: return nullptr;  // kCustom (the resolver's), and the elementwise ops above
   }
   return nullptr;
