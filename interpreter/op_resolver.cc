@@ -5,7 +5,6 @@
 namespace mgd {
 
 OpResolver::OpResolver() {
-  AddCustom("Convolution2DTransposeBias", [](const Node&) { return CreateConvolution2dTransposeBiasKernel(); });
   for (const ops::OpDefinition* op : ops::CustomOps()) {
     custom_[op->custom_name] = Entry{CustomOp{op->cpu_kernel, op->decode_custom}, 1, INT_MAX};
   }

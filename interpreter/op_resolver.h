@@ -49,7 +49,4 @@ class OpResolver {
   std::map<std::string, Entry> custom_;
 };
 
-// The MediaPipe ops' CPU kernels not yet defined in ops/ (mediapipe_ops.cc).
-std::unique_ptr<Kernel> CreateConvolution2dTransposeBiasKernel();
-
 }  // namespace mgd

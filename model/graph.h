@@ -68,32 +68,6 @@ enum class Padding : uint8_t { kSame, kValid };
 
 const char* ActivationName(Activation activation);
 
-struct Conv2dAttributes {
-  Padding padding = Padding::kSame;
-  int32_t stride_w = 1, stride_h = 1;
-  int32_t dilation_w = 1, dilation_h = 1;
-  Activation activation = Activation::kNone;
-};
-
-struct DepthwiseConv2dAttributes {
-  Padding padding = Padding::kSame;
-  int32_t stride_w = 1, stride_h = 1;
-  int32_t dilation_w = 1, dilation_h = 1;
-  int32_t depth_multiplier = 1;
-  Activation activation = Activation::kNone;
-};
-
-struct TransposeConvAttributes {
-  Padding padding = Padding::kSame;
-  int32_t stride_w = 1, stride_h = 1;
-  Activation activation = Activation::kNone;
-};
-
-struct FullyConnectedAttributes {
-  Activation activation = Activation::kNone;
-  bool keep_num_dims = false;
-};
-
 class OpAttributes;
 
 // A custom op: its registered name and the opaque option bytes.
@@ -126,12 +100,9 @@ class OpAttributes {
   const std::type_info* type_;
 };
 
-// The attributes of the op families not yet moved into ops/ are listed here;
-// those of the others are OpAttributes.
-using Attributes =
-    std::variant<std::monostate, Conv2dAttributes, DepthwiseConv2dAttributes,
-                 TransposeConvAttributes, FullyConnectedAttributes,
-                 CustomAttributes, OpAttributes>;
+// A node's attributes: none, a custom op's, or a builtin op's own (declared
+// in its folder under ops/).
+using Attributes = std::variant<std::monostate, CustomAttributes, OpAttributes>;
 
 // An op's attributes (or a custom op's decoded options) as a T, or null when
 // it has none or others.

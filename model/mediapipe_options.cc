@@ -24,16 +24,4 @@ absl::StatusOr<Padding> ReadTfLitePadding(int32_t value) {
   return InvalidArgumentError(fmt::format("custom_options: padding {} is neither SAME (1) nor VALID (2)", value));
 }
 
-absl::StatusOr<MediaPipeTransposeConvOptions> DecodeTransposeConvOptions(const std::vector<uint8_t>& options) {
-  auto ints = ReadCustomInts(options, 3, "TfLiteTransposeConvParams");
-  if (!ints.ok()) return ints.status();
-  auto padding = ReadTfLitePadding((*ints)[0]);
-  if (!padding.ok()) return padding.status();
-  MediaPipeTransposeConvOptions o{*padding, (*ints)[1], (*ints)[2]};
-  if (o.stride_w < 1 || o.stride_h < 1) {
-    return InvalidArgumentError(fmt::format("custom_options: strides {}x{} must be at least 1", o.stride_w, o.stride_h));
-  }
-  return o;
-}
-
 }  // namespace mgd

@@ -1,7 +1,8 @@
-// The custom options of MediaPipe's ops, decoded once for the CPU kernels
-// and the shader generators. They are raw C structs (TfLiteTransposeConvParams
-// and TfLitePoolParams: little-endian int32 fields), not flexbuffers; the
-// pools' are decoded in ops/pool/.
+// Reading the custom options of MediaPipe's ops: raw C structs
+// (TfLiteTransposeConvParams, TfLitePoolParams: little-endian int32
+// fields), not flexbuffers. The ops' folders decode them (ops/conv/,
+// ops/pool/); errors name the field ("custom_options: ...") for the caller
+// to put after the node's label.
 #pragma once
 
 #include <cstdint>
@@ -11,16 +12,6 @@
 #include "model/graph.h"
 
 namespace mgd {
-
-// Convolution2DTransposeBias: TfLiteTransposeConvParams.
-struct MediaPipeTransposeConvOptions {
-  Padding padding = Padding::kSame;
-  int stride_w = 1, stride_h = 1;
-};
-
-// An error names the field ("custom_options: ...") for the caller to put
-// after the node's label.
-absl::StatusOr<MediaPipeTransposeConvOptions> DecodeTransposeConvOptions(const std::vector<uint8_t>& options);
 
 // The struct's first `count` int32 fields; `struct_name` names it in the
 // error when the options are shorter.

@@ -47,16 +47,4 @@ std::string BuiltinName(int32_t code) {
   return "BUILTIN_" + std::to_string(code);
 }
 
-bool IsKnownOpKind(int32_t code) {
-  switch (static_cast<OpKind>(code)) {
-    case OpKind::kConv2d: case OpKind::kDepthwiseConv2d: case OpKind::kTransposeConv:
-    case OpKind::kFullyConnected:
-    case OpKind::kCustom:
-      return true;
-    default:
-      break;
-  }
-  return false;
-}
-
 }  // namespace mgd

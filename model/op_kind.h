@@ -56,10 +56,6 @@ enum class OpKind : int32_t {
 // implement; "BUILTIN_<n>" for codes it does not know at all.
 std::string BuiltinName(int32_t code);
 
-// True for the builtin codes of the op families that ops/ does not define
-// yet (the reader, writer, validator and kernels still switch on those).
-bool IsKnownOpKind(int32_t code);
-
 inline std::string OpName(OpKind kind) { return BuiltinName(static_cast<int32_t>(kind)); }
 
 }  // namespace mgd

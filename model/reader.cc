@@ -207,65 +207,7 @@ class Converter {
       node.attributes = std::move(*attributes);
       return absl::OkStatus();
     }
-#define MGD_OPTIONS(Type)                                 \
-  auto options_or = file.OptionsAs<tflite::Type>();       \
-  if (!options_or.ok()) return Error(std::string(options_or.status().message())); \
-  const tflite::Type* o = *options_or;
-    switch (node.op) {
-      case OpKind::kConv2d: {
-        MGD_OPTIONS(Conv2DOptions)
-        Conv2dAttributes a;
-        if (o != nullptr) {
-          a.padding = PaddingFromTfl(o->padding());
-          a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
-          a.dilation_w = o->dilation_w_factor(); a.dilation_h = o->dilation_h_factor();
-          a.activation = ActivationFromTfl(o->fused_activation_function());
-        }
-        node.attributes = a;
-        break;
-      }
-      case OpKind::kDepthwiseConv2d: {
-        MGD_OPTIONS(DepthwiseConv2DOptions)
-        DepthwiseConv2dAttributes a;
-        if (o != nullptr) {
-          a.padding = PaddingFromTfl(o->padding());
-          a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
-          a.dilation_w = o->dilation_w_factor(); a.dilation_h = o->dilation_h_factor();
-          a.depth_multiplier = o->depth_multiplier();
-          a.activation = ActivationFromTfl(o->fused_activation_function());
-        }
-        node.attributes = a;
-        break;
-      }
-      case OpKind::kTransposeConv: {
-        MGD_OPTIONS(TransposeConvOptions)
-        TransposeConvAttributes a;
-        if (o != nullptr) {
-          a.padding = PaddingFromTfl(o->padding());
-          a.stride_w = o->stride_w(); a.stride_h = o->stride_h();
-          a.activation = ActivationFromTfl(o->fused_activation_function());
-        }
-        node.attributes = a;
-        break;
-      }
-      case OpKind::kFullyConnected: {
-        MGD_OPTIONS(FullyConnectedOptions)
-        FullyConnectedAttributes a;
-        if (o != nullptr) {
-          if (o->weights_format() != tflite::FullyConnectedOptionsWeightsFormat_DEFAULT) {
-            return Error(fmt::format("{}: field weights_format: only DEFAULT is supported", label));
-          }
-          a.activation = ActivationFromTfl(o->fused_activation_function());
-          a.keep_num_dims = o->keep_num_dims();
-        }
-        node.attributes = a;
-        break;
-      }
-      default:
-        node.attributes = std::monostate{};
-        break;
-    }
-#undef MGD_OPTIONS
+    node.attributes = std::monostate{};
     return absl::OkStatus();
   }
 
@@ -279,7 +221,7 @@ class Converter {
     const tflite::OperatorCode& code = *codes->Get(op.opcode_index());
     // Schema 3a: the wider builtin_code field wins when it is larger.
     const int32_t builtin = std::max<int32_t>(code.deprecated_builtin_code(), code.builtin_code());
-    if (!IsKnownOpKind(builtin) && ops::FindBuiltin(static_cast<OpKind>(builtin)) == nullptr) {
+    if (static_cast<OpKind>(builtin) != OpKind::kCustom && ops::FindBuiltin(static_cast<OpKind>(builtin)) == nullptr) {
       return Error(fmt::format("node {}: operator {} ({}) is not supported by mgd", index,
                                BuiltinName(builtin), builtin));
     }

@@ -61,65 +61,12 @@ absl::Status ValidateTensor(const Graph& graph, int index) {
   return absl::OkStatus();
 }
 
-constexpr auto kF32 = DataType::kFloat32;
-constexpr auto kI32 = DataType::kInt32;
-
-// CONV_2D and DEPTHWISE_CONV_2D: input, filter (both rank 4), optional bias.
-absl::Status ValidateConvolution(const NodeChecker& c, int32_t stride_w, int32_t stride_h, int32_t dilation_w,
-                                 int32_t dilation_h, Activation activation) {
-  MGD_RETURN_IF_ERROR(c.Arity(2, 3, 1));
-  MGD_RETURN_IF_ERROR(c.Positive("stride_w", stride_w));
-  MGD_RETURN_IF_ERROR(c.Positive("stride_h", stride_h));
-  MGD_RETURN_IF_ERROR(c.Positive("dilation_w_factor", dilation_w));
-  MGD_RETURN_IF_ERROR(c.Positive("dilation_h_factor", dilation_h));
-  MGD_RETURN_IF_ERROR(c.ActivationOk(activation));
-  for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
-  MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
-  MGD_RETURN_IF_ERROR(c.InputRank(1, 4));
-  MGD_RETURN_IF_ERROR(c.InputRank(2, 1));
-  return c.OutputType(0, kF32);
-}
-
 absl::Status ValidateNodeSignature(const Graph& graph, int index) {
   NodeChecker c(graph, index);
   const Node& node = c.node();
   if (const ops::OpDefinition* definition = ops::FindBuiltin(node.op)) return definition->validate(c);
-  switch (node.op) {
-    case OpKind::kConv2d: {
-      const auto& a = std::get<Conv2dAttributes>(node.attributes);
-      return ValidateConvolution(c, a.stride_w, a.stride_h, a.dilation_w, a.dilation_h, a.activation);
-    }
-    case OpKind::kDepthwiseConv2d: {
-      const auto& a = std::get<DepthwiseConv2dAttributes>(node.attributes);
-      return ValidateConvolution(c, a.stride_w, a.stride_h, a.dilation_w, a.dilation_h, a.activation);
-    }
-    case OpKind::kTransposeConv: {
-      // inputs: output_shape (int32 [4]), weights OHWI, input, optional bias.
-      MGD_RETURN_IF_ERROR(c.Arity(3, 4, 1));
-      const auto& a = std::get<TransposeConvAttributes>(node.attributes);
-      MGD_RETURN_IF_ERROR(c.Positive("stride_w", a.stride_w));
-      MGD_RETURN_IF_ERROR(c.Positive("stride_h", a.stride_h));
-      MGD_RETURN_IF_ERROR(c.ActivationOk(a.activation));
-      MGD_RETURN_IF_ERROR(c.InputType(0, {kI32}));
-      MGD_RETURN_IF_ERROR(c.Constant(0));
-      for (size_t i = 1; i < 4; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
-      MGD_RETURN_IF_ERROR(c.InputRank(1, 4));
-      MGD_RETURN_IF_ERROR(c.InputRank(2, 4));
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kFullyConnected: {
-      MGD_RETURN_IF_ERROR(c.Arity(2, 3, 1));
-      MGD_RETURN_IF_ERROR(c.ActivationOk(std::get<FullyConnectedAttributes>(node.attributes).activation));
-      for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {kF32}));
-      MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
-      if (c.In(0).shape.empty()) return c.Fail("input 0 is a scalar; it needs at least one dimension");
-      return c.OutputType(0, kF32);
-    }
-    case OpKind::kCustom:
-      return absl::OkStatus();  // checked against its registration by the interpreter
-    default:
-      break;
-  }
+  // A custom node is checked against its registration by the interpreter.
+  if (node.op == OpKind::kCustom) return absl::OkStatus();
   return c.Fail("unknown operator");
 }
 

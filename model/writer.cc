@@ -121,53 +121,17 @@ class Writer {
     fb::Offset<fb::Vector<uint8_t>> custom_options = 0;
     auto options_type = tflite::BuiltinOptions_NONE;
     fb::Offset<void> options = 0;
-    auto set = [&](tflite::BuiltinOptions type, fb::Offset<void> value) {
-      options_type = type;
-      options = value;
-    };
-    const Attributes& a = node.attributes;
     if (const ops::OpDefinition* definition = ops::FindBuiltin(node.op)) {
       if (definition->encode != nullptr) {
         ops::EncodeContext file{b_};
         definition->encode(node, file);
-        set(file.type, file.options);
+        options_type = file.type;
+        options = file.options;
       }
-    } else switch (node.op) {  // the families not yet in ops/
-      case OpKind::kConv2d: {
-        const auto& c = std::get<Conv2dAttributes>(a);
-        set(tflite::BuiltinOptions_Conv2DOptions,
-            tflite::CreateConv2DOptions(b_, ToTfl(c.padding), c.stride_w, c.stride_h, ToTfl(c.activation),
-                                        c.dilation_w, c.dilation_h).Union());
-        break;
-      }
-      case OpKind::kDepthwiseConv2d: {
-        const auto& c = std::get<DepthwiseConv2dAttributes>(a);
-        set(tflite::BuiltinOptions_DepthwiseConv2DOptions,
-            tflite::CreateDepthwiseConv2DOptions(b_, ToTfl(c.padding), c.stride_w, c.stride_h, c.depth_multiplier,
-                                                 ToTfl(c.activation), c.dilation_w, c.dilation_h).Union());
-        break;
-      }
-      case OpKind::kTransposeConv: {
-        const auto& c = std::get<TransposeConvAttributes>(a);
-        set(tflite::BuiltinOptions_TransposeConvOptions,
-            tflite::CreateTransposeConvOptions(b_, ToTfl(c.padding), c.stride_w, c.stride_h, ToTfl(c.activation)).Union());
-        break;
-      }
-      case OpKind::kFullyConnected: {
-        const auto& c = std::get<FullyConnectedAttributes>(a);
-        set(tflite::BuiltinOptions_FullyConnectedOptions,
-            tflite::CreateFullyConnectedOptions(b_, ToTfl(c.activation), tflite::FullyConnectedOptionsWeightsFormat_DEFAULT,
-                                                c.keep_num_dims).Union());
-        break;
-      }
-      case OpKind::kCustom: {
-        const auto& c = std::get<CustomAttributes>(a);
-        custom_name = c.name;
-        custom_options = b_.CreateVector(c.options);
-        break;
-      }
-      default:
-        break;  // ops without options
+    } else if (node.op == OpKind::kCustom) {
+      const auto& c = std::get<CustomAttributes>(node.attributes);
+      custom_name = c.name;
+      custom_options = b_.CreateVector(c.options);
     }
     if (node.op == OpKind::kCustom && custom_name.empty()) return absl::InvalidArgumentError("custom op without a name");
     const uint32_t opcode = OpcodeIndex(node.op, node.version, custom_name);

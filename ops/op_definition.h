@@ -46,6 +46,12 @@ struct OpDefinition {
   // shapes from the inputs'.
   std::unique_ptr<Kernel> (*cpu_kernel)(const Node& node) = nullptr;
 
+  // True when output 0 of the node is its input 0 unchanged, element for
+  // element (a RESHAPE, a PAD of zeros, a whole SLICE): a graph pass lets the
+  // output alias the input where both are stored alike
+  // (passes/remove_no_ops.cc). Null: never.
+  bool (*is_identity)(const Graph& graph, const Node& node) = nullptr;
+
   // GPU generators, tried in order until one takes the node (a special case
   // before the general one). None: the op stays on the CPU.
   std::vector<shaders::Generator> gpu;
@@ -54,6 +60,9 @@ struct OpDefinition {
   absl::StatusOr<shaders::ElementwiseUpdate> (*elementwise)(const shaders::NodeContext& ctx, int fused_input,
                                                             const std::string& prefix) = nullptr;
 };
+
+// An is_identity for ops that only relabel their input's shape.
+inline bool AlwaysIdentity(const Graph&, const Node&) { return true; }
 
 // A cpu_kernel that makes a `KernelClass` from constant arguments:
 // `.cpu_kernel = MakeKernel<PoolKernel, true>`.

@@ -7,6 +7,7 @@
 #include <shared_mutex>
 
 #include "ops/concatenation/concatenation.h"
+#include "ops/conv/conv.h"
 #include "ops/densify/densify.h"
 #include "ops/dequantize/dequantize.h"
 #include "ops/elementwise/elementwise.h"
@@ -25,9 +26,13 @@ namespace {
 constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     BinaryOps,
     ConcatenationOps,
+    Conv2dOps,
     DensifyOps,
+    DepthwiseConv2dOps,
     DequantizeOps,
+    FullyConnectedOps,
     MediaPipePoolOps,
+    MediaPipeTransposeConvOps,
     PadOps,
     PoolOps,
     ReduceOps,
@@ -36,6 +41,7 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     SliceOps,
     SoftmaxOps,
     SpaceDepthOps,
+    TransposeConvOps,
     TransposeOps,
     UnaryOps,
 };

@@ -4,17 +4,13 @@
 #include <cstring>
 
 #include "model/constants.h"
+#include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace mgd {
 namespace {
 
 bool IsConvolution(OpKind op) { return op == OpKind::kConv2d || op == OpKind::kDepthwiseConv2d; }
-
-Activation& ActivationOf(Node& conv) {
-  return conv.op == OpKind::kConv2d ? std::get<Conv2dAttributes>(conv.attributes).activation
-                                    : std::get<DepthwiseConv2dAttributes>(conv.attributes).activation;
-}
 
 int AddConstant(Graph& graph, const Shape& shape, const std::vector<float>& data, const std::string& name) {
   Tensor t;
@@ -53,7 +49,7 @@ void FoldMulAddIntoConvolutions(Subgraph& subgraph) {
       Node& conv = graph.nodes[static_cast<size_t>(it->second)];
       if (!IsConvolution(conv.op) || consumers.at(t) != 1 || subgraph.escaping.count(t)) continue;
       if (tensor(m.outputs[0]).shape != tensor(t).shape) continue;
-      if (ActivationOf(conv) != Activation::kNone) continue;
+      if (ops::ConvolutionActivation(conv) != Activation::kNone) continue;
       const Tensor& w = tensor(conv.inputs[1]);
       const int channels = tensor(t).shape.back();
       const int64_t kn = NumElements(k.shape);
@@ -83,7 +79,7 @@ void FoldMulAddIntoConvolutions(Subgraph& subgraph) {
       const int bias_tensor = AddConstant(graph, {channels}, bias, tensor(t).name + "_bias");
       if (conv.inputs.size() < 3) conv.inputs.resize(3, kNoTensor);
       conv.inputs[2] = bias_tensor;
-      ActivationOf(conv) = AttributesOf<ops::ElementwiseAttributes>(m.attributes).activation;
+      ops::SetConvolutionActivation(conv, AttributesOf<ops::ElementwiseAttributes>(m.attributes).activation);
       conv.outputs[0] = m.outputs[0];
       producer[m.outputs[0]] = it->second;
       removed.insert(n);

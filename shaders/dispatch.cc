@@ -1,23 +1,13 @@
 // Which generator a node gets: its op's candidates from the op registry
-// (ops/), or, for the families not moved there yet, the tables of ops_*.cc.
+// (ops/).
 #include <fmt/format.h>
 
 #include "ops/registry.h"
 #include "shaders/ops.h"
 
 namespace mgd::shaders {
-namespace {
-
-Generators OpGenerators() {
-  Generators g;
-  AddConvolutionGenerators(g);
-  return g;
-}
-
-}  // namespace
 
 absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
-  static const Generators generators = OpGenerators();
   // The GPU computes in floats: other activations stay on the CPU.
   for (int t : ctx.node->inputs) {
     if (t == kNoTensor) continue;
@@ -29,13 +19,7 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
   const bool custom = ctx.node->op == OpKind::kCustom;
   const std::string name = custom ? CustomName(*ctx.node) : OpName(ctx.node->op);
   const ops::OpDefinition* definition = custom ? ops::FindCustom(name) : ops::FindBuiltin(ctx.node->op);
-  const Generator* generator = nullptr;  // of a family not moved into ops/ yet
-  if (definition == nullptr && custom) {
-    if (auto it = generators.custom.find(name); it != generators.custom.end()) generator = &it->second;
-  } else if (definition == nullptr) {
-    if (auto it = generators.builtin.find(ctx.node->op); it != generators.builtin.end()) generator = &it->second;
-  }
-  const bool none = definition != nullptr ? definition->gpu.empty() : generator == nullptr;
+  const bool none = definition == nullptr || definition->gpu.empty();
   const absl::Status no_generator = absl::UnimplementedError(
       custom ? fmt::format("no GPU shader for custom op {}", name) : fmt::format("no GPU shader for {}", name));
   if (none && !custom) return no_generator;
@@ -44,7 +28,6 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
     if (out.type != DataType::kFloat32) return absl::UnimplementedError("non-float outputs stay on the CPU");
   }
   if (none) return no_generator;  // said after the outputs' check, as for any custom op
-  if (definition == nullptr) return (*generator)(ctx);
   // The op's candidates in order: the first that takes the node wins; when
   // none does, the last (the general one) says why.
   absl::StatusOr<GeneratedShader> shader = absl::UnimplementedError("");

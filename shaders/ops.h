@@ -1,21 +1,13 @@
-// The per-op generators (ops_*.cc), collected for the registry, and the
-// pieces of generated code they share.
+// The pieces of generated code the op generators (ops/) share.
 #pragma once
 
-#include <map>
+#include <string>
+#include <vector>
 
 #include "model/constants.h"
 #include "shaders/generator.h"
 
 namespace mgd::shaders {
-
-// The generator of each builtin op not yet defined in ops/, and of each
-// custom op by name (shaders/dispatch.cc).
-struct Generators {
-  std::map<OpKind, Generator> builtin;
-  std::map<std::string, Generator> custom;
-};
-void AddConvolutionGenerators(Generators& g);
 
 // The node's BHWC input/output shapes, or Unimplemented for other ranks.
 absl::StatusOr<layout::Bhwc> InputBhwc(const NodeContext& ctx, size_t i);

@@ -15,6 +15,7 @@
 
 #include "model/graph.h"
 #include "ops/concatenation/concatenation.h"
+#include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
@@ -98,17 +99,17 @@ inline std::vector<NonFiniteCase> NonFiniteCases() {
     const std::vector<float> v = {nan, 1, inf, 1};  // pixel 0: NaN, 1; pixel 1: +Inf, 1
     const Shape w{2, 1, 1, 2};                      // out 0 = in0 + in1; out 1 = 0*in0 + in1
     const std::vector<float> weights = {1, 1, 0, 1};
-    add("conv_relu", OpKind::kConv2d, Conv2dAttributes{.activation = Activation::kRelu},
+    add("conv_relu", OpKind::kConv2d, ops::Conv2dAttributes{.activation = Activation::kRelu},
         {In(in, v), Const(w, weights), Const({2}, {0, 0})}, {1, 1, 2, 2}, {dnan, dnan, dinf, dnan}, false);
-    add("conv_inf", OpKind::kConv2d, Conv2dAttributes{}, {In(in, {1, 1, inf, 1}), Const(w, weights), Const({2}, {0, 0})},
+    add("conv_inf", OpKind::kConv2d, ops::Conv2dAttributes{}, {In(in, {1, 1, inf, 1}), Const(w, weights), Const({2}, {0, 0})},
         {1, 1, 2, 2}, {2, 1, dinf, dnan}, false);
-    add("depthwise_relu6", OpKind::kDepthwiseConv2d, DepthwiseConv2dAttributes{.activation = Activation::kRelu6},
+    add("depthwise_relu6", OpKind::kDepthwiseConv2d, ops::DepthwiseConv2dAttributes{.activation = Activation::kRelu6},
         {In(in, v), Const({1, 1, 1, 2}, {1, 0}), Const({2}, {0, 0})}, in, {dnan, 0, 6, 0}, false);
     // 0 * NaN is NaN: every output reads the NaN.
-    add("fully_connected", OpKind::kFullyConnected, FullyConnectedAttributes{},
+    add("fully_connected", OpKind::kFullyConnected, ops::FullyConnectedAttributes{},
         {In({1, 4}, {nan, 1, 2, 1}), Const({2, 4}, {0, 1, 0, 1, 1, 0, 1, 1}), Const({2}, {0, 0})}, {1, 2},
         {dnan, dnan}, false);
-    add("fully_connected_inf", OpKind::kFullyConnected, FullyConnectedAttributes{},
+    add("fully_connected_inf", OpKind::kFullyConnected, ops::FullyConnectedAttributes{},
         {In({1, 4}, {-inf, 1, 2, 1}), Const({2, 4}, {0, 1, 0, 1, 1, 0, 1, 1}), Const({2}, {0, 0})}, {1, 2},
         {dnan, -dinf}, false);
   }

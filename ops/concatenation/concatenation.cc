@@ -142,6 +142,8 @@ absl::StatusOr<shaders::GeneratedShader> ConcatenationShader(const shaders::Node
   return g;
 }
 
+bool OneInput(const Graph&, const Node& node) { return node.inputs.size() == 1; }
+
 }  // namespace
 
 std::vector<OpDefinition> ConcatenationOps() {
@@ -150,6 +152,7 @@ std::vector<OpDefinition> ConcatenationOps() {
            .encode = Encode,
            .validate = Validate,
            .cpu_kernel = MakeKernel<ConcatenationKernel>,
+           .is_identity = OneInput,
            .gpu = {ConcatenationShader}}};
 }
 

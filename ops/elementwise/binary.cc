@@ -113,14 +113,27 @@ void Broadcast(const TensorRef& a, const TensorRef& b, TensorRef& y, F f) {
   }
 }
 
+// Each op's function of two values; `act` is the fused activation of ADD,
+// SUB, MUL and DIV.
+float Add(float p, float q, const ActivationRange& act) { return act.Apply(p + q); }
+float Sub(float p, float q, const ActivationRange& act) { return act.Apply(p - q); }
+float Mul(float p, float q, const ActivationRange& act) { return act.Apply(p * q); }
+float Div(float p, float q, const ActivationRange& act) { return act.Apply(p / q); }
+float Maximum(float p, float q, const ActivationRange&) { return MaxKeepingNan(p, q); }
+float Minimum(float p, float q, const ActivationRange&) { return MinKeepingNan(p, q); }
+float SquaredDifference(float p, float q, const ActivationRange&) { return (p - q) * (p - q); }
+float Prelu(float p, float q, const ActivationRange&) { return p >= 0.0f ? p : p * q; }
+
+using BinaryFunction = float (*)(float, float, const ActivationRange&);
+
+// The function is a template argument, so that the loops inline it.
+template <BinaryFunction kFunction>
 class BinaryKernel : public Kernel {
  public:
-  explicit BinaryKernel(OpKind op) : op_(op) {}
-
   absl::Status Prepare(KernelContext& ctx) override {
     act_ = RangeOf(AttributesOf<ElementwiseAttributes>(ctx.node->attributes).activation);
     MGD_ASSIGN_OR_RETURN(Shape shape, BroadcastShape(ctx, ctx.in(0).shape, ctx.in(1).shape));
-    if (op_ == OpKind::kPrelu && shape != ctx.in(0).shape) {
+    if (ctx.node->op == OpKind::kPrelu && shape != ctx.in(0).shape) {
       return ctx.Error(fmt::format("alpha {} does not broadcast to the input {}", ShapeToString(ctx.in(1).shape),
                                    ShapeToString(ctx.in(0).shape)));
     }
@@ -128,40 +141,23 @@ class BinaryKernel : public Kernel {
   }
 
   absl::Status Invoke(KernelContext& ctx) override {
-    const TensorRef& a = ctx.in(0);
-    const TensorRef& b = ctx.in(1);
-    TensorRef& y = ctx.out(0);
     const ActivationRange act = act_;
-    switch (op_) {
-      case OpKind::kAdd: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p + q); }); break;
-      case OpKind::kSub: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p - q); }); break;
-      case OpKind::kMul: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p * q); }); break;
-      case OpKind::kDiv: Broadcast(a, b, y, [act](float p, float q) { return act.Apply(p / q); }); break;
-      case OpKind::kMaximum: Broadcast(a, b, y, [](float p, float q) { return MaxKeepingNan(p, q); }); break;
-      case OpKind::kMinimum: Broadcast(a, b, y, [](float p, float q) { return MinKeepingNan(p, q); }); break;
-      case OpKind::kSquaredDifference:
-        Broadcast(a, b, y, [](float p, float q) { return (p - q) * (p - q); });
-        break;
-      case OpKind::kPrelu: Broadcast(a, b, y, [](float p, float q) { return p >= 0.0f ? p : p * q; }); break;
-      default: return ctx.Error("not a binary op");
-    }
+    Broadcast(ctx.in(0), ctx.in(1), ctx.out(0), [act](float p, float q) { return kFunction(p, q, act); });
     return absl::OkStatus();
   }
 
  private:
-  OpKind op_;
   ActivationRange act_;
 };
 
-std::unique_ptr<Kernel> MakeBinaryKernel(const Node& node) { return std::make_unique<BinaryKernel>(node.op); }
-
+template <BinaryFunction kFunction>
 OpDefinition Binary(OpKind op, absl::StatusOr<Attributes> (*decode)(const DecodeContext&) = nullptr,
                     void (*encode)(const Node&, EncodeContext&) = nullptr) {
   return {.op = op,
           .decode = decode,
           .encode = encode,
           .validate = Validate,
-          .cpu_kernel = MakeBinaryKernel,
+          .cpu_kernel = MakeKernel<BinaryKernel<kFunction>>,
           .gpu = {ElementwiseShader},
           .elementwise = ElementwiseUpdateOf};
 }
@@ -170,14 +166,14 @@ OpDefinition Binary(OpKind op, absl::StatusOr<Attributes> (*decode)(const Decode
 
 std::vector<OpDefinition> BinaryOps() {
   return {
-      Binary(OpKind::kAdd, DecodeActivation<tflite::AddOptions>, EncodeAdd),
-      Binary(OpKind::kSub, DecodeActivation<tflite::SubOptions>, EncodeSub),
-      Binary(OpKind::kMul, DecodeActivation<tflite::MulOptions>, EncodeMul),
-      Binary(OpKind::kDiv, DecodeActivation<tflite::DivOptions>, EncodeDiv),
-      Binary(OpKind::kMaximum),
-      Binary(OpKind::kMinimum),
-      Binary(OpKind::kSquaredDifference),
-      Binary(OpKind::kPrelu),
+      Binary<Add>(OpKind::kAdd, DecodeActivation<tflite::AddOptions>, EncodeAdd),
+      Binary<Sub>(OpKind::kSub, DecodeActivation<tflite::SubOptions>, EncodeSub),
+      Binary<Mul>(OpKind::kMul, DecodeActivation<tflite::MulOptions>, EncodeMul),
+      Binary<Div>(OpKind::kDiv, DecodeActivation<tflite::DivOptions>, EncodeDiv),
+      Binary<Maximum>(OpKind::kMaximum),
+      Binary<Minimum>(OpKind::kMinimum),
+      Binary<SquaredDifference>(OpKind::kSquaredDifference),
+      Binary<Prelu>(OpKind::kPrelu),
   };
 }
 

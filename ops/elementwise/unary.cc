@@ -31,10 +31,26 @@ void EncodeLeakyRelu(const Node& node, EncodeContext& file) {
 // HardSwishOptions is an empty table; it is written for TFLite's sake.
 void EncodeHardSwish(const Node&, EncodeContext& file) { file.Set(tflite::CreateHardSwishOptions(file.builder)); }
 
+// Each op's function of one value; `alpha` is LEAKY_RELU's.
+float Relu(float v, float) { return std::max(v, 0.0f); }
+float Relu6(float v, float) { return std::min(std::max(v, 0.0f), 6.0f); }
+float ReluN1To1(float v, float) { return std::min(std::max(v, -1.0f), 1.0f); }
+float Logistic(float v, float) { return 1.0f / (1.0f + std::exp(-v)); }
+float Tanh(float v, float) { return std::tanh(v); }
+// x * relu6(x + 3) / 6, evaluated as TFLite's CPU path (XNNPACK) does,
+// clamp(x / 6 + 1/2, 0, 1) * x, so results match it bit for bit.
+float HardSwish(float v, float) { return std::min(std::max(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f) * v; }
+float Exp(float v, float) { return std::exp(v); }
+float Rsqrt(float v, float) { return 1.0f / std::sqrt(v); }
+float Elu(float v, float) { return v < 0.0f ? std::expm1(v) : v; }
+float LeakyRelu(float v, float alpha) { return v >= 0.0f ? v : alpha * v; }
+
+using UnaryFunction = float (*)(float, float);
+
+// The function is a template argument, so that the loop inlines it.
+template <UnaryFunction kFunction>
 class UnaryKernel : public Kernel {
  public:
-  explicit UnaryKernel(OpKind op) : op_(op) {}
-
   absl::Status Prepare(KernelContext& ctx) override {
     alpha_ = AttributesOf<LeakyReluAttributes>(ctx.node->attributes).alpha;
     return ctx.ExpectOutputShape(0, ctx.in(0).shape);
@@ -45,43 +61,22 @@ class UnaryKernel : public Kernel {
     float* y = ctx.out(0).as<float>();
     const int64_t n = ctx.in(0).elements();
     const float alpha = alpha_;
-    auto apply = [&](auto f) {
-      for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
-    };
-    switch (op_) {
-      case OpKind::kRelu: apply([](float v) { return std::max(v, 0.0f); }); break;
-      case OpKind::kRelu6: apply([](float v) { return std::min(std::max(v, 0.0f), 6.0f); }); break;
-      case OpKind::kReluN1To1: apply([](float v) { return std::min(std::max(v, -1.0f), 1.0f); }); break;
-      case OpKind::kLogistic: apply([](float v) { return 1.0f / (1.0f + std::exp(-v)); }); break;
-      case OpKind::kTanh: apply([](float v) { return std::tanh(v); }); break;
-      case OpKind::kHardSwish:
-        // x * relu6(x + 3) / 6, evaluated as TFLite's CPU path (XNNPACK) does,
-        // clamp(x / 6 + 1/2, 0, 1) * x, so results match it bit for bit.
-        apply([](float v) { return std::min(std::max(v * (1.0f / 6.0f) + 0.5f, 0.0f), 1.0f) * v; });
-        break;
-      case OpKind::kExp: apply([](float v) { return std::exp(v); }); break;
-      case OpKind::kRsqrt: apply([](float v) { return 1.0f / std::sqrt(v); }); break;
-      case OpKind::kElu: apply([](float v) { return v < 0.0f ? std::expm1(v) : v; }); break;
-      case OpKind::kLeakyRelu: apply([alpha](float v) { return v >= 0.0f ? v : alpha * v; }); break;
-      default: return ctx.Error("not a unary op");
-    }
+    for (int64_t i = 0; i < n; ++i) y[i] = kFunction(x[i], alpha);
     return absl::OkStatus();
   }
 
  private:
-  OpKind op_;
   float alpha_ = 0.2f;
 };
 
-std::unique_ptr<Kernel> MakeUnaryKernel(const Node& node) { return std::make_unique<UnaryKernel>(node.op); }
-
+template <UnaryFunction kFunction>
 OpDefinition Unary(OpKind op, absl::StatusOr<Attributes> (*decode)(const DecodeContext&) = nullptr,
                    void (*encode)(const Node&, EncodeContext&) = nullptr) {
   return {.op = op,
           .decode = decode,
           .encode = encode,
           .validate = Validate,
-          .cpu_kernel = MakeUnaryKernel,
+          .cpu_kernel = MakeKernel<UnaryKernel<kFunction>>,
           .gpu = {ElementwiseShader},
           .elementwise = ElementwiseUpdateOf};
 }
@@ -90,16 +85,16 @@ OpDefinition Unary(OpKind op, absl::StatusOr<Attributes> (*decode)(const DecodeC
 
 std::vector<OpDefinition> UnaryOps() {
   return {
-      Unary(OpKind::kRelu),
-      Unary(OpKind::kRelu6),
-      Unary(OpKind::kReluN1To1),
-      Unary(OpKind::kLogistic),
-      Unary(OpKind::kTanh),
-      Unary(OpKind::kHardSwish, nullptr, EncodeHardSwish),
-      Unary(OpKind::kExp),
-      Unary(OpKind::kRsqrt),
-      Unary(OpKind::kElu),
-      Unary(OpKind::kLeakyRelu, DecodeLeakyRelu, EncodeLeakyRelu),
+      Unary<Relu>(OpKind::kRelu),
+      Unary<Relu6>(OpKind::kRelu6),
+      Unary<ReluN1To1>(OpKind::kReluN1To1),
+      Unary<Logistic>(OpKind::kLogistic),
+      Unary<Tanh>(OpKind::kTanh),
+      Unary<HardSwish>(OpKind::kHardSwish, nullptr, EncodeHardSwish),
+      Unary<Exp>(OpKind::kExp),
+      Unary<Rsqrt>(OpKind::kRsqrt),
+      Unary<Elu>(OpKind::kElu),
+      Unary<LeakyRelu>(OpKind::kLeakyRelu, DecodeLeakyRelu, EncodeLeakyRelu),
   };
 }
 

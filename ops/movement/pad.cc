@@ -1,7 +1,10 @@
 // PAD with zeros: TFLite's paddings as a constant [rank, 2] tensor.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "interpreter/kernels/kernel_util.h"
+#include "model/constants.h"
 #include "model/status_macros.h"
 #include "ops/movement/movement.h"
 #include "ops/tflite_io.h"
@@ -114,6 +117,11 @@ absl::StatusOr<GeneratedShader> Pad(const NodeContext& ctx) {
   return g;
 }
 
+bool NoMargins(const Graph& graph, const Node& node) {
+  const std::vector<int64_t> m = PadMargins(graph, node);
+  return !m.empty() && std::all_of(m.begin(), m.end(), [](int64_t v) { return v == 0; });
+}
+
 }  // namespace
 
 std::vector<OpDefinition> PadOps() {
@@ -121,6 +129,7 @@ std::vector<OpDefinition> PadOps() {
            .encode = Encode,
            .validate = Validate,
            .cpu_kernel = MakeKernel<PadKernel>,
+           .is_identity = NoMargins,
            .gpu = {Pad}}};
 }
 

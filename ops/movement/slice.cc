@@ -2,12 +2,15 @@
 // masks), both resolved to a strided view (strided_view.cc).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "interpreter/kernels/kernel_util.h"
+#include "model/constants.h"
 #include "model/status_macros.h"
 #include "ops/movement/movement.h"
-#include "shaders/ops.h"
 #include "ops/tflite_io.h"
 #include "shaders/gather.h"
+#include "shaders/ops.h"
 
 namespace mgd::ops {
 namespace {
@@ -103,6 +106,21 @@ absl::StatusOr<GeneratedShader> Slice(const NodeContext& ctx) {
                       view->offset});
 }
 
+// Constant bounds that take all of the input, in order.
+bool WholeInput(const Graph& graph, const Node& node) {
+  auto tensor = [&](int t) -> const Tensor& { return graph.tensors[static_cast<size_t>(t)]; };
+  for (size_t i = 1; i < node.inputs.size(); ++i) {
+    if (!tensor(node.inputs[i]).is_constant) return false;
+  }
+  const Shape& in = tensor(node.inputs[0]).shape;
+  const bool strided = node.op == OpKind::kStridedSlice;
+  const std::vector<int64_t> steps = strided ? ConstantInts(tensor(node.inputs[3])) : std::vector<int64_t>{};
+  auto view = ResolveSlice(in, ConstantInts(tensor(node.inputs[1])), ConstantInts(tensor(node.inputs[2])),
+                           strided ? &steps : nullptr, AttributesOf<StridedSliceAttributes>(node.attributes));
+  return view.ok() && view->offset == 0 && view->full_shape == in &&
+         std::all_of(steps.begin(), steps.end(), [](int64_t step) { return step == 1; });
+}
+
 }  // namespace
 
 std::vector<OpDefinition> SliceOps() {
@@ -110,12 +128,14 @@ std::vector<OpDefinition> SliceOps() {
       {.op = OpKind::kSlice,
        .validate = ValidateSlice,
        .cpu_kernel = MakeKernel<SliceKernel, false>,
+       .is_identity = WholeInput,
        .gpu = {Slice}},
       {.op = OpKind::kStridedSlice,
        .decode = DecodeStrided,
        .encode = EncodeStrided,
        .validate = ValidateStrided,
        .cpu_kernel = MakeKernel<SliceKernel, true>,
+       .is_identity = WholeInput,
        .gpu = {Slice}},
   };
 }

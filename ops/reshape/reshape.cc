@@ -125,17 +125,20 @@ std::vector<OpDefinition> ReshapeOps() {
        .encode = EncodeReshape,
        .validate = ValidateReshape,
        .cpu_kernel = MakeKernel<ReshapeKernel>,
+       .is_identity = AlwaysIdentity,
        .gpu = {ReshapeShader}},
       {.op = OpKind::kSqueeze,
        .decode = DecodeSqueeze,
        .encode = EncodeSqueeze,
        .validate = ValidateSqueeze,
        .cpu_kernel = MakeKernel<ReshapeKernel>,
+       .is_identity = AlwaysIdentity,
        .gpu = {ReshapeShader}},
       // TFLite's ExpandDimsOptions is empty; mgd writes none.
       {.op = OpKind::kExpandDims,
        .validate = ValidateExpandDims,
        .cpu_kernel = MakeKernel<ReshapeKernel>,
+       .is_identity = AlwaysIdentity,
        .gpu = {ReshapeShader}},
   };
 }

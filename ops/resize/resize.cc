@@ -173,6 +173,12 @@ absl::StatusOr<shaders::GeneratedShader> ResizeShader(const shaders::NodeContext
   return g;
 }
 
+// A resize to the input's own size copies it (both modes, any corners).
+bool SameSize(const Graph& graph, const Node& node) {
+  return graph.tensors[static_cast<size_t>(node.inputs[0])].shape ==
+         graph.tensors[static_cast<size_t>(node.outputs[0])].shape;
+}
+
 }  // namespace
 
 std::vector<OpDefinition> ResizeOps() {
@@ -182,12 +188,14 @@ std::vector<OpDefinition> ResizeOps() {
        .encode = EncodeBilinear,
        .validate = Validate,
        .cpu_kernel = MakeKernel<ResizeKernel, true>,
+       .is_identity = SameSize,
        .gpu = {ResizeShader}},
       {.op = OpKind::kResizeNearestNeighbor,
        .decode = Decode<tflite::ResizeNearestNeighborOptions>,
        .encode = EncodeNearest,
        .validate = Validate,
        .cpu_kernel = MakeKernel<ResizeKernel, false>,
+       .is_identity = SameSize,
        .gpu = {ResizeShader}},
   };
 }

@@ -2,6 +2,7 @@
 // unfused on the GPU: the same results within the bounds, with fewer
 // dispatches. The graph passes have their tests in tests/passes/.
 #include "delegate/fusion.h"
+#include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
 #include "ops/reshape/reshape.h"
@@ -21,7 +22,7 @@ Subgraph WholeGraph(Graph& g) {
 }
 
 int Conv(GraphBuilder& b, int x, int channels_in, int channels_out, const Shape& out, Activation activation = Activation::kNone) {
-  Conv2dAttributes a;
+  ops::Conv2dAttributes a;
   a.padding = Padding::kValid;
   a.activation = activation;
   const int y = b.Tensor(out);
@@ -85,7 +86,7 @@ Graph ResidualWithChannelPad() {
   GraphBuilder b;
   const int x = b.Input({1, 5, 5, 5});
   const int c = b.Tensor({1, 5, 5, 11}), p = b.Tensor({1, 5, 5, 11}), a = b.Tensor({1, 5, 5, 11}), y = b.Tensor({1, 5, 5, 11});
-  Conv2dAttributes conv;
+  ops::Conv2dAttributes conv;
   b.Op(OpKind::kConv2d, conv, {x, b.Constant({11, 1, 1, 5}, Uniform(55, 8, 0.4f))}, {c});
   b.Op(OpKind::kPad, {}, {x, b.ConstantInt({4, 2}, {0, 0, 0, 0, 0, 0, 0, 6})}, {p});
   b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {c, p}, {a});

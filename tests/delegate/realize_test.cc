@@ -4,6 +4,7 @@
 #include "delegate/compiler.h"
 #include "delegate/realize.h"
 #include "delegate/workgroups.h"
+#include "ops/conv/conv.h"
 #include "tests/delegate/delegate_fixture.h"
 #include "tests/graph_builder.h"
 
@@ -18,7 +19,7 @@ using testing::Uniform;
 Graph TwoConvolutions() {
   GraphBuilder b;
   const int x = b.Input({1, 9, 11, 6});
-  Conv2dAttributes a;
+  ops::Conv2dAttributes a;
   int t = x;
   for (int k = 0; k < 2; ++k) {
     const int y = b.Tensor({1, 9, 11, 6});

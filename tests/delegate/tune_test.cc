@@ -4,6 +4,7 @@
 // to those with the default calculator.
 #include "delegate/tune.h"
 
+#include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "tests/delegate/delegate_fixture.h"
 #include "tests/graph_builder.h"
@@ -18,13 +19,13 @@ using TuneTest = testing::DelegateTest;
 Graph SmallModel() {
   GraphBuilder b;
   const int x = b.Input({1, 16, 12, 5});
-  Conv2dAttributes conv;
+  ops::Conv2dAttributes conv;
   conv.padding = Padding::kSame;
   const int c = b.Tensor({1, 16, 12, 8}), r = b.Tensor({1, 16, 12, 8}), d = b.Tensor({1, 16, 12, 8}), y = b.Tensor({1, 16, 12, 8});
   b.Op(OpKind::kConv2d, conv,
        {x, b.Constant({8, 3, 3, 5}, testing::Uniform(8 * 9 * 5, 1, 0.2f)), b.Constant({8}, testing::Uniform(8, 2))}, {c});
   b.Op(OpKind::kRelu, {}, {c}, {r});
-  DepthwiseConv2dAttributes dw;
+  ops::DepthwiseConv2dAttributes dw;
   dw.padding = Padding::kSame;
   dw.depth_multiplier = 1;
   b.Op(OpKind::kDepthwiseConv2d, dw,

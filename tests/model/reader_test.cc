@@ -11,6 +11,7 @@
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
 #include "model/writer.h"
+#include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
 #include "tests/graph_builder.h"
@@ -52,7 +53,9 @@ TEST(ReaderTest, ReadsFaceDetectionDetails) {
     dequantize += n.op == OpKind::kDequantize;
     if (n.op == OpKind::kConv2d) {
       ++conv;
-      EXPECT_GE(std::get<Conv2dAttributes>(n.attributes).stride_w, 1);
+      const auto* a = FindAttributes<ops::Conv2dAttributes>(n.attributes);
+      ASSERT_NE(a, nullptr);
+      EXPECT_GE(a->stride_w, 1);
     }
   }
   EXPECT_GT(dequantize, 0);  // fp16 weights behind DEQUANTIZE

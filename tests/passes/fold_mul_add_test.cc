@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "model/constants.h"
+#include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "passes/fold_mul_add.h"
 #include "tests/graph_builder.h"
@@ -28,7 +29,7 @@ ConvGraph ConvThen(OpKind op, const std::vector<float>& k, Activation conv_activ
                   bool second_reader = false, bool conv_output_escapes = false) {
   GraphBuilder b;
   const int x = b.Input({1, 3, 3, 2});
-  Conv2dAttributes a;
+  ops::Conv2dAttributes a;
   a.activation = conv_activation;
   const int c = b.Tensor({1, 3, 3, 2});
   b.Op(OpKind::kConv2d, a, {x, b.Constant({2, 1, 1, 2}, {1, 2, 3, 4}), b.Constant({2}, {10, 20})}, {c});
@@ -52,7 +53,9 @@ TEST(FoldMulAdd, APerChannelMulScalesTheWeightsAndTheBias) {
   ASSERT_EQ(s.nodes, std::vector<int>{0});
   const Node& conv = g.nodes[0];
   EXPECT_EQ(conv.outputs[0], g.outputs[0]);  // the convolution writes the MUL's output
-  EXPECT_EQ(std::get<Conv2dAttributes>(conv.attributes).activation, Activation::kRelu6);
+  const auto* a = FindAttributes<ops::Conv2dAttributes>(conv.attributes);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->activation, Activation::kRelu6);
   // OHWI: output channel 0 is weights 1, 2; channel 1 is 3, 4.
   EXPECT_EQ(ConstantFloats(g.tensors[static_cast<size_t>(conv.inputs[1])]), (std::vector<float>{2, 4, -1.5f, -2}));
   EXPECT_EQ(ConstantFloats(g.tensors[static_cast<size_t>(conv.inputs[2])]), (std::vector<float>{20, -10}));

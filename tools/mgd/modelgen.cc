@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/fp16.h"
+#include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
 #include "ops/reshape/reshape.h"
@@ -67,7 +68,7 @@ class Builder {
     const int w = Weights(scope + "/weights", {out_channels, kernel, kernel, in[3]}, fan_in, act);
     const int b = Bias(scope + "/biases", out_channels);
     const int y = AddTensor(OutputName(scope, act), {in[0], Same(in[1], stride), Same(in[2], stride), out_channels});
-    Conv2dAttributes a;
+    ops::Conv2dAttributes a;
     a.stride_h = a.stride_w = stride;
     a.activation = act;
     AddNode(OpKind::kConv2d, a, {x, w, b}, y);
@@ -80,7 +81,7 @@ class Builder {
     const int w = Weights(scope + "/depthwise_weights", {1, 3, 3, in[3]}, 9, act);
     const int b = Bias(scope + "/biases", in[3]);
     const int y = AddTensor(OutputName(scope, act), {in[0], Same(in[1], stride), Same(in[2], stride), in[3]});
-    DepthwiseConv2dAttributes a;
+    ops::DepthwiseConv2dAttributes a;
     a.stride_h = a.stride_w = stride;
     a.activation = act;
     AddNode(OpKind::kDepthwiseConv2d, a, {x, w, b}, y);

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ops/concatenation/concatenation.h"
+#include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/movement/movement.h"
 #include "ops/pool/pool.h"
@@ -51,18 +52,12 @@ std::string FieldsOfAny(const OpAttributes& a) {
 }
 
 std::string ParameterText(const Attributes& attributes) {
-  return std::visit(
-      [](const auto& a) -> std::string {
-        using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, OpAttributes>) {
-          return FieldsOfAny<ops::ConcatenationAttributes, ops::ElementwiseAttributes, ops::LeakyReluAttributes,
-                             ops::StridedSliceAttributes, ops::PoolAttributes, ops::ReducerAttributes,
-                             ops::ResizeAttributes, ops::SoftmaxAttributes, ops::BlockSizeAttributes>(a);
-        } else {
-          return Fields(a);
-        }
-      },
-      attributes);
+  const auto* a = std::get_if<OpAttributes>(&attributes);
+  if (a == nullptr) return "";
+  return FieldsOfAny<ops::ConcatenationAttributes, ops::Conv2dAttributes, ops::DepthwiseConv2dAttributes,
+                     ops::ElementwiseAttributes, ops::FullyConnectedAttributes, ops::LeakyReluAttributes,
+                     ops::StridedSliceAttributes, ops::PoolAttributes, ops::ReducerAttributes, ops::ResizeAttributes,
+                     ops::SoftmaxAttributes, ops::BlockSizeAttributes, ops::TransposeConvAttributes>(*a);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
@@ -30,7 +31,7 @@ bool MakeConv2d(Draw& d) {
   const Value* x = d.Pick(Rank4);
   if (x == nullptr) return false;
   const int n = x->shape[0], h = x->shape[1], w = x->shape[2], ci = x->shape[3];
-  Conv2dAttributes a;
+  ops::Conv2dAttributes a;
   a.padding = d.Chance(0.5f) ? Padding::kSame : Padding::kValid;
   const bool dilate = d.Chance(0.15f);
   Axis ay = DrawAxis(d, h, a.padding, 5, dilate), ax = DrawAxis(d, w, a.padding, 5, dilate);
@@ -58,7 +59,7 @@ bool MakeDepthwiseConv2d(Draw& d) {
   const Value* x = d.Pick(Rank4);
   if (x == nullptr) return false;
   const int n = x->shape[0], h = x->shape[1], w = x->shape[2], ci = x->shape[3];
-  DepthwiseConv2dAttributes a;
+  ops::DepthwiseConv2dAttributes a;
   a.padding = d.Chance(0.5f) ? Padding::kSame : Padding::kValid;
   const bool dilate = d.Chance(0.15f);
   const Axis ay = DrawAxis(d, h, a.padding, 5, dilate), ax = DrawAxis(d, w, a.padding, 5, dilate);
@@ -82,7 +83,7 @@ bool MakeTransposeConv(Draw& d) {
   const Value* x = d.Pick(Rank4);
   if (x == nullptr) return false;
   const int n = x->shape[0], h = x->shape[1], w = x->shape[2], ci = x->shape[3];
-  TransposeConvAttributes a;
+  ops::TransposeConvAttributes a;
   a.padding = d.Chance(0.5f) ? Padding::kSame : Padding::kValid;
   a.stride_h = d.Int(1, 2);
   a.stride_w = d.Chance(0.8f) ? a.stride_h : d.Int(1, 3);
@@ -111,7 +112,7 @@ bool MakeFullyConnected(Draw& d) {
   const int batch = x->shape[0];
   const int depth = static_cast<int>(NumElements(x->shape) / batch);
   const int units = d.Int(1, 20);
-  FullyConnectedAttributes a;
+  ops::FullyConnectedAttributes a;
   a.activation = d.FusedActivation();
   a.keep_num_dims = !flatten && d.Chance(0.5f);
   Shape out = {batch, units};

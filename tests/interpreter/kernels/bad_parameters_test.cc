@@ -1,5 +1,6 @@
 // CPU reference kernel tests: bad parameters, reported at Interpreter::Create.
 #include "ops/concatenation/concatenation.h"
+#include "ops/conv/conv.h"
 #include "ops/pool/pool.h"
 #include "tests/interpreter/kernels/kernel_test.h"
 
@@ -12,7 +13,7 @@ namespace {
 
 TEST(CreateErrorTest, WrongDeclaredOutputShapeNamesBothShapes) {
   // A 2x2 VALID conv over 3x3 gives [1,2,2,1]; the graph declares [1,3,3,1].
-  const absl::Status s = CreateStatus(OpKind::kConv2d, Conv2dAttributes{.padding = Padding::kValid},
+  const absl::Status s = CreateStatus(OpKind::kConv2d, ops::Conv2dAttributes{.padding = Padding::kValid},
                                       {In({1, 3, 3, 1}, {}), Const({1, 2, 2, 1}, {1, 2, 3, 4})}, {{1, 3, 3, 1}});
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(s.message(), HasSubstr("has shape [1,3,3,1]"));

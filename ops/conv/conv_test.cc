@@ -1,8 +1,10 @@
-// CPU reference kernel tests: CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and FULLY_CONNECTED
-// (interpreter/kernels/conv.cc).
+// The CPU kernels of CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and
+// FULLY_CONNECTED against direct loops and by hand.
+#include "ops/conv/conv.h"
+
 #include "tests/interpreter/kernels/kernel_test.h"
 
-namespace mgd {
+namespace mgd::ops {
 namespace {
 
 struct ConvCase {
@@ -384,4 +386,4 @@ TEST(FullyConnectedTest, KeepNumDimsMismatchIsAnError) {
 }
 
 }  // namespace
-}  // namespace mgd
+}  // namespace mgd::ops

@@ -1,13 +1,13 @@
-// CPU reference kernel tests: MediaPipe's custom ops (interpreter/mediapipe_ops.cc).
+// MediaPipe's Convolution2DTransposeBias (registered by default): the CPU
+// kernel against a scatter loop with MediaPipe's output size, the GPU
+// against the CPU.
+#include "ops/conv/conv.h"
+
+#include "tests/delegate/delegate_fixture.h"
 #include "tests/interpreter/kernels/kernel_test.h"
 
-namespace mgd {
+namespace mgd::ops {
 namespace {
-
-// ---------------------------------------------------------------------------
-// MediaPipe custom ops (registered by default)
-// ---------------------------------------------------------------------------
-
 
 constexpr int32_t kTfLiteSame = 1, kTfLiteValid = 2;
 
@@ -61,5 +61,32 @@ TEST(MediaPipeOpsTest, Convolution2DTransposeBiasSameOddInputOrStride3FollowsMed
   CheckTransposeConvBias(kTfLiteSame, 4, 4, 3, 2, 3, 3, 3, 3, 6210);
 }
 
+using MediaPipeTransposeConvGpuTest = testing::DelegateTest;
+
+TEST_P(MediaPipeTransposeConvGpuTest, MatchesTheCpu) {
+  for (auto [padding, out] : {std::pair{kTfLiteSame, Shape{1, 8, 9, 3}}, std::pair{kTfLiteValid, Shape{1, 10, 12, 3}}}) {
+    testing::OneOp g;
+    const int x = g.Input({1, 4, 5, 6});
+    g.Out(g.Op(OpKind::kCustom, CustomAttributes{"Convolution2DTransposeBias", RawInts({padding, 2, 2})},
+               {x, g.Const({3, 4, 4, 6}, 0.2f), g.Const({3})}, {out}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+}
+
+// Options the interpreter did not decode (a program's own kernel took the
+// name) leave the node to that kernel.
+TEST_P(MediaPipeTransposeConvGpuTest, UndecodedOptionsStayOnTheCpu) {
+  testing::OneOp g;
+  const int x = g.Input({1, 4, 5, 6});
+  g.Out(g.Op(OpKind::kCustom, CustomAttributes{"Convolution2DTransposeBias", RawInts({kTfLiteSame, 2, 2})},
+             {x, g.Const({3, 4, 4, 6}, 0.2f), g.Const({3})}, {{1, 8, 9, 3}}));
+  const NodeSupport support = delegate_->IsNodeSupported(g.b.Build(), 0);
+  EXPECT_FALSE(support.supported);
+  EXPECT_THAT(support.reason, ::testing::HasSubstr("the program's own"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, MediaPipeTransposeConvGpuTest, ::testing::ValuesIn(testing::AllBackends()),
+                         testing::BackendName);
+
 }  // namespace
-}  // namespace mgd
+}  // namespace mgd::ops

@@ -1,0 +1,203 @@
+#include "ops/conv/conv_shader.h"
+
+#include <fmt/format.h>
+
+#include "layout/weights.h"
+#include "model/constants.h"
+#include "model/geometry.h"
+#include "shaders/ops.h"
+
+namespace mgd::ops {
+
+using namespace shaders;  // NOLINT(google-build-using-namespace): the generators' vocabulary
+
+namespace {
+
+// The bias of output slice s rides at the end of the weights buffer: as a
+// const array in the source it made every convolution its own program (see
+// shaders/parameters.h), and software GPUs spend seconds compiling big ones.
+std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
+  if (bias_input < 0 || !ctx.has_input(static_cast<size_t>(bias_input))) return "vec4(0.0)";
+  const std::vector<float> bias = ConstantFloats(ctx.input(static_cast<size_t>(bias_input)));
+  const std::vector<float> padded = layout::PadToSlices(bias.data(), channels);
+  std::vector<float>& weights = g.constants.at(0);
+  const size_t offset = weights.size() / 4;
+  weights.insert(weights.end(), padded.begin(), padded.end());
+  return fmt::format("weights_at({} + s)", offset);
+}
+
+}  // namespace
+
+ConvGeometry Geometry(const NodeContext& ctx, const layout::Bhwc& in, Padding padding, int kh, int kw, int sh, int sw,
+                      int dh, int dw) {
+  const int h = in.height + ctx.pad.top + ctx.pad.bottom, w = in.width + ctx.pad.left + ctx.pad.right;
+  return {kh, kw, sh, sw, dh, dw, WindowAlong(padding, h, kh, sh, dh).pad + ctx.pad.top,
+          WindowAlong(padding, w, kw, sw, dw).pad + ctx.pad.left};
+}
+
+absl::Status RequireConstant(const NodeContext& ctx, size_t input, const char* what) {
+  if (ctx.has_input(input) && !ctx.input(input).is_constant) {
+    return absl::UnimplementedError(fmt::format("{} must be constant for the GPU", what));
+  }
+  return absl::OkStatus();
+}
+
+GeneratedShader StartConvShader(const NodeContext& ctx, const layout::Bhwc& out, int input) {
+  GeneratedShader g = StartShader(ctx, out, {input});
+  g.code.buffers.push_back({"weights", "vec4", BufferAccess::kRead});
+  return g;
+}
+
+std::string BiasInit(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
+  return "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = " + BiasOf(ctx, g, bias_input, channels) + ";\n";
+}
+
+std::string WindowLoops(const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner) {
+  return fmt::format(
+      "  for (int ky = 0; ky < {kh}; ++ky) {{\n"
+      "    int iy = y * {sh} - {ph} + ky * {dh};\n"
+      "    if (iy < 0 || iy >= {ih}) continue;\n"
+      "    for (int kx = 0; kx < {kw}; ++kx) {{\n"
+      "      int ix = x * {sw} - {pw} + kx * {dw};\n"
+      "      if (ix < 0 || ix >= {iw}) continue;\n"
+      "{inner}"
+      "    }}\n"
+      "  }}\n",
+      fmt::arg("kh", g.kh), fmt::arg("kw", g.kw), fmt::arg("sh", g.stride_h), fmt::arg("sw", g.stride_w),
+      fmt::arg("ph", g.pad_h), fmt::arg("pw", g.pad_w), fmt::arg("dh", g.dilation_h), fmt::arg("dw", g.dilation_w),
+      fmt::arg("ih", in.height), fmt::arg("iw", in.width), fmt::arg("inner", inner));
+}
+
+std::string MultiplyAccumulate(const std::string& w, const std::string& v) {
+  return fmt::format(
+      "        acc += weights_at({0}) * {1}.x;\n"
+      "        acc += weights_at({0} + 1) * {1}.y;\n"
+      "        acc += weights_at({0} + 2) * {1}.z;\n"
+      "        acc += weights_at({0} + 3) * {1}.w;\n",
+      w, v);
+}
+
+std::string Finish(const std::string& body, Activation activation) {
+  return body + glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
+}
+
+std::vector<float> PackedConvWeights(const Tensor& w, int out_channels, int kh, int kw, int in_channels) {
+  const std::vector<float> ohwi = ConstantFloats(w);
+  return layout::ToConvWeightsO4I4(ohwi.data(), out_channels, kh, kw, in_channels).values;
+}
+
+namespace {
+
+// Few output vec4s, each a long sum (the 7x7 and 14x14 layers of a
+// classifier): a thread per output leaves the GPU mostly idle and waiting on
+// one long chain of loads. Here kSplit threads share each output's input
+// slices and add their partial sums (in thread order) through shared memory.
+constexpr int kSplit = 8, kOutputsPerGroup = 8;
+
+bool SplitPays(const NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out) {
+  const int64_t outputs = static_cast<int64_t>(out.batch) * out.height * out.width * out.slices();
+  return ctx.workgroup_reduction && outputs <= 8192 && in.slices() >= 2 * kSplit;
+}
+
+absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
+                                          const layout::Bhwc& in, const layout::Bhwc& out) {
+  GeneratedShader g = StartConvShader(ctx, out, 0);
+  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  const int n = out.batch * out.height * out.width * out.slices();
+  g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
+  g.groups = {static_cast<uint32_t>((n + kOutputsPerGroup - 1) / kOutputsPerGroup), 1, 1};
+  g.code.shared = fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
+  // Inactive invocations read a valid output's inputs and take part in the
+  // barrier; they return before the store.
+  g.prologue = fmt::format(
+      "  int t = int(gl_LocalInvocationID.x), l = int(gl_LocalInvocationID.y);\n"
+      "  int o = int(gl_WorkGroupID.x) * {per} + l;\n"
+      "  bool in_range = o < {n};\n"
+      "  int out_index = min(o, {n} - 1);\n"
+      "  int x = out_index % {W}, y = (out_index / {W}) % {H}, z = out_index / ({W} * {H});\n"
+      "{bs}",
+      fmt::arg("per", kOutputsPerGroup), fmt::arg("n", n), fmt::arg("W", out.width), fmt::arg("H", out.height),
+      fmt::arg("bs", glsl::BatchAndSlice(out)));
+  const std::string inner = fmt::format(
+      "      for (int is = t; is < {is}; is += {split}) {{\n"
+      "        vec4 v = {read};\n"
+      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
+      "{mac}"
+      "      }}\n",
+      fmt::arg("is", in.slices()), fmt::arg("split", kSplit), fmt::arg("read", glsl::Read("in0", in, "b", "is", "iy", "ix")),
+      fmt::arg("kh", geometry.kh), fmt::arg("kw", geometry.kw), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  g.code.body += "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = vec4(0.0);\n" + WindowLoops(in, geometry, inner);
+  g.code.body += fmt::format(
+      "  partial[l][t] = acc;\n"
+      "  memoryBarrierShared();\n"
+      "  barrier();\n"
+      "  if (t != 0 || !in_range) return;\n"
+      "  acc = vec4(0.0);\n"
+      "  for (int k = 0; k < {split}; ++k) acc += partial[l][k];\n",
+      fmt::arg("split", kSplit));
+  g.code.body += "  acc += " + BiasOf(ctx, g, 2, out.channels) + ";\n";
+  g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
+  return g;
+}
+
+}  // namespace
+
+absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
+                                     const layout::Bhwc& in, const layout::Bhwc& out) {
+  if (SplitPays(ctx, in, out)) return SplitConv(ctx, geometry, activation, in, out);
+  GeneratedShader g = StartConvShader(ctx, out, 0);
+  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  const std::string inner = fmt::format(
+      "      for (int is = 0; is < {is}; ++is) {{\n"
+      "        vec4 v = {read};\n"
+      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
+      "{mac}"
+      "      }}\n",
+      fmt::arg("is", in.slices()), fmt::arg("read", glsl::Read("in0", in, "b", "is", "iy", "ix")),
+      fmt::arg("kh", geometry.kh), fmt::arg("kw", geometry.kw), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  g.code.body += Finish(BiasInit(ctx, g, 2, out.channels) + WindowLoops(in, geometry, inner), activation);
+  return g;
+}
+
+// Transposed convolution as a gather: output (y, x) sums the input pixels
+// whose window covers it. Taps are taken in the CPU kernel's order (input
+// rows, then columns, ascending: kernel indices descending).
+absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int input, int weights_input,
+                                                     int bias_input, int stride_h, int stride_w, int pad_h, int pad_w,
+                                                     Activation activation) {
+  if (absl::Status s = RequireConstant(ctx, static_cast<size_t>(weights_input), "the filter"); !s.ok()) return s;
+  if (absl::Status s = RequireConstant(ctx, static_cast<size_t>(bias_input), "the bias"); !s.ok()) return s;
+  auto in = InputBhwc(ctx, static_cast<size_t>(input));
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  const Shape& w = ctx.input(static_cast<size_t>(weights_input)).shape;
+  const int kh = w[1], kw = w[2];
+  GeneratedShader g = StartConvShader(ctx, *out, input);
+  g.constants = {PackUnlessSupportOnly(ctx, [&] {
+    return PackedConvWeights(ctx.input(static_cast<size_t>(weights_input)), out->channels, kh, kw, in->channels);
+  })};
+  g.code.body += BiasInit(ctx, g, bias_input, out->channels);
+  g.code.body += fmt::format(
+      "  for (int ky = {kh} - 1; ky >= 0; --ky) {{\n"
+      "    int ty = y + {ph} - ky;\n"
+      "    if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {ih}) continue;\n"
+      "    int iy = ty / {sh};\n"
+      "    for (int kx = {kw} - 1; kx >= 0; --kx) {{\n"
+      "      int tx = x + {pw} - kx;\n"
+      "      if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {iw}) continue;\n"
+      "      int ix = tx / {sw};\n"
+      "      for (int is = 0; is < {is}; ++is) {{\n"
+      "        vec4 v = {read};\n"
+      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
+      "{mac}"
+      "      }}\n"
+      "    }}\n"
+      "  }}\n",
+      fmt::arg("kh", kh), fmt::arg("kw", kw), fmt::arg("ph", pad_h), fmt::arg("pw", pad_w), fmt::arg("sh", stride_h),
+      fmt::arg("sw", stride_w), fmt::arg("ih", in->height), fmt::arg("iw", in->width), fmt::arg("is", in->slices()),
+      fmt::arg("read", glsl::Read("in0", *in, "b", "is", "iy", "ix")), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
+  return g;
+}
+
+}  // namespace mgd::ops

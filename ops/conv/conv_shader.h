@@ -1,0 +1,68 @@
+// The GLSL the convolution family shares, over PHWC4 with weights (bias at
+// their end) in the vec4 layouts of layout/weights.h. Sizes, strides,
+// padding and dilation are constants in the source, so the compiler unrolls
+// and folds the index arithmetic, unless dispatches share the program
+// (shaders/parameters.h). Each sums input channels in sequence per tap, the
+// CPU kernels' order, which keeps deep models closer to them than
+// mat4 * vec4's dot-product-first order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shaders/generator.h"
+
+namespace mgd::ops {
+
+struct ConvGeometry {
+  int kh, kw, stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
+};
+
+// The geometry of a windowed op over input `in` (the PAD's input when one is
+// fused: TFLite's padding is then computed over the padded size).
+ConvGeometry Geometry(const shaders::NodeContext& ctx, const layout::Bhwc& in, Padding padding, int kh, int kw, int sh,
+                      int sw, int dh, int dw);
+
+// Unimplemented unless optional input `input` is absent or constant.
+absl::Status RequireConstant(const shaders::NodeContext& ctx, size_t input, const char* what);
+
+// A shader over `out` reading node input `input` as in0 and a `weights`
+// buffer (the generator's constants[0]).
+shaders::GeneratedShader StartConvShader(const shaders::NodeContext& ctx, const layout::Bhwc& out, int input);
+
+// Packed weights, unless the context only asks whether the node is supported.
+template <typename Pack>
+std::vector<float> PackUnlessSupportOnly(const shaders::NodeContext& ctx, Pack pack) {
+  return ctx.support_only ? std::vector<float>{} : pack();
+}
+
+// "vec4 acc = <the bias of output slice s>;": the bias rides at the end of
+// the weights buffer (vec4(0.0) without one).
+std::string BiasInit(const shaders::NodeContext& ctx, shaders::GeneratedShader& g, int bias_input, int channels);
+
+// The loops over the filter window, skipping taps outside the input (zero
+// padding, fused PAD margins included).
+std::string WindowLoops(const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner);
+
+// acc += the 4x4 weight block at `w` times input slice vector `v`, one
+// column at a time.
+std::string MultiplyAccumulate(const std::string& w, const std::string& v);
+
+// The body's end: the activation, then `value`.
+std::string Finish(const std::string& body, Activation activation);
+
+// OHWI weights [out_channels, kh, kw, in_channels] in the O4I4 layout.
+std::vector<float> PackedConvWeights(const Tensor& w, int out_channels, int kh, int kw, int in_channels);
+
+// A convolution over OHWI weights (node input 1) and optional bias (input 2).
+absl::StatusOr<shaders::GeneratedShader> Conv(const shaders::NodeContext& ctx, const ConvGeometry& geometry,
+                                              Activation activation, const layout::Bhwc& in, const layout::Bhwc& out);
+
+// A transposed convolution as a gather: output (y, x) sums the input pixels
+// whose window covers it; pad_h/pad_w are cut from the top/left.
+absl::StatusOr<shaders::GeneratedShader> TransposeConvolution(const shaders::NodeContext& ctx, int input,
+                                                              int weights_input, int bias_input, int stride_h,
+                                                              int stride_w, int pad_h, int pad_w,
+                                                              Activation activation);
+
+}  // namespace mgd::ops
