@@ -26,6 +26,8 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
   // No name: dispatches alike but for it share one program.
   s += fmt::format("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;\n", code.workgroup[0],
                    code.workgroup[1], code.workgroup[2]);
+  // The generators mark every loop MGD_LOOP (see ShaderCode::dont_unroll).
+  s += dialect == Dialect::kVulkan && code.dont_unroll ? "#define MGD_LOOP [[dont_unroll]]\n" : "#define MGD_LOOP\n";
   if (code.half_storage) {
     s += "vec4 mgd_unpack(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }\n"
          "uvec2 mgd_pack(vec4 v) { return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw)); }\n";
@@ -54,13 +56,7 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
     s += "} params;\n";
   }
   s += code.shared;
-  std::string body = code.body;
-  if (dialect == Dialect::kVulkan && code.dont_unroll) {
-    for (size_t at = body.find("for ("); at != std::string::npos; at = body.find("for (", at + 20)) {
-      body.insert(at, "[[dont_unroll]] ");
-    }
-  }
-  s += "void main() {\n" + body + "}\n";
+  s += "void main() {\n" + code.body + "}\n";
   return s;
 }
 

@@ -45,6 +45,8 @@ struct ShaderCode {
   bool mediump = false;
   // Keep loops rolled (Vulkan: [[dont_unroll]]). For software GPUs, whose
   // JIT spends a third less time on rolled loops; hardware drivers decide.
+  // The body marks each of its loops `MGD_LOOP for (...)`; Emit defines
+  // MGD_LOOP as the attribute or as nothing.
   bool dont_unroll = false;
 };
 

@@ -10,7 +10,7 @@ namespace {
 std::string GatherBody(const layout::Bhwc& in, const layout::Bhwc& out, const StridedGather& g) {
   std::string s = fmt::format(
       "  vec4 value = vec4(0.0);\n"
-      "  for (int k = 0; k < 4; ++k) {{\n"
+      "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
       "    int c = s * 4 + k;\n"
       "    if (c >= {C}) break;\n"
       "    int f = ((b * {H} + y) * {W} + x) * {C} + c;\n"

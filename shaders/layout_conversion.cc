@@ -38,7 +38,7 @@ ConversionShader BhwcToPhwc4Shader(const layout::Bhwc& s, bool half_storage) {
   shader.code.buffers = {{"src", "float", BufferAccess::kRead}, {"dst", "", BufferAccess::kWrite, true}};
   shader.code.body = Prologue(s) +
                      "  highp vec4 v = vec4(0.0);\n"
-                     "  for (int k = 0; k < 4; ++k) {\n"
+                     "  MGD_LOOP for (int k = 0; k < 4; ++k) {\n"
                      "    if (c0 + k < C) v[k] = src[bhwc + k];\n"
                      "  }\n"
                      "  dst_set(phwc4, v);\n";

@@ -114,7 +114,7 @@ absl::StatusOr<shaders::GeneratedShader> ConcatenationShader(const shaders::Node
   auto size = [](const layout::Bhwc& t, int d) { return d == 0 ? t.batch : d == 1 ? t.height : d == 2 ? t.width : t.channels; };
   std::string& body = g.code.body;
   if (axis == 3 && !whole_slices) {
-    body += "  vec4 value = vec4(0.0);\n  for (int k = 0; k < 4; ++k) {\n    int c = s * 4 + k;\n";
+    body += "  vec4 value = vec4(0.0);\n  MGD_LOOP for (int k = 0; k < 4; ++k) {\n    int c = s * 4 + k;\n";
     body += fmt::format("    if (c >= {}) break;\n", out->channels);
     int offset = 0;
     for (size_t i = 0; i < ins.size(); ++i) {

@@ -54,10 +54,10 @@ std::string BiasInit(const NodeContext& ctx, GeneratedShader& g, int bias_input,
 
 std::string WindowLoops(const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner) {
   return fmt::format(
-      "  for (int ky = 0; ky < {kh}; ++ky) {{\n"
+      "  MGD_LOOP for (int ky = 0; ky < {kh}; ++ky) {{\n"
       "    int iy = y * {sh} - {ph} + ky * {dh};\n"
       "    if (iy < 0 || iy >= {ih}) continue;\n"
-      "    for (int kx = 0; kx < {kw}; ++kx) {{\n"
+      "    MGD_LOOP for (int kx = 0; kx < {kw}; ++kx) {{\n"
       "      int ix = x * {sw} - {pw} + kx * {dw};\n"
       "      if (ix < 0 || ix >= {iw}) continue;\n"
       "{inner}"
@@ -119,7 +119,7 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
       fmt::arg("per", kOutputsPerGroup), fmt::arg("n", n), fmt::arg("W", out.width), fmt::arg("H", out.height),
       fmt::arg("bs", glsl::BatchAndSlice(out)));
   const std::string inner = fmt::format(
-      "      for (int is = t; is < {is}; is += {split}) {{\n"
+      "      MGD_LOOP for (int is = t; is < {is}; is += {split}) {{\n"
       "        vec4 v = {read};\n"
       "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
       "{mac}"
@@ -133,7 +133,7 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
       "  barrier();\n"
       "  if (t != 0 || !in_range) return;\n"
       "  acc = vec4(0.0);\n"
-      "  for (int k = 0; k < {split}; ++k) acc += partial[l][k];\n",
+      "  MGD_LOOP for (int k = 0; k < {split}; ++k) acc += partial[l][k];\n",
       fmt::arg("split", kSplit));
   g.code.body += "  acc += " + BiasOf(ctx, g, 2, out.channels) + ";\n";
   g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
@@ -148,7 +148,7 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
   GeneratedShader g = StartConvShader(ctx, out, 0);
   g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
   const std::string inner = fmt::format(
-      "      for (int is = 0; is < {is}; ++is) {{\n"
+      "      MGD_LOOP for (int is = 0; is < {is}; ++is) {{\n"
       "        vec4 v = {read};\n"
       "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
       "{mac}"
@@ -178,15 +178,15 @@ absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int
   })};
   g.code.body += BiasInit(ctx, g, bias_input, out->channels);
   g.code.body += fmt::format(
-      "  for (int ky = {kh} - 1; ky >= 0; --ky) {{\n"
+      "  MGD_LOOP for (int ky = {kh} - 1; ky >= 0; --ky) {{\n"
       "    int ty = y + {ph} - ky;\n"
       "    if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {ih}) continue;\n"
       "    int iy = ty / {sh};\n"
-      "    for (int kx = {kw} - 1; kx >= 0; --kx) {{\n"
+      "    MGD_LOOP for (int kx = {kw} - 1; kx >= 0; --kx) {{\n"
       "      int tx = x + {pw} - kx;\n"
       "      if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {iw}) continue;\n"
       "      int ix = tx / {sw};\n"
-      "      for (int is = 0; is < {is}; ++is) {{\n"
+      "      MGD_LOOP for (int is = 0; is < {is}; ++is) {{\n"
       "        vec4 v = {read};\n"
       "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
       "{mac}"

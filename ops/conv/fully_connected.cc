@@ -123,9 +123,9 @@ absl::StatusOr<GeneratedShader> FullyConnected(const NodeContext& ctx) {
   g.code.body += BiasInit(ctx, g, 2, out->channels);
   g.code.body += fmt::format(
       "  int row = (b * {oh} + y) * {ow} + x;\n"
-      "  for (int is = 0; is < {ds}; ++is) {{\n"
+      "  MGD_LOOP for (int is = 0; is < {ds}; ++is) {{\n"
       "    vec4 v = vec4(0.0);\n"
-      "    for (int k = 0; k < 4; ++k) {{\n"
+      "    MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
       "      int d = is * 4 + k;\n"
       "      if (d >= {depth}) break;\n"
       "      int f = row * {depth} + d;\n"

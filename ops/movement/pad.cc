@@ -108,7 +108,7 @@ absl::StatusOr<GeneratedShader> Pad(const NodeContext& ctx) {
   } else {
     g.code.body += fmt::format(
         "  vec4 value = vec4(0.0);\n"
-        "  for (int k = 0; k < 4; ++k) {{\n"
+        "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
         "    int ic = s * 4 + k - {};\n"
         "    if (inside && ic >= 0 && ic < {}) value[k] = {}[ic % 4];\n"
         "  }}\n",

@@ -186,17 +186,17 @@ absl::StatusOr<GeneratedShader> MaxUnpooling(const NodeContext& ctx) {
   GeneratedShader g = StartShader(ctx, *out, {0, 1});
   g.code.body += fmt::format(
       "  vec4 value = vec4(0.0);\n"
-      "  for (int ky = {fh} - 1; ky >= 0; --ky) {{\n"
+      "  MGD_LOOP for (int ky = {fh} - 1; ky >= 0; --ky) {{\n"
       "    int ty = y + {ph} - ky;\n"
       "    if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {ih}) continue;\n"
       "    int iy = ty / {sh};\n"
-      "    for (int kx = {fw} - 1; kx >= 0; --kx) {{\n"
+      "    MGD_LOOP for (int kx = {fw} - 1; kx >= 0; --kx) {{\n"
       "      int tx = x + {pw} - kx;\n"
       "      if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {iw}) continue;\n"
       "      int ix = tx / {sw};\n"
       "      highp vec4 v = {value};\n"
       "      highp vec4 f = {index};\n"
-      "      for (int k = 0; k < 4; ++k) {{\n"
+      "      MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
       "        if (!(f[k] > -1e9 && f[k] < 1e9)) continue;\n"
       "        int n = int(f[k]);\n"
       "        int q = n >= 0 ? n / {fw} : -((-n) / {fw});\n"  // C++'s truncating division

@@ -141,7 +141,7 @@ absl::StatusOr<GeneratedShader> SplitPool2d(const NodeContext& ctx, const layout
   g.code.body += fmt::format(
       "  highp vec4 acc = vec4({init});\n"
       "  int count = 0;\n"
-      "  for (int k = t; k < {area}; k += {T}) {{\n"
+      "  MGD_LOOP for (int k = t; k < {area}; k += {T}) {{\n"
       "    int fy = k / {fw}, fx = k - fy * {fw};\n"
       "    int py = y * {sh} - {ph} + fy, px = x * {sw} - {pw} + fx;\n"
       "    if (py < 0 || py >= {PH} || px < 0 || px >= {PW}) continue;\n"
@@ -152,7 +152,7 @@ absl::StatusOr<GeneratedShader> SplitPool2d(const NodeContext& ctx, const layout
       "  }}\n"
       "  partial[t] = acc;\n"
       "  partial_count[t] = count;\n"
-      "  for (int k = {T} / 2; k > 0; k /= 2) {{\n"
+      "  MGD_LOOP for (int k = {T} / 2; k > 0; k /= 2) {{\n"
       "    memoryBarrierShared(); barrier();\n"
       "    if (t < k) {{\n"
       "      partial[t] = {combine_k};\n"
@@ -207,11 +207,11 @@ std::string PoolLoops(const shaders::NodeContext& ctx, const layout::Bhwc& in, c
   const int padded_h = in.height + ctx.pad.top + ctx.pad.bottom;
   const int padded_w = in.width + ctx.pad.left + ctx.pad.right;
   return fmt::format(
-      "  for (int fy = 0; fy < {fh}; ++fy) {{\n"
+      "  MGD_LOOP for (int fy = 0; fy < {fh}; ++fy) {{\n"
       "    int py = y * {sh} - {ph} + fy;\n"
       "    if (py < 0 || py >= {PH}) continue;\n"
       "    int iy = py - {top};\n"
-      "    for (int fx = 0; fx < {fw}; ++fx) {{\n"
+      "    MGD_LOOP for (int fx = 0; fx < {fw}; ++fx) {{\n"
       "      int px = x * {sw} - {pw} + fx;\n"
       "      if (px < 0 || px >= {PW}) continue;\n"
       "      int ix = px - {left};\n"

@@ -33,6 +33,9 @@ for model in "$data"/models/*.tflite; do
       || fail "$name $api: a Vulkan shader does not compile: $(grep -B2 -m3 ERROR "$work/log")"
     ls "$out"/dispatches/*.gl.comp | xargs -P 2 -n 1 glslangValidator >"$work/log" 2>&1 \
       || fail "$name $api: a GL shader does not compile: $(grep -B2 -m3 ERROR "$work/log")"
+    # Every loop is marked, so that software GPUs keep it rolled (shaders/dialect.h).
+    unmarked=$(cat "$out"/dispatches/*.comp | grep -o '[A-Za-z_]* *for (' | grep -vc '^MGD_LOOP *for (')
+    [ "$unmarked" -eq 0 ] || fail "$name $api: $unmarked loops without MGD_LOOP"
     for f in "$out"/dispatches/*.spv; do
       spirv-val --target-env vulkan1.1 "$f" >"$work/log" 2>&1 || fail "$f does not validate: $(head -3 "$work/log")"
     done
