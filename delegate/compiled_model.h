@@ -71,7 +71,6 @@ struct CompiledBinding {
 struct CompiledDispatch {
   shaders::ShaderCode code;
   std::vector<CompiledBinding> bindings;  // binding i of `code`
-  std::vector<uint8_t> params;            // the parameter block
   std::array<uint32_t, 3> groups{1, 1, 1};
   std::vector<int> nodes;                 // model nodes it runs (fused ones included); empty: I/O conversion
   // Invocations per axis when any workgroup will do (the shader returns past

@@ -115,7 +115,6 @@ class Builder {
     CompiledDispatch d;
     d.nodes = group.nodes();
     d.code = shader->code;
-    d.params = shader->params;
     d.groups = shader->groups;
     for (int position : shader->activation_inputs) {
       auto b = Activation(head.inputs[static_cast<size_t>(position)]);
@@ -213,10 +212,13 @@ class Builder {
     auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(group.output)].shape);
     if (!final_shape.ok()) return final_shape.status();
     const auto linear = options_.linear_grid && head.prologue.empty() ? shaders::LinearGridFor(*final_shape) : std::nullopt;
-    std::string body = head.prologue.empty() ? shaders::glsl::OutputPrologue(*final_shape, linear.has_value()) : head.prologue;
+    shaders::ShaderParams& params = d.code.params;
+    std::string body =
+        head.prologue.empty() ? shaders::glsl::OutputPrologue(params, *final_shape, linear.has_value()) : head.prologue;
     if (group.output_pad >= 0) {
       // Slices past the unpadded tensor are zeros.
-      body += fmt::format("  if (s >= {}) {{ out0_set(out_index, vec4(0.0)); return; }}\n", head.output.slices());
+      body += fmt::format("  if (s >= {}) {{ out0_set(out_index, vec4(0.0)); return; }}\n",
+                          params.Int("unpadded_s", head.output.slices()));
     }
     body += head.code.body;
     int channels = head.output.channels;
@@ -239,9 +241,10 @@ class Builder {
         d.bindings.push_back({*b, false});
       }
       body += update->code;
+      params.Append(update->params);
       channels = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(node.outputs[0])].shape)->channels;
     }
-    body += shaders::glsl::MaskPadding(channels, "value");
+    body += shaders::glsl::MaskPadding(params, channels, "value");
     body += "  out0_set(out_index, value);\n";
     if (linear) {
       d.code.workgroup = shaders::kLinearWorkgroup;
@@ -288,9 +291,9 @@ absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partiti
 }
 
 void SharePrograms(CompiledModel& model) {
-  std::vector<shaders::ParameterizedShader> shaders;
-  for (CompiledDispatch& d : model.dispatches) shaders.push_back({&d.code, &d.params});
-  shaders::LiftDifferingLiterals(shaders, shaders::kMaxParams);
+  std::vector<shaders::ShaderCode*> shaders;
+  for (CompiledDispatch& d : model.dispatches) shaders.push_back(&d.code);
+  shaders::ShareParameters(shaders, shaders::kMaxParams);
 }
 
 }  // namespace mgd

@@ -16,9 +16,10 @@ namespace mgd {
 absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partition& partition,
                                                const CompileOptions& options);
 
-// Lets dispatches that differ only in inlined sizes and constants share a
-// program, reading those as parameters (shaders/parameters.h). Run after the
-// workgroups are chosen: they are part of a program.
+// Lets dispatches that differ only in the values of their declared
+// parameters share a program, reading those from the parameter block
+// (shaders/parameters.h). Run after the workgroups are chosen: they are part
+// of a program.
 void SharePrograms(CompiledModel& model);
 
 }  // namespace mgd

@@ -114,7 +114,7 @@ absl::Status RecordDispatches(gpu::Device& device, const CompiledModel& model, c
       binding.access = b.write ? gpu::Access::kWrite : gpu::Access::kRead;
       d.bindings.push_back(binding);
     }
-    d.push_constants = cd.params;
+    d.push_constants = shaders::ParamBlock(cd.code);
     d.groups = cd.groups;
     execution.dispatches.push_back(std::move(d));
   }

@@ -1,14 +1,22 @@
 #include "delegate/serialize.h"
 
 #include "delegate/byte_io.h"
+#include "shaders/parameters.h"  // kMaxParams
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <string>
 
 namespace mgd {
 namespace {
+
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
 
 template <typename E>
 bool InRange(uint8_t v, E last) {
@@ -47,8 +55,13 @@ std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& m) {
       w.Put<uint8_t>(static_cast<uint8_t>(b.access));
       w.Put<uint8_t>(b.activation);
     }
-    w.Put<uint32_t>(static_cast<uint32_t>(c.params.size()));
-    for (const std::string& p : c.params) w.String(p);
+    w.Put<uint32_t>(static_cast<uint32_t>(c.params.list.size()));
+    for (const shaders::ShaderParam& p : c.params.list) {
+      w.String(p.name);
+      w.Put<uint8_t>(p.is_float);
+      w.Put<uint32_t>(p.bits);
+      w.String(p.member);
+    }
     w.String(c.shared);
     w.String(c.body);
     w.Put<uint8_t>(c.half_storage);
@@ -59,7 +72,6 @@ std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& m) {
       w.Put<int32_t>(b.buffer);
       w.Put<uint8_t>(b.write);
     }
-    w.Bytes(d.params.data(), d.params.size());
     w.Array(d.groups);
     w.Put<uint32_t>(static_cast<uint32_t>(d.nodes.size()));
     for (int n : d.nodes) w.Put<int32_t>(n);
@@ -138,8 +150,16 @@ absl::StatusOr<CompiledModel> Parse(const uint8_t* data, size_t size, const std:
       b.access = static_cast<shaders::BufferAccess>(access);
       b.activation = r.Get<uint8_t>("buffer_decl.activation") != 0;
     }
-    c.params.resize(r.Count("dispatch.params", 8));
-    for (std::string& p : c.params) p = r.String("dispatch.param");
+    c.params.list.resize(r.Count("dispatch.params", 13));
+    for (shaders::ShaderParam& p : c.params.list) {
+      p.name = r.String("param.name");
+      p.is_float = r.Get<uint8_t>("param.is_float") != 0;
+      p.bits = r.Get<uint32_t>("param.bits");
+      p.member = r.String("param.member");
+      // Both are spliced into the source: nothing but an identifier may pass.
+      if (r.ok() && !IsIdentifier(p.name)) r.Fail("param.name", "not an identifier");
+      if (r.ok() && !p.member.empty() && !IsIdentifier(p.member)) r.Fail("param.member", "not an identifier");
+    }
     c.shared = r.String("dispatch.shared");
     c.body = r.String("dispatch.body");
     c.half_storage = r.Get<uint8_t>("dispatch.half_storage") != 0;
@@ -153,7 +173,6 @@ absl::StatusOr<CompiledModel> Parse(const uint8_t* data, size_t size, const std:
         r.Fail("binding.buffer", fmt::format("{} is not a buffer (there are {})", b.buffer, m.buffers.size()));
       }
     }
-    d.params = r.Bytes("dispatch.params_block");
     d.groups = r.Array<uint32_t, 3>("dispatch.groups");
     d.nodes.resize(r.Count("dispatch.nodes", 4));
     for (int& n : d.nodes) n = r.Get<int32_t>("dispatch.node");
@@ -169,7 +188,9 @@ absl::StatusOr<CompiledModel> Parse(const uint8_t* data, size_t size, const std:
     for (uint32_t& word : d.spirv) word = r.Get<uint32_t>("dispatch.spirv");
     d.binary = r.Bytes("dispatch.binary");
     if (r.ok() && d.code.buffers.size() != d.bindings.size()) r.Fail("dispatch.bindings", "one binding per declared buffer expected");
-    if (r.ok() && d.params.size() != shaders::ParamsBytes(d.code)) r.Fail("dispatch.params_block", "size does not match the parameters");
+    if (r.ok() && shaders::BlockMembers(d.code).size() > shaders::kMaxParams) {
+      r.Fail("dispatch.params", "more parameter block members than every device takes");
+    }
   }
   for (std::vector<int>* list : {&m.inputs, &m.outputs}) {
     list->resize(r.Count("inputs/outputs", 4));

@@ -16,8 +16,9 @@
 namespace mgd {
 
 inline constexpr uint32_t kCompiledModelMagic = 0x4D43474D;  // "MGCM" little-endian
-inline constexpr uint32_t kCompiledModelVersion = 4;  // 2: SPIR-V per dispatch; 3: GL binaries, pipeline cache;
-                                                      // 4: fp16 weights in fp16, Vulkan module identifiers
+inline constexpr uint32_t kCompiledModelVersion = 5;  // 2: SPIR-V per dispatch; 3: GL binaries, pipeline cache;
+                                                      // 4: fp16 weights in fp16, Vulkan module identifiers;
+                                                      // 5: declared shader parameters
 
 std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& model);
 absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t size);

@@ -2,8 +2,44 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+
 namespace mgd::shaders {
 namespace {
+
+std::string Capitals(const std::string& name) {
+  std::string s = name;
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The name under which `value` is declared: `name`, or the first NAME_k not
+// taken by another value.
+std::string Declare(ShaderParams& params, const std::string& name, bool is_float, uint32_t bits) {
+  const std::string base = Capitals(name);
+  for (int k = 1;; ++k) {
+    const std::string candidate = k == 1 ? base : fmt::format("{}_{}", base, k);
+    auto same = [&](const ShaderParam& p) { return p.name == candidate; };
+    auto it = std::find_if(params.list.begin(), params.list.end(), same);
+    if (it == params.list.end()) {
+      params.list.push_back({candidate, is_float, bits, ""});
+      return candidate;
+    }
+    if (it->is_float == is_float && it->bits == bits) return candidate;
+  }
+}
+
+std::string Literal(const ShaderParam& p) {
+  if (!p.is_float) return fmt::format("{}", static_cast<int32_t>(p.bits));
+  float v;
+  std::memcpy(&v, &p.bits, 4);
+  return FloatLiteral(v);
+}
 
 const char* Qualifier(BufferAccess access) {
   switch (access) {
@@ -15,6 +51,54 @@ const char* Qualifier(BufferAccess access) {
 }
 
 }  // namespace
+
+std::string ShaderParams::Int(const std::string& name, int64_t value) {
+  if (value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max()) {
+    return fmt::format("{}", value);
+  }
+  return Declare(*this, name, false, static_cast<uint32_t>(static_cast<int32_t>(value)));
+}
+
+std::string ShaderParams::Float(const std::string& name, float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return Declare(*this, name, true, bits);
+}
+
+void ShaderParams::Append(const ShaderParams& other) {
+  for (const ShaderParam& p : other.list) list.push_back(p);
+}
+
+std::vector<const ShaderParam*> BlockMembers(const ShaderCode& code) {
+  std::vector<const ShaderParam*> members;
+  std::set<std::string> seen;
+  for (const ShaderParam& p : code.params.list) {
+    if (!p.member.empty() && seen.insert(p.member).second) members.push_back(&p);
+  }
+  return members;
+}
+
+std::vector<uint8_t> ParamBlock(const ShaderCode& code) {
+  std::vector<uint8_t> bytes;
+  for (const ShaderParam* p : BlockMembers(code)) {
+    const size_t at = bytes.size();
+    bytes.resize(at + 4);
+    std::memcpy(bytes.data() + at, &p->bits, 4);
+  }
+  return bytes;
+}
+
+std::string FloatLiteral(float value) {
+  if (!std::isfinite(value)) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    return fmt::format("uintBitsToFloat(0x{:08x}u)", bits);
+  }
+  // Exact round trip: 9 significant digits, always with a decimal point or exponent.
+  std::string s = fmt::format("{:.9g}", value);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
 
 std::string Emit(Dialect dialect, const ShaderCode& code) {
   std::string s = dialect == Dialect::kVulkan ? "#version 450\n" : "#version 310 es\n";
@@ -28,6 +112,10 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
                    code.workgroup[1], code.workgroup[2]);
   // The generators mark every loop MGD_LOOP (see ShaderCode::dont_unroll).
   s += dialect == Dialect::kVulkan && code.dont_unroll ? "#define MGD_LOOP [[dont_unroll]]\n" : "#define MGD_LOOP\n";
+  // Generators write declared numbers by name (ShaderParams).
+  for (const ShaderParam& p : code.params.list) {
+    s += fmt::format("#define {} {}\n", p.name, p.member.empty() ? Literal(p) : "params." + p.member);
+  }
   if (code.half_storage) {
     s += "vec4 mgd_unpack(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }\n"
          "uvec2 mgd_pack(vec4 v) { return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw)); }\n";
@@ -49,10 +137,10 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
       s += fmt::format("#define {0}_at(i) {0}[i]\n#define {0}_set(i, v) {0}[i] = (v)\n", b.name);
     }
   }
-  if (!code.params.empty()) {
+  if (const std::vector<const ShaderParam*> members = BlockMembers(code); !members.empty()) {
     s += dialect == Dialect::kVulkan ? "layout(push_constant) uniform Params {\n"
                                      : "layout(std140, binding = 0) uniform Params {\n";
-    for (const std::string& member : code.params) s += "  " + member + ";\n";
+    for (const ShaderParam* p : members) s += fmt::format("  highp {} {};\n", p->is_float ? "float" : "int", p->member);
     s += "} params;\n";
   }
   s += code.shared;

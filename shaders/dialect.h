@@ -27,15 +27,46 @@ struct BufferDecl {
   bool activation = false;   // a PHWC4 tensor: use NAME_at / NAME_set
 };
 
+// A number the body names instead of spelling: a size, stride, count or
+// constant its generator declares (ShaderParams). Emit defines NAME as the
+// literal, which the driver folds like any constant, or, once program
+// sharing has found that the number differs between shaders otherwise
+// alike, as a member of the parameter block (push constants on Vulkan, a
+// uniform block on GLES) that the dispatch fills in.
+struct ShaderParam {
+  std::string name;     // a macro: capitals, digits and underscores
+  bool is_float = false;
+  uint32_t bits = 0;    // the int32 or the float's bits
+  std::string member;   // empty: inlined; else read from params.MEMBER (not NAME)
+};
+
+// A body's declared numbers. Int and Float return the name to write in the
+// body; a name declared again with the same value is the same parameter,
+// with another value a new one (NAME_2, ...), so that helpers may declare
+// the sizes of the tensors they index each time. Numbers a constant
+// expression needs (`const` initializers, array sizes) are written as
+// literals instead: they cannot come from the parameter block. The order of
+// `list` is the order of declaration; it changes no program's meaning.
+struct ShaderParams {
+  std::vector<ShaderParam> list;
+
+  // `name` is upper-cased. A value past int32 is returned as its literal:
+  // no parameter holds it.
+  std::string Int(const std::string& name, int64_t value);
+  // Non-finite values too (Emit spells them by their bits).
+  std::string Float(const std::string& name, float value);
+  // Declares `other`'s parameters here (a fused tail's, named apart).
+  void Append(const ShaderParams& other);
+};
+
 struct ShaderCode {
   std::string name;                        // names the program in errors and dumps
   std::array<uint32_t, 3> workgroup{8, 8, 1};
   std::vector<BufferDecl> buffers;         // binding i = buffers[i]
-  // Members of the small parameter block (4-byte scalars only, so that the
-  // std140 uniform block on GLES and the push-constant block on Vulkan lay
-  // them out the same way), e.g. {"int width", "float scale"}; read in the
-  // body as params.width.
-  std::vector<std::string> params;
+  // The numbers the body names; those with a `member` make up the
+  // parameter block (4-byte scalars only, so that the std140 uniform block on
+  // GLES and the push-constant block on Vulkan lay them out alike).
+  ShaderParams params;
   std::string shared;                      // declarations before main(): shared arrays, helpers
   std::string body;                        // the statements of main()
   bool half_storage = false;               // activations stored as fp16
@@ -52,8 +83,18 @@ struct ShaderCode {
 
 std::string Emit(Dialect dialect, const ShaderCode& code);
 
+// The parameter block's members in order: the first parameter that names
+// each distinct member.
+std::vector<const ShaderParam*> BlockMembers(const ShaderCode& code);
 // Bytes of the parameter block: 4 per member.
-inline uint32_t ParamsBytes(const ShaderCode& code) { return static_cast<uint32_t>(4 * code.params.size()); }
+inline uint32_t ParamsBytes(const ShaderCode& code) { return static_cast<uint32_t>(4 * BlockMembers(code).size()); }
+// The parameter block's contents, as the dispatch uploads them.
+std::vector<uint8_t> ParamBlock(const ShaderCode& code);
+
+// A float literal GLSL parses the same in both dialects and that reads back
+// as exactly `value` (Inf and NaN by their bits: GLSL has no literal for
+// them).
+std::string FloatLiteral(float value);
 
 // Bytes of one PHWC4 vec4 in storage.
 inline uint32_t Vec4Bytes(bool half_storage) { return half_storage ? 8 : 16; }

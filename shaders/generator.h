@@ -1,9 +1,10 @@
 // The op shader generators: for one graph node, the GLSL body of a compute
-// shader over PHWC4 activations, with every scalar parameter (sizes, strides,
-// padding, axes) and small constants inlined (the delegate then turns those
-// that differ between otherwise equal shaders into parameters:
-// shaders/parameters.h), plus the weight buffers to upload at prepare. A registry maps op kinds to generators; a generator that
-// cannot handle a node says why, and that reason is what `mgd ops` shows.
+// shader over PHWC4 activations, with its sizes, strides, counts and scalar
+// constants declared as parameters (ShaderParams: inlined unless program
+// sharing finds them differing between otherwise equal shaders,
+// shaders/parameters.h), plus the weight buffers to upload at prepare. The
+// op registry (ops/) lists each op's generators; a generator that cannot
+// handle a node says why, and that reason is what `mgd ops` shows.
 #pragma once
 
 #include <array>
@@ -66,7 +67,6 @@ struct GeneratedShader {
   ShaderCode code;
   std::vector<int> activation_inputs;
   std::vector<std::vector<float>> constants;
-  std::vector<uint8_t> params;  // values of code.params, 4 bytes each
   std::array<uint32_t, 3> groups{1, 1, 1};
   // True: the body, after glsl::OutputPrologue(output) (which the compiler
   // puts before it), ends with `vec4 value` holding output 0 at (b, s, y, x)
@@ -85,9 +85,11 @@ struct GeneratedShader {
 
 // A node as an update of `value` (vec4) in a producer's shader: the operand
 // at node input `fused_input` is `value`; the other activation operands are
-// buffers named PREFIX + "in" + k, in the order of `activation_inputs`.
+// buffers named PREFIX + "in" + k, in the order of `activation_inputs`;
+// the parameters `code` names are in `params`, named from PREFIX too.
 struct ElementwiseUpdate {
   std::string code;
+  ShaderParams params;
   std::vector<int> activation_inputs;
 };
 // The node's update from its op's definition (ops/; shaders/dispatch.cc), or

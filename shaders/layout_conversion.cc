@@ -16,7 +16,7 @@ std::array<uint32_t, 3> Grid(const layout::Bhwc& s) {
   return {up(s.width, kWorkgroup[0]), up(s.height, kWorkgroup[1]), up(s.batch * s.slices(), kWorkgroup[2])};
 }
 
-std::string Prologue(const layout::Bhwc& s) {
+std::string Prologue(ShaderParams& params, const layout::Bhwc& s) {
   return fmt::format(
       "  int W = {}, H = {}, C = {}, S = {}, B = {};\n"
       "  ivec3 gid = ivec3(gl_GlobalInvocationID);\n"
@@ -25,7 +25,8 @@ std::string Prologue(const layout::Bhwc& s) {
       "  int c0 = (gid.z - b * S) * 4;\n"
       "  int bhwc = ((b * H + gid.y) * W + gid.x) * C + c0;\n"
       "  int phwc4 = (gid.z * H + gid.y) * W + gid.x;\n",
-      s.width, s.height, s.channels, s.slices(), s.batch, s.batch == 1 ? "0" : "gid.z / S");
+      params.Int("width", s.width), params.Int("height", s.height), params.Int("channels", s.channels),
+      params.Int("slices", s.slices()), params.Int("batch", s.batch), s.batch == 1 ? "0" : "gid.z / S");
 }
 
 }  // namespace
@@ -36,7 +37,7 @@ ConversionShader BhwcToPhwc4Shader(const layout::Bhwc& s, bool half_storage) {
   shader.code.workgroup = kWorkgroup;
   shader.code.half_storage = half_storage;
   shader.code.buffers = {{"src", "float", BufferAccess::kRead}, {"dst", "", BufferAccess::kWrite, true}};
-  shader.code.body = Prologue(s) +
+  shader.code.body = Prologue(shader.code.params, s) +
                      "  highp vec4 v = vec4(0.0);\n"
                      "  MGD_LOOP for (int k = 0; k < 4; ++k) {\n"
                      "    if (c0 + k < C) v[k] = src[bhwc + k];\n"
@@ -69,7 +70,10 @@ ConversionShader Phwc4ToBhwcShader(const layout::Bhwc& s, bool half_storage) {
       "  int x = p % W, t = p / W;\n"
       "  int y = t % H, b = t / H;\n"
       "  dst[i] = src_at(((b * S + c / 4) * H + y) * W + x)[c % 4];\n",
-      s.width, s.height, s.channels, s.slices(), elements, row_groups * kThreads);
+      shader.code.params.Int("width", s.width), shader.code.params.Int("height", s.height),
+      shader.code.params.Int("channels", s.channels), shader.code.params.Int("slices", s.slices()),
+      shader.code.params.Int("elements", static_cast<int64_t>(elements)),
+      shader.code.params.Int("row", static_cast<int64_t>(row_groups) * kThreads));
   shader.groups = {row_groups, static_cast<uint32_t>((groups + kMaxGroups - 1) / kMaxGroups), 1};
   return shader;
 }

@@ -24,18 +24,22 @@ std::string CustomName(const Node& node);
 
 namespace glsl {
 
+// Shaders name the sizes of the tensors they index (parameters `params`
+// declares): NAME_W, NAME_H and NAME_S (slices) for the tensor a buffer NAME
+// holds, OUT_W, OUT_H, OUT_Z (batch * slices) or OUT_N (vec4s) for the grid.
+
 // Declares x, y, z (= batch * slices + slice), b, s for one output vec4 of
 // `out` and returns early outside it; `out_index` is its PHWC4 index. With
 // `linear`, the grid is one-dimensional (see LinearGridFor).
-std::string OutputPrologue(const layout::Bhwc& out, bool linear = false);
+std::string OutputPrologue(ShaderParams& params, const layout::Bhwc& out, bool linear = false);
 // "int b = ..., s = ...;": the batch and slice of output slice row z.
-std::string BatchAndSlice(const layout::Bhwc& out);
-// The PHWC4 index of (b, slice, yy, xx) in a tensor of `shape`, as GLSL.
-std::string Index(const layout::Bhwc& shape, const std::string& b, const std::string& slice, const std::string& yy,
-                  const std::string& xx);
+std::string BatchAndSlice(ShaderParams& params, const layout::Bhwc& out);
+// The PHWC4 index of (b, slice, yy, xx) in `tensor`, of `shape`, as GLSL.
+std::string Index(ShaderParams& params, const std::string& tensor, const layout::Bhwc& shape, const std::string& b,
+                  const std::string& slice, const std::string& yy, const std::string& xx);
 // buffer_at(Index(...)).
-std::string Read(const std::string& buffer, const layout::Bhwc& shape, const std::string& b, const std::string& slice,
-                 const std::string& yy, const std::string& xx);
+std::string Read(ShaderParams& params, const std::string& buffer, const layout::Bhwc& shape, const std::string& b,
+                 const std::string& slice, const std::string& yy, const std::string& xx);
 // A vec4 expression: `v` (a variable) clamped to [lo, hi] (hi may be +Inf),
 // NaN staying NaN (docs/numerics.md). GLSL leaves max, min and clamp of a
 // NaN undefined (GPUs return either operand), so a NaN is picked out with
@@ -48,13 +52,12 @@ std::string MaxKeepingNan(const std::string& a, const std::string& b);
 std::string MinKeepingNan(const std::string& a, const std::string& b);
 // tanh of a variable, NaN for NaN and +-1 for +-Inf on every GPU.
 std::string Tanh(const std::string& v);
-// A float literal GLSL parses the same in both dialects (Inf and NaN by
-// their bits: GLSL has no literal for them).
-std::string Float(float value);
+// A float literal (FloatLiteral), for numbers that are no parameter.
+inline std::string Float(float value) { return FloatLiteral(value); }
 // `const vec4 name[n] = vec4[](...)` from per-channel values padded to slices.
 std::string ConstVec4Array(const std::string& name, const std::vector<float>& padded);
 // Zeroes the lanes of the last slice that lie past `channels`.
-std::string MaskPadding(int channels, const std::string& v);
+std::string MaskPadding(ShaderParams& params, int channels, const std::string& v);
 // "highp " when sums must stay fp32 in an fp16 shader, else "".
 std::string AccumulatorPrecision(const NodeContext& ctx);
 

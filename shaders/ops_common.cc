@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "shaders/ops.h"
@@ -46,8 +45,9 @@ GeneratedShader StartShader(const NodeContext& ctx, const layout::Bhwc& out, std
 
 namespace glsl {
 
-std::string OutputPrologue(const layout::Bhwc& o, bool linear) {
-  const std::string batch_and_slice = BatchAndSlice(o);
+std::string OutputPrologue(ShaderParams& params, const layout::Bhwc& o, bool linear) {
+  const std::string batch_and_slice = BatchAndSlice(params, o);
+  const std::string w = params.Int("out_w", o.width), h = params.Int("out_h", o.height);
   if (linear) {
     return fmt::format(
         "  int i = int(gl_GlobalInvocationID.x);\n"
@@ -55,45 +55,34 @@ std::string OutputPrologue(const layout::Bhwc& o, bool linear) {
         "  int x = i % {W}, y = (i / {W}) % {H}, z = i / ({W} * {H});\n"
         "{bs}"
         "  int out_index = i;\n",
-        fmt::arg("N", o.width * o.height * o.batch * o.slices()), fmt::arg("W", o.width), fmt::arg("H", o.height),
-        fmt::arg("bs", batch_and_slice));
+        fmt::arg("N", params.Int("out_n", static_cast<int64_t>(o.width) * o.height * o.batch * o.slices())),
+        fmt::arg("W", w), fmt::arg("H", h), fmt::arg("bs", batch_and_slice));
   }
   return fmt::format(
       "  int x = int(gl_GlobalInvocationID.x), y = int(gl_GlobalInvocationID.y), z = int(gl_GlobalInvocationID.z);\n"
       "  if (x >= {W} || y >= {H} || z >= {Z}) return;\n"
       "{bs}"
       "  int out_index = (z * {H} + y) * {W} + x;\n",
-      fmt::arg("W", o.width), fmt::arg("H", o.height), fmt::arg("Z", o.batch * o.slices()),
+      fmt::arg("W", w), fmt::arg("H", h), fmt::arg("Z", params.Int("out_z", o.batch * o.slices())),
       fmt::arg("bs", batch_and_slice));
 }
 
-std::string BatchAndSlice(const layout::Bhwc& o) {
+std::string BatchAndSlice(ShaderParams& params, const layout::Bhwc& o) {
   // One image (nearly every model) needs no division, so a shader shared
-  // between sizes (LiftDifferingLiterals) divides by no parameter either.
+  // between sizes divides by no parameter either.
   if (o.batch == 1) return "  int b = 0, s = z;\n";
-  return fmt::format("  int b = z / {S}, s = z - b * {S};\n", fmt::arg("S", o.slices()));
+  return fmt::format("  int b = z / {S}, s = z - b * {S};\n", fmt::arg("S", params.Int("out_s", o.slices())));
 }
 
-std::string Index(const layout::Bhwc& t, const std::string& b, const std::string& slice, const std::string& yy,
-                  const std::string& xx) {
-  return fmt::format("((({} * {} + {}) * {} + {}) * {} + {})", b, t.slices(), slice, t.height, yy, t.width, xx);
+std::string Index(ShaderParams& params, const std::string& tensor, const layout::Bhwc& t, const std::string& b,
+                  const std::string& slice, const std::string& yy, const std::string& xx) {
+  return fmt::format("((({} * {} + {}) * {} + {}) * {} + {})", b, params.Int(tensor + "_s", t.slices()), slice,
+                     params.Int(tensor + "_h", t.height), yy, params.Int(tensor + "_w", t.width), xx);
 }
 
-std::string Read(const std::string& buffer, const layout::Bhwc& shape, const std::string& b, const std::string& slice,
-                 const std::string& yy, const std::string& xx) {
-  return fmt::format("{}_at({})", buffer, Index(shape, b, slice, yy, xx));
-}
-
-std::string Float(float value) {
-  if (!std::isfinite(value)) {
-    uint32_t bits;
-    std::memcpy(&bits, &value, 4);
-    return fmt::format("uintBitsToFloat(0x{:08x}u)", bits);
-  }
-  // Exact round trip: 9 significant digits, always with a decimal point or exponent.
-  std::string s = fmt::format("{:.9g}", value);
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
+std::string Read(ShaderParams& params, const std::string& buffer, const layout::Bhwc& shape, const std::string& b,
+                 const std::string& slice, const std::string& yy, const std::string& xx) {
+  return fmt::format("{}_at({})", buffer, Index(params, buffer, shape, b, slice, yy, xx));
 }
 
 std::string Clamp(const std::string& v, float lo, float hi) {
@@ -140,10 +129,10 @@ std::string ConstVec4Array(const std::string& name, const std::vector<float>& pa
   return s + ");\n";
 }
 
-std::string MaskPadding(int channels, const std::string& v) {
+std::string MaskPadding(ShaderParams& params, int channels, const std::string& v) {
   const int live = channels % 4;
   if (live == 0) return "";
-  const int last = (channels + 3) / 4 - 1;
+  const std::string last = params.Int("last_s", (channels + 3) / 4 - 1);
   return fmt::format("  if (s == {}) {{ {} = vec4({}); }}\n", last, v,
                      live == 1 ? v + ".x, 0.0, 0.0, 0.0" : live == 2 ? v + ".xy, 0.0, 0.0" : v + ".xyz, 0.0");
 }

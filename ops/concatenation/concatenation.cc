@@ -113,14 +113,16 @@ absl::StatusOr<shaders::GeneratedShader> ConcatenationShader(const shaders::Node
   const char* coord[4] = {"b", "y", "x", "c"};
   auto size = [](const layout::Bhwc& t, int d) { return d == 0 ? t.batch : d == 1 ? t.height : d == 2 ? t.width : t.channels; };
   std::string& body = g.code.body;
+  ShaderParams& params = g.code.params;
   if (axis == 3 && !whole_slices) {
     body += "  vec4 value = vec4(0.0);\n  MGD_LOOP for (int k = 0; k < 4; ++k) {\n    int c = s * 4 + k;\n";
-    body += fmt::format("    if (c >= {}) break;\n", out->channels);
+    body += fmt::format("    if (c >= {}) break;\n", params.Int("out_c", out->channels));
     int offset = 0;
     for (size_t i = 0; i < ins.size(); ++i) {
       body += fmt::format("    {}if (c < {}) {{ int ic = c - {}; value[k] = {}[ic % 4]; }}\n", i ? "else " : "",
-                          offset + ins[i].channels, offset,
-                          glsl::Read(fmt::format("in{}", i), ins[i], "b", "ic / 4", "y", "x"));
+                          params.Int(fmt::format("end{}", i), offset + ins[i].channels),
+                          params.Int(fmt::format("offset{}", i), offset),
+                          glsl::Read(params, fmt::format("in{}", i), ins[i], "b", "ic / 4", "y", "x"));
       offset += ins[i].channels;
     }
     body += "  }\n";
@@ -132,9 +134,10 @@ absl::StatusOr<shaders::GeneratedShader> ConcatenationShader(const shaders::Node
       const int extent = axis == 3 ? ins[i].slices() : size(ins[i], axis);
       std::string c[4] = {"b", "s", "y", "x"};  // index order of glsl::Index
       const int slot = axis == 0 ? 0 : axis == 3 ? 1 : axis == 1 ? 2 : 3;
-      c[slot] = fmt::format("({} - {})", position, offset);
-      body += fmt::format("  {}if ({} < {}) value = {};\n", i ? "else " : "", position, offset + extent,
-                          glsl::Read(fmt::format("in{}", i), ins[i], c[0], c[1], c[2], c[3]));
+      c[slot] = fmt::format("({} - {})", position, params.Int(fmt::format("offset{}", i), offset));
+      body += fmt::format("  {}if ({} < {}) value = {};\n", i ? "else " : "", position,
+                          params.Int(fmt::format("end{}", i), offset + extent),
+                          glsl::Read(params, fmt::format("in{}", i), ins[i], c[0], c[1], c[2], c[3]));
       offset += extent;
     }
   }

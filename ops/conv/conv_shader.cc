@@ -23,7 +23,7 @@ std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, i
   std::vector<float>& weights = g.constants.at(0);
   const size_t offset = weights.size() / 4;
   weights.insert(weights.end(), padded.begin(), padded.end());
-  return fmt::format("weights_at({} + s)", offset);
+  return fmt::format("weights_at({} + s)", g.code.params.Int("bias_at", static_cast<int64_t>(offset)));
 }
 
 }  // namespace
@@ -52,7 +52,7 @@ std::string BiasInit(const NodeContext& ctx, GeneratedShader& g, int bias_input,
   return "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = " + BiasOf(ctx, g, bias_input, channels) + ";\n";
 }
 
-std::string WindowLoops(const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner) {
+std::string WindowLoops(ShaderParams& params, const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner) {
   return fmt::format(
       "  MGD_LOOP for (int ky = 0; ky < {kh}; ++ky) {{\n"
       "    int iy = y * {sh} - {ph} + ky * {dh};\n"
@@ -63,9 +63,12 @@ std::string WindowLoops(const layout::Bhwc& in, const ConvGeometry& g, const std
       "{inner}"
       "    }}\n"
       "  }}\n",
-      fmt::arg("kh", g.kh), fmt::arg("kw", g.kw), fmt::arg("sh", g.stride_h), fmt::arg("sw", g.stride_w),
-      fmt::arg("ph", g.pad_h), fmt::arg("pw", g.pad_w), fmt::arg("dh", g.dilation_h), fmt::arg("dw", g.dilation_w),
-      fmt::arg("ih", in.height), fmt::arg("iw", in.width), fmt::arg("inner", inner));
+      fmt::arg("kh", params.Int("filter_h", g.kh)), fmt::arg("kw", params.Int("filter_w", g.kw)),
+      fmt::arg("sh", params.Int("stride_h", g.stride_h)), fmt::arg("sw", params.Int("stride_w", g.stride_w)),
+      fmt::arg("ph", params.Int("pad_h", g.pad_h)), fmt::arg("pw", params.Int("pad_w", g.pad_w)),
+      fmt::arg("dh", params.Int("dilation_h", g.dilation_h)), fmt::arg("dw", params.Int("dilation_w", g.dilation_w)),
+      fmt::arg("ih", params.Int("in0_h", in.height)), fmt::arg("iw", params.Int("in0_w", in.width)),
+      fmt::arg("inner", inner));
 }
 
 std::string MultiplyAccumulate(const std::string& w, const std::string& v) {
@@ -116,17 +119,21 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
       "  int out_index = min(o, {n} - 1);\n"
       "  int x = out_index % {W}, y = (out_index / {W}) % {H}, z = out_index / ({W} * {H});\n"
       "{bs}",
-      fmt::arg("per", kOutputsPerGroup), fmt::arg("n", n), fmt::arg("W", out.width), fmt::arg("H", out.height),
-      fmt::arg("bs", glsl::BatchAndSlice(out)));
+      fmt::arg("per", kOutputsPerGroup), fmt::arg("n", g.code.params.Int("out_n", n)),
+      fmt::arg("W", g.code.params.Int("out_w", out.width)), fmt::arg("H", g.code.params.Int("out_h", out.height)),
+      fmt::arg("bs", glsl::BatchAndSlice(g.code.params, out)));
   const std::string inner = fmt::format(
       "      MGD_LOOP for (int is = t; is < {is}; is += {split}) {{\n"
       "        vec4 v = {read};\n"
       "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
       "{mac}"
       "      }}\n",
-      fmt::arg("is", in.slices()), fmt::arg("split", kSplit), fmt::arg("read", glsl::Read("in0", in, "b", "is", "iy", "ix")),
-      fmt::arg("kh", geometry.kh), fmt::arg("kw", geometry.kw), fmt::arg("mac", MultiplyAccumulate("w", "v")));
-  g.code.body += "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = vec4(0.0);\n" + WindowLoops(in, geometry, inner);
+      fmt::arg("is", g.code.params.Int("in0_s", in.slices())), fmt::arg("split", kSplit),
+      fmt::arg("read", glsl::Read(g.code.params, "in0", in, "b", "is", "iy", "ix")),
+      fmt::arg("kh", g.code.params.Int("filter_h", geometry.kh)), fmt::arg("kw", g.code.params.Int("filter_w", geometry.kw)),
+      fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  g.code.body += "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = vec4(0.0);\n" +
+                 WindowLoops(g.code.params, in, geometry, inner);
   g.code.body += fmt::format(
       "  partial[l][t] = acc;\n"
       "  memoryBarrierShared();\n"
@@ -153,9 +160,12 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
       "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
       "{mac}"
       "      }}\n",
-      fmt::arg("is", in.slices()), fmt::arg("read", glsl::Read("in0", in, "b", "is", "iy", "ix")),
-      fmt::arg("kh", geometry.kh), fmt::arg("kw", geometry.kw), fmt::arg("mac", MultiplyAccumulate("w", "v")));
-  g.code.body += Finish(BiasInit(ctx, g, 2, out.channels) + WindowLoops(in, geometry, inner), activation);
+      fmt::arg("is", g.code.params.Int("in0_s", in.slices())),
+      fmt::arg("read", glsl::Read(g.code.params, "in0", in, "b", "is", "iy", "ix")),
+      fmt::arg("kh", g.code.params.Int("filter_h", geometry.kh)), fmt::arg("kw", g.code.params.Int("filter_w", geometry.kw)),
+      fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  const std::string bias = BiasInit(ctx, g, 2, out.channels);
+  g.code.body += Finish(bias + WindowLoops(g.code.params, in, geometry, inner), activation);
   return g;
 }
 
@@ -177,6 +187,7 @@ absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int
     return PackedConvWeights(ctx.input(static_cast<size_t>(weights_input)), out->channels, kh, kw, in->channels);
   })};
   g.code.body += BiasInit(ctx, g, bias_input, out->channels);
+  ShaderParams& params = g.code.params;
   g.code.body += fmt::format(
       "  MGD_LOOP for (int ky = {kh} - 1; ky >= 0; --ky) {{\n"
       "    int ty = y + {ph} - ky;\n"
@@ -193,9 +204,12 @@ absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int
       "      }}\n"
       "    }}\n"
       "  }}\n",
-      fmt::arg("kh", kh), fmt::arg("kw", kw), fmt::arg("ph", pad_h), fmt::arg("pw", pad_w), fmt::arg("sh", stride_h),
-      fmt::arg("sw", stride_w), fmt::arg("ih", in->height), fmt::arg("iw", in->width), fmt::arg("is", in->slices()),
-      fmt::arg("read", glsl::Read("in0", *in, "b", "is", "iy", "ix")), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+      fmt::arg("kh", params.Int("filter_h", kh)), fmt::arg("kw", params.Int("filter_w", kw)),
+      fmt::arg("ph", params.Int("pad_h", pad_h)), fmt::arg("pw", params.Int("pad_w", pad_w)),
+      fmt::arg("sh", params.Int("stride_h", stride_h)), fmt::arg("sw", params.Int("stride_w", stride_w)),
+      fmt::arg("ih", params.Int("in0_h", in->height)), fmt::arg("iw", params.Int("in0_w", in->width)),
+      fmt::arg("is", params.Int("in0_s", in->slices())),
+      fmt::arg("read", glsl::Read(params, "in0", *in, "b", "is", "iy", "ix")), fmt::arg("mac", MultiplyAccumulate("w", "v")));
   g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
   return g;
 }

@@ -1,7 +1,7 @@
 // The GLSL the convolution family shares, over PHWC4 with weights (bias at
 // their end) in the vec4 layouts of layout/weights.h. Sizes, strides,
-// padding and dilation are constants in the source, so the compiler unrolls
-// and folds the index arithmetic, unless dispatches share the program
+// padding and dilation are declared parameters, inlined so that the compiler
+// unrolls and folds the index arithmetic unless dispatches share the program
 // (shaders/parameters.h). Each sums input channels in sequence per tap, the
 // CPU kernels' order, which keeps deep models closer to them than
 // mat4 * vec4's dot-product-first order.
@@ -22,6 +22,11 @@ struct ConvGeometry {
 // fused: TFLite's padding is then computed over the padded size).
 ConvGeometry Geometry(const shaders::NodeContext& ctx, const layout::Bhwc& in, Padding padding, int kh, int kw, int sh,
                       int sw, int dh, int dw);
+// The same for a kh x kw filter of a CONV_2D or DEPTHWISE_CONV_2D.
+template <typename A>
+ConvGeometry Geometry(const shaders::NodeContext& ctx, const layout::Bhwc& in, const A& a, int kh, int kw) {
+  return Geometry(ctx, in, a.padding, kh, kw, a.stride_h, a.stride_w, a.dilation_h, a.dilation_w);
+}
 
 // Unimplemented unless optional input `input` is absent or constant.
 absl::Status RequireConstant(const shaders::NodeContext& ctx, size_t input, const char* what);
@@ -42,7 +47,8 @@ std::string BiasInit(const shaders::NodeContext& ctx, shaders::GeneratedShader& 
 
 // The loops over the filter window, skipping taps outside the input (zero
 // padding, fused PAD margins included).
-std::string WindowLoops(const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner);
+std::string WindowLoops(shaders::ShaderParams& params, const layout::Bhwc& in, const ConvGeometry& g,
+                        const std::string& inner);
 
 // acc += the 4x4 weight block at `w` times input slice vector `v`, one
 // column at a time.

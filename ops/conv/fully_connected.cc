@@ -121,6 +121,7 @@ absl::StatusOr<GeneratedShader> FullyConnected(const NodeContext& ctx) {
   })};
   const int depth_slices = (depth + 3) / 4;
   g.code.body += BiasInit(ctx, g, 2, out->channels);
+  ShaderParams& params = g.code.params;
   g.code.body += fmt::format(
       "  int row = (b * {oh} + y) * {ow} + x;\n"
       "  MGD_LOOP for (int is = 0; is < {ds}; ++is) {{\n"
@@ -136,9 +137,11 @@ absl::StatusOr<GeneratedShader> FullyConnected(const NodeContext& ctx) {
       "    int w = (s * {ds} + is) * 4;\n"
       "{mac}"
       "  }}\n",
-      fmt::arg("oh", out->height), fmt::arg("ow", out->width), fmt::arg("ds", depth_slices), fmt::arg("depth", depth),
-      fmt::arg("ic", in->channels), fmt::arg("iw", in->width), fmt::arg("ih", in->height),
-      fmt::arg("read", glsl::Read("in0", *in, "ib", "c / 4", "iy", "ix")), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+      fmt::arg("oh", params.Int("out_h", out->height)), fmt::arg("ow", params.Int("out_w", out->width)),
+      fmt::arg("ds", params.Int("depth_s", depth_slices)), fmt::arg("depth", params.Int("depth", depth)),
+      fmt::arg("ic", params.Int("in0_c", in->channels)), fmt::arg("iw", params.Int("in0_w", in->width)),
+      fmt::arg("ih", params.Int("in0_h", in->height)),
+      fmt::arg("read", glsl::Read(params, "in0", *in, "ib", "c / 4", "iy", "ix")), fmt::arg("mac", MultiplyAccumulate("w", "v")));
   g.code.body += glsl::Activation(a.activation, "acc") + "  vec4 value = vec4(acc);\n";
   return g;
 }

@@ -12,7 +12,8 @@ namespace {
 
 using namespace shaders;  // NOLINT(google-build-using-namespace): the generators' vocabulary
 
-absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::string& v) {
+absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::string& v, ShaderParams& params,
+                                            const std::string& prefix) {
   switch (ctx.node->op) {
     case OpKind::kRelu: return glsl::Clamp(v, 0.0f, std::numeric_limits<float>::infinity());
     case OpKind::kRelu6: return glsl::Clamp(v, 0.0f, 6.0f);
@@ -25,7 +26,7 @@ absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::s
     case OpKind::kElu: return fmt::format("mix({0}, exp({0}) - vec4(1.0), lessThan({0}, vec4(0.0)))", v);
     case OpKind::kLeakyRelu: {
       const float alpha = AttributesOf<LeakyReluAttributes>(ctx.node->attributes).alpha;
-      return fmt::format("mix({0}, {0} * {1}, lessThan({0}, vec4(0.0)))", v, glsl::Float(alpha));
+      return fmt::format("mix({0}, {0} * {1}, lessThan({0}, vec4(0.0)))", v, params.Float(prefix + "alpha", alpha));
     }
     default: return absl::UnimplementedError("not a unary op");
   }
@@ -42,7 +43,7 @@ struct Operand {
 // operand is read from a buffer with numpy broadcasting: a size-1 dimension
 // repeats, a single channel fills all four lanes.
 absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const layout::Bhwc& out,
-                                    const std::string& buffer, const std::string& const_name) {
+                                    const std::string& buffer, const std::string& const_name, ShaderParams& params) {
   const Tensor& t = ctx.input(input);
   // numpy aligns trailing dimensions: lift the operand to the output's rank.
   Shape lifted = t.shape;
@@ -52,7 +53,7 @@ absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const 
   if (t.is_constant) {
     if (t.type != DataType::kFloat32) return absl::UnimplementedError("non-float constants are not supported");
     const std::vector<float> values = ConstantFloats(t);
-    if (values.size() == 1) return Operand{"", fmt::format("vec4({})", glsl::Float(values[0])), false};
+    if (values.size() == 1) return Operand{"", fmt::format("vec4({})", params.Float(const_name, values[0])), false};
     // A per-channel vector is inlined when small (a shader with one cannot
     // share its program with others, but most fold into convolutions first);
     // a larger one is read from a buffer like any operand.
@@ -67,7 +68,9 @@ absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const 
         own->channels > out.channels) {
       return absl::UnimplementedError("a channel-padded operand must match the output but for channels");
     }
-    return Operand{"", fmt::format("(s < {} ? {} : vec4(0.0))", own->slices(), glsl::Read(buffer, *own, "b", "s", "y", "x")),
+    return Operand{"",
+                   fmt::format("(s < {} ? {} : vec4(0.0))", params.Int(buffer + "_s", own->slices()),
+                               glsl::Read(params, buffer, *own, "b", "s", "y", "x")),
                    true};
   }
   // The buffer holds the operand in the PHWC4 layout of its own shape.
@@ -82,7 +85,7 @@ absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const 
                                                 ShapeToString(t.shape), ShapeToString(ctx.output(0).shape)));
   }
   auto coord = [](int d, int o, const char* name) { return d == o ? std::string(name) : std::string("0"); };
-  std::string read = glsl::Read(buffer, *shape, coord(shape->batch, out.batch, "b"),
+  std::string read = glsl::Read(params, buffer, *shape, coord(shape->batch, out.batch, "b"),
                                 coord(shape->channels, out.channels, "s"), coord(shape->height, out.height, "y"),
                                 coord(shape->width, out.width, "x"));
   if (shape->channels != out.channels) read = fmt::format("vec4({}.x)", read);
@@ -105,7 +108,7 @@ absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::No
       continue;
     }
     auto op = ReadOperand(ctx, i, *out, fmt::format("{}in{}", prefix, update.activation_inputs.size()),
-                          fmt::format("{}k{}", prefix, i));
+                          fmt::format("{}k{}", prefix, i), update.params);
     if (!op.ok()) return op.status();
     if (op->activation) update.activation_inputs.push_back(static_cast<int>(i));
     operands.push_back(*op);
@@ -118,7 +121,7 @@ absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::No
   }
   std::string expr;
   if (arity == 1) {
-    auto e = UnaryExpression(ctx, "a");
+    auto e = UnaryExpression(ctx, "a", update.params, prefix);
     if (!e.ok()) return e.status();
     expr = *e;
   } else {
@@ -153,6 +156,7 @@ absl::StatusOr<shaders::GeneratedShader> ElementwiseShader(const shaders::NodeCo
   if (!update.ok()) return update.status();
   GeneratedShader g = StartShader(ctx, *out, update->activation_inputs);
   g.code.body += "  vec4 value = vec4(0.0);\n" + update->code;
+  g.code.params.Append(update->params);
   return g;
 }
 

@@ -95,16 +95,19 @@ absl::StatusOr<GeneratedShader> Pad(const NodeContext& ctx) {
   int64_t before[4] = {0, 0, 0, 0};
   for (int d = 0; d < rank; ++d) before[BhwcAxis(d, rank)] = p[2 * static_cast<size_t>(d)];
   GeneratedShader g = StartShader(ctx, *out, {0});
+  ShaderParams& params = g.code.params;
   g.code.body += fmt::format(
       "  int ib = b - {}, iy = y - {}, ix = x - {};\n"
       "  bool inside = ib >= 0 && ib < {} && iy >= 0 && iy < {} && ix >= 0 && ix < {};\n",
-      before[0], before[1], before[2], in->batch, in->height, in->width);
+      params.Int("before_b", before[0]), params.Int("before_y", before[1]), params.Int("before_x", before[2]),
+      params.Int("in0_b", in->batch), params.Int("in0_h", in->height), params.Int("in0_w", in->width));
   if (before[3] % 4 == 0) {
     // Whole slices move; lanes past the input's channels are zero already.
     g.code.body += fmt::format(
         "  int is = s - {};\n"
         "  vec4 value = (inside && is >= 0 && is < {}) ? vec4({}) : vec4(0.0);\n",
-        before[3] / 4, in->slices(), glsl::Read("in0", *in, "ib", "is", "iy", "ix"));
+        params.Int("before_s", before[3] / 4), params.Int("in0_s", in->slices()),
+        glsl::Read(params, "in0", *in, "ib", "is", "iy", "ix"));
   } else {
     g.code.body += fmt::format(
         "  vec4 value = vec4(0.0);\n"
@@ -112,7 +115,8 @@ absl::StatusOr<GeneratedShader> Pad(const NodeContext& ctx) {
         "    int ic = s * 4 + k - {};\n"
         "    if (inside && ic >= 0 && ic < {}) value[k] = {}[ic % 4];\n"
         "  }}\n",
-        before[3], in->channels, glsl::Read("in0", *in, "ib", "ic / 4", "iy", "ix"));
+        params.Int("before_c", before[3]), params.Int("in0_c", in->channels),
+        glsl::Read(params, "in0", *in, "ib", "ic / 4", "iy", "ix"));
   }
   return g;
 }

@@ -159,15 +159,16 @@ absl::StatusOr<GeneratedShader> MaxPoolingWithArgmax(const NodeContext& ctx) {
   GeneratedShader g = StartShader(ctx, *out, {0});
   g.code.buffers.push_back({"out1", "", BufferAccess::kWrite, true});
   g.linkable = false;
-  g.code.body = glsl::OutputPrologue(*out);
+  ShaderParams& params = g.code.params;
+  g.code.body = glsl::OutputPrologue(params, *out);
   g.code.body += "  vec4 best = vec4(-3.402823466e+38), position = vec4(0.0);\n";
-  g.code.body += PoolLoops(ctx, *in, *p,
+  g.code.body += PoolLoops(params, ctx, *in, *p,
                            fmt::format("      bvec4 better = greaterThan(v, best);\n"
                                        "      best = mix(best, v, better);\n"
                                        "      position = mix(position, vec4(float(fy * {} + fx)), better);\n",
-                                       p->filter_w));
+                                       params.Int("filter_w", p->filter_w)));
   g.code.body += glsl::Activation(p->activation, "best") + "  position += vec4(0.1);\n" +
-                 glsl::MaskPadding(out->channels, "best") + glsl::MaskPadding(out->channels, "position") +
+                 glsl::MaskPadding(params, out->channels, "best") + glsl::MaskPadding(params, out->channels, "position") +
                  "  out0_set(out_index, best);\n  out1_set(out_index, position);\n";
   return g;
 }
@@ -184,6 +185,7 @@ absl::StatusOr<GeneratedShader> MaxUnpooling(const NodeContext& ctx) {
   const int pad_h = PaddingBefore(p->stride_h, 1, out->height, p->filter_h, in->height);
   const int pad_w = PaddingBefore(p->stride_w, 1, out->width, p->filter_w, in->width);
   GeneratedShader g = StartShader(ctx, *out, {0, 1});
+  ShaderParams& params = g.code.params;
   g.code.body += fmt::format(
       "  vec4 value = vec4(0.0);\n"
       "  MGD_LOOP for (int ky = {fh} - 1; ky >= 0; --ky) {{\n"
@@ -204,10 +206,12 @@ absl::StatusOr<GeneratedShader> MaxUnpooling(const NodeContext& ctx) {
       "      }}\n"
       "    }}\n"
       "  }}\n",
-      fmt::arg("fh", p->filter_h), fmt::arg("fw", p->filter_w), fmt::arg("ph", pad_h), fmt::arg("pw", pad_w),
-      fmt::arg("sh", p->stride_h), fmt::arg("sw", p->stride_w), fmt::arg("ih", in->height), fmt::arg("iw", in->width),
-      fmt::arg("value", glsl::Read("in0", *in, "b", "s", "iy", "ix")),
-      fmt::arg("index", glsl::Read("in1", *in, "b", "s", "iy", "ix")));
+      fmt::arg("fh", params.Int("filter_h", p->filter_h)), fmt::arg("fw", params.Int("filter_w", p->filter_w)),
+      fmt::arg("ph", params.Int("pad_h", pad_h)), fmt::arg("pw", params.Int("pad_w", pad_w)),
+      fmt::arg("sh", params.Int("stride_h", p->stride_h)), fmt::arg("sw", params.Int("stride_w", p->stride_w)),
+      fmt::arg("ih", params.Int("in0_h", in->height)), fmt::arg("iw", params.Int("in0_w", in->width)),
+      fmt::arg("value", glsl::Read(params, "in0", *in, "b", "s", "iy", "ix")),
+      fmt::arg("index", glsl::Read(params, "in1", *in, "b", "s", "iy", "ix")));
   return g;
 }
 

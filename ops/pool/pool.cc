@@ -121,6 +121,30 @@ bool SplitPoolPays(const NodeContext& ctx, const layout::Bhwc& out, const PoolAt
   return ctx.workgroup_reduction && outputs <= 8192 && p.filter_h * p.filter_w >= 2 * kPoolThreads;
 }
 
+// A window's numbers, declared in `params`: filter, stride, TFLite's padding
+// (over the input with a fused PAD's margins), the fused margins and the
+// input's size.
+struct WindowNames {
+  std::string fh, fw, sh, sw, ph, pw, PH, PW, top, left, ih, iw;
+};
+
+WindowNames DeclareWindow(ShaderParams& params, const NodeContext& ctx, const layout::Bhwc& in, const PoolAttributes& p) {
+  const int padded_h = in.height + ctx.pad.top + ctx.pad.bottom;
+  const int padded_w = in.width + ctx.pad.left + ctx.pad.right;
+  return {params.Int("filter_h", p.filter_h),
+          params.Int("filter_w", p.filter_w),
+          params.Int("stride_h", p.stride_h),
+          params.Int("stride_w", p.stride_w),
+          params.Int("pad_h", WindowAlong(p.padding, padded_h, p.filter_h, p.stride_h, 1).pad),
+          params.Int("pad_w", WindowAlong(p.padding, padded_w, p.filter_w, p.stride_w, 1).pad),
+          params.Int("padded_h", padded_h),
+          params.Int("padded_w", padded_w),
+          params.Int("fused_top", ctx.pad.top),
+          params.Int("fused_left", ctx.pad.left),
+          params.Int("in0_h", in.height),
+          params.Int("in0_w", in.width)};
+}
+
 absl::StatusOr<GeneratedShader> SplitPool2d(const NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out,
                                             const PoolAttributes& p) {
   const bool is_max = ctx.node->op == OpKind::kMaxPool2d;
@@ -134,10 +158,10 @@ absl::StatusOr<GeneratedShader> SplitPool2d(const NodeContext& ctx, const layout
       "  int out_index = int(gl_WorkGroupID.x);\n"
       "  int x = out_index % {W}, y = (out_index / {W}) % {H}, z = out_index / ({W} * {H});\n"
       "{bs}",
-      fmt::arg("W", out.width), fmt::arg("H", out.height), fmt::arg("bs", glsl::BatchAndSlice(out)));
+      fmt::arg("W", g.code.params.Int("out_w", out.width)), fmt::arg("H", g.code.params.Int("out_h", out.height)),
+      fmt::arg("bs", glsl::BatchAndSlice(g.code.params, out)));
   // The window as one range of positions, dealt to the invocations in turn.
-  const int padded_h = in.height + ctx.pad.top + ctx.pad.bottom;
-  const int padded_w = in.width + ctx.pad.left + ctx.pad.right;
+  const WindowNames w = DeclareWindow(g.code.params, ctx, in, p);
   g.code.body += fmt::format(
       "  highp vec4 acc = vec4({init});\n"
       "  int count = 0;\n"
@@ -162,12 +186,11 @@ absl::StatusOr<GeneratedShader> SplitPool2d(const NodeContext& ctx, const layout
       "  memoryBarrierShared(); barrier();\n"
       "  if (t != 0) return;\n"
       "  acc = partial[0];\n",
-      fmt::arg("init", is_max ? glsl::Float(-std::numeric_limits<float>::infinity()) : "0.0"), fmt::arg("area", p.filter_h * p.filter_w),
-      fmt::arg("T", kPoolThreads), fmt::arg("fw", p.filter_w), fmt::arg("sh", p.stride_h), fmt::arg("sw", p.stride_w),
-      fmt::arg("ph", WindowAlong(p.padding, padded_h, p.filter_h, p.stride_h, 1).pad),
-      fmt::arg("pw", WindowAlong(p.padding, padded_w, p.filter_w, p.stride_w, 1).pad), fmt::arg("PH", padded_h),
-      fmt::arg("PW", padded_w), fmt::arg("top", ctx.pad.top), fmt::arg("left", ctx.pad.left), fmt::arg("ih", in.height),
-      fmt::arg("iw", in.width), fmt::arg("read", glsl::Read("in0", in, "b", "s", "iy", "ix")),
+      fmt::arg("init", is_max ? glsl::Float(-std::numeric_limits<float>::infinity()) : "0.0"),
+      fmt::arg("area", g.code.params.Int("area", p.filter_h * p.filter_w)), fmt::arg("T", kPoolThreads),
+      fmt::arg("fw", w.fw), fmt::arg("sh", w.sh), fmt::arg("sw", w.sw), fmt::arg("ph", w.ph), fmt::arg("pw", w.pw),
+      fmt::arg("PH", w.PH), fmt::arg("PW", w.PW), fmt::arg("top", w.top), fmt::arg("left", w.left), fmt::arg("ih", w.ih),
+      fmt::arg("iw", w.iw), fmt::arg("read", glsl::Read(g.code.params, "in0", in, "b", "s", "iy", "ix")),
       fmt::arg("combine_v", is_max ? glsl::MaxKeepingNan("acc", "v") : "acc + v"),
       fmt::arg("combine_k", is_max ? glsl::MaxKeepingNan("partial[t]", "partial[t + k]") : "partial[t] + partial[t + k]"));
   if (!is_max) g.code.body += "  acc = acc / float(max(partial_count[0], 1));\n";
@@ -189,10 +212,10 @@ absl::StatusOr<GeneratedShader> Pool2d(const NodeContext& ctx) {
     // From -Inf, and NaN wins (as TFLite's max pools): a window of -Inf is
     // -Inf, one with a NaN is NaN.
     g.code.body += "  " + acc + " = vec4(" + glsl::Float(-std::numeric_limits<float>::infinity()) + ");\n" +
-                   PoolLoops(ctx, *in, a, "      acc = " + glsl::MaxKeepingNan("acc", "v") + ";\n");
+                   PoolLoops(g.code.params, ctx, *in, a, "      acc = " + glsl::MaxKeepingNan("acc", "v") + ";\n");
   } else {
     g.code.body += "  " + acc + " = vec4(0.0);\n  int count = 0;\n" +
-                   PoolLoops(ctx, *in, a, "      acc += v;\n      ++count;\n") +
+                   PoolLoops(g.code.params, ctx, *in, a, "      acc += v;\n      ++count;\n") +
                    "  acc = acc / float(max(count, 1));\n";
   }
   g.code.body += glsl::Activation(a.activation, "acc") + "  vec4 value = vec4(acc);\n";
@@ -201,11 +224,10 @@ absl::StatusOr<GeneratedShader> Pool2d(const NodeContext& ctx) {
 
 }  // namespace
 
-std::string PoolLoops(const shaders::NodeContext& ctx, const layout::Bhwc& in, const PoolAttributes& p,
-                      const std::string& inner) {
+std::string PoolLoops(shaders::ShaderParams& params, const shaders::NodeContext& ctx, const layout::Bhwc& in,
+                      const PoolAttributes& p, const std::string& inner) {
   using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
-  const int padded_h = in.height + ctx.pad.top + ctx.pad.bottom;
-  const int padded_w = in.width + ctx.pad.left + ctx.pad.right;
+  const WindowNames w = DeclareWindow(params, ctx, in, p);
   return fmt::format(
       "  MGD_LOOP for (int fy = 0; fy < {fh}; ++fy) {{\n"
       "    int py = y * {sh} - {ph} + fy;\n"
@@ -219,11 +241,10 @@ std::string PoolLoops(const shaders::NodeContext& ctx, const layout::Bhwc& in, c
       "{inner}"
       "    }}\n"
       "  }}\n",
-      fmt::arg("fh", p.filter_h), fmt::arg("fw", p.filter_w), fmt::arg("sh", p.stride_h), fmt::arg("sw", p.stride_w),
-      fmt::arg("ph", WindowAlong(p.padding, padded_h, p.filter_h, p.stride_h, 1).pad),
-      fmt::arg("pw", WindowAlong(p.padding, padded_w, p.filter_w, p.stride_w, 1).pad), fmt::arg("PH", padded_h),
-      fmt::arg("PW", padded_w), fmt::arg("top", ctx.pad.top), fmt::arg("left", ctx.pad.left), fmt::arg("ih", in.height),
-      fmt::arg("iw", in.width), fmt::arg("read", glsl::Read("in0", in, "b", "s", "iy", "ix")), fmt::arg("inner", inner));
+      fmt::arg("fh", w.fh), fmt::arg("fw", w.fw), fmt::arg("sh", w.sh), fmt::arg("sw", w.sw), fmt::arg("ph", w.ph),
+      fmt::arg("pw", w.pw), fmt::arg("PH", w.PH), fmt::arg("PW", w.PW), fmt::arg("top", w.top), fmt::arg("left", w.left),
+      fmt::arg("ih", w.ih), fmt::arg("iw", w.iw), fmt::arg("read", glsl::Read(params, "in0", in, "b", "s", "iy", "ix")),
+      fmt::arg("inner", inner));
 }
 
 std::vector<OpDefinition> PoolOps() {

@@ -24,7 +24,8 @@ std::vector<OpDefinition> MediaPipePoolOps();
 // them). TFLite's own padding is skipped; the margins of a fused PAD are
 // zeros that take part (as they would in the padded tensor). `inner` sees
 // `v` (the input vec4 or zero) and fy, fx.
-std::string PoolLoops(const shaders::NodeContext& ctx, const layout::Bhwc& in, const PoolAttributes& p,
+std::string PoolLoops(shaders::ShaderParams& params, const shaders::NodeContext& ctx, const layout::Bhwc& in,
+                      const PoolAttributes& p,
                       const std::string& inner);
 
 }  // namespace mgd::ops

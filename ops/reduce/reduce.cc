@@ -103,18 +103,20 @@ absl::StatusOr<shaders::GeneratedShader> MeanShader(const shaders::NodeContext& 
   const int count = (reduced[0] ? in->batch : 1) * (reduced[1] ? in->height : 1) * (reduced[2] ? in->width : 1) *
                     (reduced[3] ? in->channels : 1);
   GeneratedShader g = StartShader(ctx, *out, {0});
-  auto range = [](bool r, int n, const char* v) {
-    return r ? fmt::format("int i{0} = 0; i{0} < {1}; ++i{0}", v, n) : fmt::format("int i{0} = {0}; i{0} <= {0}; ++i{0}", v);
+  ShaderParams& params = g.code.params;
+  auto range = [&](bool r, int n, const char* v) {
+    return r ? fmt::format("int i{0} = 0; i{0} < {1}; ++i{0}", v, params.Int(fmt::format("extent_{}", v), n))
+             : fmt::format("int i{0} = {0}; i{0} <= {0}; ++i{0}", v);
   };
   g.code.body += "  highp vec4 acc = vec4(0.0);\n";  // fp32 sums, as a pool's
   g.code.body += fmt::format("  MGD_LOOP for ({}) MGD_LOOP for ({}) MGD_LOOP for ({}) MGD_LOOP for ({}) {{\n",
                              range(reduced[0], in->batch, "b"), range(reduced[1], in->height, "y"),
                              range(reduced[2], in->width, "x"), range(reduced[3], in->slices(), "s"));
-  g.code.body += fmt::format("    vec4 v = {};\n", glsl::Read("in0", *in, "ib", "is", "iy", "ix"));
+  g.code.body += fmt::format("    vec4 v = {};\n", glsl::Read(params, "in0", *in, "ib", "is", "iy", "ix"));
   // Padding lanes are zero, so summing all four lanes of a slice is exact.
   g.code.body += reduced[3] ? "    acc.x += (v.x + v.y) + (v.z + v.w);\n" : "    acc += v;\n";
   g.code.body += "  }\n";
-  g.code.body += fmt::format("  vec4 value = vec4(acc * (1.0 / {}));\n", glsl::Float(static_cast<float>(count)));
+  g.code.body += fmt::format("  vec4 value = vec4(acc * (1.0 / {}));\n", params.Float("count", static_cast<float>(count)));
   return g;
 }
 

@@ -139,28 +139,32 @@ absl::StatusOr<shaders::GeneratedShader> ResizeShader(const shaders::NodeContext
   const float sy = ResizeScale(a, in->height, out->height), sx = ResizeScale(a, in->width, out->width);
   GeneratedShader g = StartShader(ctx, *out, {0});
   std::string& body = g.code.body;
+  ShaderParams& params = g.code.params;
   if (ctx.node->op == OpKind::kResizeNearestNeighbor) {
     const float offset = a.half_pixel_centers ? 0.5f : 0.0f;
     // std::round of a non-negative value is floor(v + 0.5).
     auto coordinate = [&](const char* o, float s, int size) {
-      return fmt::format("clamp(int(floor((float({}) + {}) * {}{})), 0, {})", o, glsl::Float(offset), glsl::Float(s),
-                         a.align_corners ? " + 0.5" : "", size - 1);
+      return fmt::format("clamp(int(floor((float({}) + {}) * {}{})), 0, {})", o, params.Float("offset", offset),
+                         params.Float(fmt::format("{}_scale", o), s), a.align_corners ? " + 0.5" : "",
+                         params.Int(fmt::format("{}_last", o), size - 1));
     };
     body += fmt::format("  int iy = {}, ix = {};\n  vec4 value = {};\n", coordinate("y", sy, in->height),
-                        coordinate("x", sx, in->width), glsl::Read("in0", *in, "b", "s", "iy", "ix"));
+                        coordinate("x", sx, in->width), glsl::Read(params, "in0", *in, "b", "s", "iy", "ix"));
     return g;
   }
   auto coordinate = [&](const char* o, const char* name, float s, int size) {
+    const std::string scale = params.Float(fmt::format("{}_scale", o), s);
     std::string v = a.half_pixel_centers
-                        ? fmt::format("clamp(float({}) * {} + {}, 0.0, {})", o, glsl::Float(s),
-                                      glsl::Float(0.5f * s - 0.5f), glsl::Float(static_cast<float>(size - 1)))
-                        : fmt::format("float({}) * {}", o, glsl::Float(s));
+                        ? fmt::format("clamp(float({}) * {} + {}, 0.0, {})", o, scale,
+                                      params.Float(fmt::format("{}_offset", o), 0.5f * s - 0.5f),
+                                      params.Float(fmt::format("{}_last_f", o), static_cast<float>(size - 1)))
+                        : fmt::format("float({}) * {}", o, scale);
     return fmt::format(
         "  highp float {0}v = {1};\n"
         "  int {0}0 = min(int({0}v), {2});\n"
         "  int {0}1 = min({0}0 + 1, {2});\n"
         "  float {0}a = {0}v - float({0}0);\n",
-        name, v, size - 1);
+        name, v, params.Int(fmt::format("{}_last", o), size - 1));
   };
   body += coordinate("y", "ry", sy, in->height) + coordinate("x", "rx", sx, in->width);
   body += fmt::format(
@@ -168,8 +172,8 @@ absl::StatusOr<shaders::GeneratedShader> ResizeShader(const shaders::NodeContext
       "  vec4 top = tl + (tr - tl) * rxa;\n"
       "  vec4 bottom = bl + (br - bl) * rxa;\n"
       "  vec4 value = top + (bottom - top) * rya;\n",
-      glsl::Read("in0", *in, "b", "s", "ry0", "rx0"), glsl::Read("in0", *in, "b", "s", "ry0", "rx1"),
-      glsl::Read("in0", *in, "b", "s", "ry1", "rx0"), glsl::Read("in0", *in, "b", "s", "ry1", "rx1"));
+      glsl::Read(params, "in0", *in, "b", "s", "ry0", "rx0"), glsl::Read(params, "in0", *in, "b", "s", "ry0", "rx1"),
+      glsl::Read(params, "in0", *in, "b", "s", "ry1", "rx0"), glsl::Read(params, "in0", *in, "b", "s", "ry1", "rx1"));
   return g;
 }
 

@@ -74,11 +74,13 @@ absl::StatusOr<shaders::GeneratedShader> SoftmaxShader(const shaders::NodeContex
   auto in = InputBhwc(ctx, 0);
   if (!in.ok()) return in.status();
   GeneratedShader g = StartShader(ctx, *in, {0});
+  ShaderParams& params = g.code.params;
   const int live = in->channels % 4 == 0 ? 4 : in->channels % 4;
   const std::string last_mask = fmt::format("bvec4({}, {}, {}, {})", live > 0 ? "true" : "false",
                                             live > 1 ? "true" : "false", live > 2 ? "true" : "false",
                                             live > 3 ? "true" : "false");
-  const std::string live_lanes = fmt::format("bvec4 live = is == {} - 1 ? {} : bvec4(true);\n", in->slices(), last_mask);
+  const std::string slices = params.Int("in0_s", in->slices()), scaled_by = params.Float("beta", beta);
+  const std::string live_lanes = fmt::format("bvec4 live = is == {} - 1 ? {} : bvec4(true);\n", slices, last_mask);
   if (in->slices() < 16) {
     g.code.body += fmt::format(
         "  highp float m = -3.402823466e+38;\n"
@@ -94,9 +96,9 @@ absl::StatusOr<shaders::GeneratedShader> SoftmaxShader(const shaders::NodeContex
         "    MGD_LOOP for (int k = 0; k < 4; ++k) if (live[k]) sum += exp((v[k] - m) * {beta});\n"
         "  }}\n"
         "  vec4 value = exp(({own} - vec4(m)) * {beta}) / sum;\n",
-        fmt::arg("S", in->slices()), fmt::arg("read", glsl::Read("in0", *in, "b", "is", "y", "x")),
-        fmt::arg("live", live_lanes), fmt::arg("beta", glsl::Float(beta)),
-        fmt::arg("own", glsl::Read("in0", *in, "b", "s", "y", "x")));
+        fmt::arg("S", slices), fmt::arg("read", glsl::Read(params, "in0", *in, "b", "is", "y", "x")),
+        fmt::arg("live", live_lanes), fmt::arg("beta", scaled_by),
+        fmt::arg("own", glsl::Read(params, "in0", *in, "b", "s", "y", "x")));
     return g;
   }
   constexpr int kThreads = 64;
@@ -139,11 +141,12 @@ absl::StatusOr<shaders::GeneratedShader> SoftmaxShader(const shaders::NodeContex
       "    out0_set({index}, mix(vec4(0.0), v, live));\n"
       "  }}\n",
       fmt::arg("by", in->batch == 1 ? "  int b = 0, y = z;\n"
-                                    : fmt::format("  int b = z / {H}, y = z - b * {H};\n", fmt::arg("H", in->height))),
-      fmt::arg("H", in->height), fmt::arg("S", in->slices()), fmt::arg("T", kThreads),
-      fmt::arg("read", glsl::Read("in0", *in, "b", "is", "y", "x")), fmt::arg("live", live_lanes),
-      fmt::arg("beta", glsl::Float(beta)), fmt::arg("reduce_max", reduce("max")),
-      fmt::arg("reduce_sum", reduce("mgd_add")), fmt::arg("index", glsl::Index(*in, "b", "is", "y", "x")));
+                                    : fmt::format("  int b = z / {H}, y = z - b * {H};\n",
+                                                  fmt::arg("H", params.Int("in0_h", in->height)))),
+      fmt::arg("S", slices), fmt::arg("T", kThreads),
+      fmt::arg("read", glsl::Read(params, "in0", *in, "b", "is", "y", "x")), fmt::arg("live", live_lanes),
+      fmt::arg("beta", scaled_by), fmt::arg("reduce_max", reduce("max")),
+      fmt::arg("reduce_sum", reduce("mgd_add")), fmt::arg("index", glsl::Index(params, "out0", *in, "b", "is", "y", "x")));
   g.code.shared = fmt::format("shared highp float partial[{}];\nhighp float mgd_add(highp float a, highp float b) {{ return a + b; }}\n", kThreads);
   return g;
 }

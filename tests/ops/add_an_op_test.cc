@@ -43,7 +43,7 @@ absl::StatusOr<shaders::GeneratedShader> TwiceShader(const shaders::NodeContext&
   auto out = shaders::OutputBhwc(ctx, 0);
   if (!out.ok()) return out.status();
   shaders::GeneratedShader g = shaders::StartShader(ctx, *out, {0});
-  g.code.body += "  vec4 value = 2.0 * vec4(" + shaders::glsl::Read("in0", *out, "b", "s", "y", "x") + ");\n";
+  g.code.body += "  vec4 value = 2.0 * vec4(" + shaders::glsl::Read(g.code.params, "in0", *out, "b", "s", "y", "x") + ");\n";
   return g;
 }
 
