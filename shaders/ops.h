@@ -40,6 +40,13 @@ std::string Index(ShaderParams& params, const std::string& tensor, const layout:
 // buffer_at(Index(...)).
 std::string Read(ShaderParams& params, const std::string& buffer, const layout::Bhwc& shape, const std::string& b,
                  const std::string& slice, const std::string& yy, const std::string& xx);
+// The taps of a transposed window (a transposed convolution's, an
+// unpooling's) that reach output (y, x): for each, `inner` sees ky, kx and
+// the input pixel iy, ix. In the CPU kernels' order (input rows, then
+// columns, ascending: tap indices descending); pad_h/pad_w are cut from the
+// output's top/left.
+std::string TransposedWindowLoops(ShaderParams& params, const layout::Bhwc& in, int kh, int kw, int stride_h,
+                                  int stride_w, int pad_h, int pad_w, const std::string& inner);
 // A vec4 expression: `v` (a variable) clamped to [lo, hi] (hi may be +Inf),
 // NaN staying NaN (docs/numerics.md). GLSL leaves max, min and clamp of a
 // NaN undefined (GPUs return either operand), so a NaN is picked out with

@@ -85,6 +85,27 @@ std::string Read(ShaderParams& params, const std::string& buffer, const layout::
   return fmt::format("{}_at({})", buffer, Index(params, buffer, shape, b, slice, yy, xx));
 }
 
+std::string TransposedWindowLoops(ShaderParams& params, const layout::Bhwc& in, int kh, int kw, int stride_h,
+                                  int stride_w, int pad_h, int pad_w, const std::string& inner) {
+  return fmt::format(
+      "  MGD_LOOP for (int ky = {kh} - 1; ky >= 0; --ky) {{\n"
+      "    int ty = y + {ph} - ky;\n"
+      "    if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {ih}) continue;\n"
+      "    int iy = ty / {sh};\n"
+      "    MGD_LOOP for (int kx = {kw} - 1; kx >= 0; --kx) {{\n"
+      "      int tx = x + {pw} - kx;\n"
+      "      if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {iw}) continue;\n"
+      "      int ix = tx / {sw};\n"
+      "{inner}"
+      "    }}\n"
+      "  }}\n",
+      fmt::arg("kh", params.Int("filter_h", kh)), fmt::arg("kw", params.Int("filter_w", kw)),
+      fmt::arg("ph", params.Int("pad_h", pad_h)), fmt::arg("pw", params.Int("pad_w", pad_w)),
+      fmt::arg("sh", params.Int("stride_h", stride_h)), fmt::arg("sw", params.Int("stride_w", stride_w)),
+      fmt::arg("ih", params.Int("in0_h", in.height)), fmt::arg("iw", params.Int("in0_w", in.width)),
+      fmt::arg("inner", inner));
+}
+
 std::string Clamp(const std::string& v, float lo, float hi) {
   // isnan, not a select on comparisons: Mesa's GL compiler turns those into
   // max and min, which lose the NaN.

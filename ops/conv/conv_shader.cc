@@ -188,28 +188,16 @@ absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int
   })};
   g.code.body += BiasInit(ctx, g, bias_input, out->channels);
   ShaderParams& params = g.code.params;
-  g.code.body += fmt::format(
-      "  MGD_LOOP for (int ky = {kh} - 1; ky >= 0; --ky) {{\n"
-      "    int ty = y + {ph} - ky;\n"
-      "    if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {ih}) continue;\n"
-      "    int iy = ty / {sh};\n"
-      "    MGD_LOOP for (int kx = {kw} - 1; kx >= 0; --kx) {{\n"
-      "      int tx = x + {pw} - kx;\n"
-      "      if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {iw}) continue;\n"
-      "      int ix = tx / {sw};\n"
+  const std::string inner = fmt::format(
       "      MGD_LOOP for (int is = 0; is < {is}; ++is) {{\n"
       "        vec4 v = {read};\n"
       "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
       "{mac}"
-      "      }}\n"
-      "    }}\n"
-      "  }}\n",
+      "      }}\n",
       fmt::arg("kh", params.Int("filter_h", kh)), fmt::arg("kw", params.Int("filter_w", kw)),
-      fmt::arg("ph", params.Int("pad_h", pad_h)), fmt::arg("pw", params.Int("pad_w", pad_w)),
-      fmt::arg("sh", params.Int("stride_h", stride_h)), fmt::arg("sw", params.Int("stride_w", stride_w)),
-      fmt::arg("ih", params.Int("in0_h", in->height)), fmt::arg("iw", params.Int("in0_w", in->width)),
       fmt::arg("is", params.Int("in0_s", in->slices())),
       fmt::arg("read", glsl::Read(params, "in0", *in, "b", "is", "iy", "ix")), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  g.code.body += glsl::TransposedWindowLoops(params, *in, kh, kw, stride_h, stride_w, pad_h, pad_w, inner);
   g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
   return g;
 }

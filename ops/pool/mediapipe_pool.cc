@@ -186,16 +186,8 @@ absl::StatusOr<GeneratedShader> MaxUnpooling(const NodeContext& ctx) {
   const int pad_w = PaddingBefore(p->stride_w, 1, out->width, p->filter_w, in->width);
   GeneratedShader g = StartShader(ctx, *out, {0, 1});
   ShaderParams& params = g.code.params;
-  g.code.body += fmt::format(
-      "  vec4 value = vec4(0.0);\n"
-      "  MGD_LOOP for (int ky = {fh} - 1; ky >= 0; --ky) {{\n"
-      "    int ty = y + {ph} - ky;\n"
-      "    if (ty < 0 || ty % {sh} != 0 || ty / {sh} >= {ih}) continue;\n"
-      "    int iy = ty / {sh};\n"
-      "    MGD_LOOP for (int kx = {fw} - 1; kx >= 0; --kx) {{\n"
-      "      int tx = x + {pw} - kx;\n"
-      "      if (tx < 0 || tx % {sw} != 0 || tx / {sw} >= {iw}) continue;\n"
-      "      int ix = tx / {sw};\n"
+  const std::string fw = params.Int("filter_w", p->filter_w);
+  const std::string inner = fmt::format(
       "      highp vec4 v = {value};\n"
       "      highp vec4 f = {index};\n"
       "      MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
@@ -203,15 +195,12 @@ absl::StatusOr<GeneratedShader> MaxUnpooling(const NodeContext& ctx) {
       "        int n = int(f[k]);\n"
       "        int q = n >= 0 ? n / {fw} : -((-n) / {fw});\n"  // C++'s truncating division
       "        if (q == ky && n - q * {fw} == kx) value[k] = v[k];\n"
-      "      }}\n"
-      "    }}\n"
-      "  }}\n",
-      fmt::arg("fh", params.Int("filter_h", p->filter_h)), fmt::arg("fw", params.Int("filter_w", p->filter_w)),
-      fmt::arg("ph", params.Int("pad_h", pad_h)), fmt::arg("pw", params.Int("pad_w", pad_w)),
-      fmt::arg("sh", params.Int("stride_h", p->stride_h)), fmt::arg("sw", params.Int("stride_w", p->stride_w)),
-      fmt::arg("ih", params.Int("in0_h", in->height)), fmt::arg("iw", params.Int("in0_w", in->width)),
-      fmt::arg("value", glsl::Read(params, "in0", *in, "b", "s", "iy", "ix")),
+      "      }}\n",
+      fmt::arg("fw", fw), fmt::arg("value", glsl::Read(params, "in0", *in, "b", "s", "iy", "ix")),
       fmt::arg("index", glsl::Read(params, "in1", *in, "b", "s", "iy", "ix")));
+  g.code.body += "  vec4 value = vec4(0.0);\n" +
+                 glsl::TransposedWindowLoops(params, *in, p->filter_h, p->filter_w, p->stride_h, p->stride_w, pad_h,
+                                             pad_w, inner);
   return g;
 }
 
