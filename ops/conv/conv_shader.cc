@@ -26,6 +26,23 @@ std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, i
   return fmt::format("weights_at({} + s)", g.code.params.Int("bias_at", static_cast<int64_t>(offset)));
 }
 
+// A tap's sum over input slices of in0 at (iy, ix), O4I4 weights of a
+// kh x kw filter: `first` and `advance` deal the slices out (a split
+// convolution's invocations take every kSplit-th).
+std::string InputSlices(ShaderParams& params, const layout::Bhwc& in, int kh, int kw, const std::string& first,
+                        const std::string& advance) {
+  return fmt::format(
+      "      MGD_LOOP for (int is = {first}; is < {is}; {advance}) {{\n"
+      "        vec4 v = {read};\n"
+      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
+      "{mac}"
+      "      }}\n",
+      fmt::arg("first", first), fmt::arg("advance", advance), fmt::arg("is", params.Int("in0_s", in.slices())),
+      fmt::arg("read", glsl::Read(params, "in0", in, "b", "is", "iy", "ix")),
+      fmt::arg("kh", params.Int("filter_h", kh)), fmt::arg("kw", params.Int("filter_w", kw)),
+      fmt::arg("mac", MultiplyAccumulate("w", "v")));
+}
+
 }  // namespace
 
 ConvGeometry Geometry(const NodeContext& ctx, const layout::Bhwc& in, Padding padding, int kh, int kw, int sh, int sw,
@@ -122,16 +139,8 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
       fmt::arg("per", kOutputsPerGroup), fmt::arg("n", g.code.params.Int("out_n", n)),
       fmt::arg("W", g.code.params.Int("out_w", out.width)), fmt::arg("H", g.code.params.Int("out_h", out.height)),
       fmt::arg("bs", glsl::BatchAndSlice(g.code.params, out)));
-  const std::string inner = fmt::format(
-      "      MGD_LOOP for (int is = t; is < {is}; is += {split}) {{\n"
-      "        vec4 v = {read};\n"
-      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
-      "{mac}"
-      "      }}\n",
-      fmt::arg("is", g.code.params.Int("in0_s", in.slices())), fmt::arg("split", kSplit),
-      fmt::arg("read", glsl::Read(g.code.params, "in0", in, "b", "is", "iy", "ix")),
-      fmt::arg("kh", g.code.params.Int("filter_h", geometry.kh)), fmt::arg("kw", g.code.params.Int("filter_w", geometry.kw)),
-      fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  const std::string inner =
+      InputSlices(g.code.params, in, geometry.kh, geometry.kw, "t", fmt::format("is += {}", kSplit));
   g.code.body += "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = vec4(0.0);\n" +
                  WindowLoops(g.code.params, in, geometry, inner);
   g.code.body += fmt::format(
@@ -154,16 +163,7 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
   if (SplitPays(ctx, in, out)) return SplitConv(ctx, geometry, activation, in, out);
   GeneratedShader g = StartConvShader(ctx, out, 0);
   g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
-  const std::string inner = fmt::format(
-      "      MGD_LOOP for (int is = 0; is < {is}; ++is) {{\n"
-      "        vec4 v = {read};\n"
-      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
-      "{mac}"
-      "      }}\n",
-      fmt::arg("is", g.code.params.Int("in0_s", in.slices())),
-      fmt::arg("read", glsl::Read(g.code.params, "in0", in, "b", "is", "iy", "ix")),
-      fmt::arg("kh", g.code.params.Int("filter_h", geometry.kh)), fmt::arg("kw", g.code.params.Int("filter_w", geometry.kw)),
-      fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  const std::string inner = InputSlices(g.code.params, in, geometry.kh, geometry.kw, "0", "++is");
   const std::string bias = BiasInit(ctx, g, 2, out.channels);
   g.code.body += Finish(bias + WindowLoops(g.code.params, in, geometry, inner), activation);
   return g;
@@ -188,15 +188,7 @@ absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int
   })};
   g.code.body += BiasInit(ctx, g, bias_input, out->channels);
   ShaderParams& params = g.code.params;
-  const std::string inner = fmt::format(
-      "      MGD_LOOP for (int is = 0; is < {is}; ++is) {{\n"
-      "        vec4 v = {read};\n"
-      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
-      "{mac}"
-      "      }}\n",
-      fmt::arg("kh", params.Int("filter_h", kh)), fmt::arg("kw", params.Int("filter_w", kw)),
-      fmt::arg("is", params.Int("in0_s", in->slices())),
-      fmt::arg("read", glsl::Read(params, "in0", *in, "b", "is", "iy", "ix")), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  const std::string inner = InputSlices(params, *in, kh, kw, "0", "++is");
   g.code.body += glsl::TransposedWindowLoops(params, *in, kh, kw, stride_h, stride_w, pad_h, pad_w, inner);
   g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
   return g;
