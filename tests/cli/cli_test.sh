@@ -85,7 +85,7 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     fi
   fi
   if expect_ok "dump --share-programs" dump "$face" --backend vulkan --share-programs --out "$work/dump_shared"; then
-    grep -lq "params.mgd_p" "$work/dump_shared/dispatches/"*.vulkan.comp || fail "dump --share-programs: no shared program reads parameters"
+    grep -lqE "#define [A-Z0-9_]+ params\.p[0-9]+" "$work/dump_shared/dispatches/"*.vulkan.comp || fail "dump --share-programs: no shared program reads parameters"
   fi
   if expect_ok "plan --json" plan "$face" --json --svg "$work/plan.svg"; then
     for field in '"lower_bound_bytes":[0-9]+' '"chosen":"[a-z_]+"' '"equality":\{"offsets_bytes":null,"shared_objects_bytes":[0-9]+\}' \
