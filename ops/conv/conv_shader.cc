@@ -69,23 +69,29 @@ std::string BiasInit(const NodeContext& ctx, GeneratedShader& g, int bias_input,
   return "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = " + BiasOf(ctx, g, bias_input, channels) + ";\n";
 }
 
-std::string WindowLoops(ShaderParams& params, const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner) {
-  return fmt::format(
-      "  MGD_LOOP for (int ky = 0; ky < {kh}; ++ky) {{\n"
-      "    int iy = y * {sh} - {ph} + ky * {dh};\n"
-      "    if (iy < 0 || iy >= {ih}) continue;\n"
-      "    MGD_LOOP for (int kx = 0; kx < {kw}; ++kx) {{\n"
-      "      int ix = x * {sw} - {pw} + kx * {dw};\n"
-      "      if (ix < 0 || ix >= {iw}) continue;\n"
-      "{inner}"
-      "    }}\n"
-      "  }}\n",
-      fmt::arg("kh", params.Int("filter_h", g.kh)), fmt::arg("kw", params.Int("filter_w", g.kw)),
-      fmt::arg("sh", params.Int("stride_h", g.stride_h)), fmt::arg("sw", params.Int("stride_w", g.stride_w)),
-      fmt::arg("ph", params.Int("pad_h", g.pad_h)), fmt::arg("pw", params.Int("pad_w", g.pad_w)),
-      fmt::arg("dh", params.Int("dilation_h", g.dilation_h)), fmt::arg("dw", params.Int("dilation_w", g.dilation_w)),
-      fmt::arg("ih", params.Int("in0_h", in.height)), fmt::arg("iw", params.Int("in0_w", in.width)),
-      fmt::arg("inner", inner));
+std::string WindowLoops(ShaderParams& params, const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner,
+                        TapOrder order) {
+  auto row = [&](const std::string& indent) {
+    return fmt::format(
+        "{i}MGD_LOOP for (int ky = 0; ky < {kh}; ++ky) {{\n"
+        "{i}  int iy = y * {sh} - {ph} + ky * {dh};\n"
+        "{i}  if (iy < 0 || iy >= {ih}) continue;\n",
+        fmt::arg("i", indent), fmt::arg("kh", params.Int("filter_h", g.kh)),
+        fmt::arg("sh", params.Int("stride_h", g.stride_h)), fmt::arg("ph", params.Int("pad_h", g.pad_h)),
+        fmt::arg("dh", params.Int("dilation_h", g.dilation_h)), fmt::arg("ih", params.Int("in0_h", in.height)));
+  };
+  auto column = [&](const std::string& indent) {
+    return fmt::format(
+        "{i}MGD_LOOP for (int kx = 0; kx < {kw}; ++kx) {{\n"
+        "{i}  int ix = x * {sw} - {pw} + kx * {dw};\n"
+        "{i}  if (ix < 0 || ix >= {iw}) continue;\n",
+        fmt::arg("i", indent), fmt::arg("kw", params.Int("filter_w", g.kw)),
+        fmt::arg("sw", params.Int("stride_w", g.stride_w)), fmt::arg("pw", params.Int("pad_w", g.pad_w)),
+        fmt::arg("dw", params.Int("dilation_w", g.dilation_w)), fmt::arg("iw", params.Int("in0_w", in.width)));
+  };
+  const std::string loops =
+      order == TapOrder::kRowsOuter ? row("  ") + column("    ") : column("  ") + row("    ");
+  return loops + inner + "    }\n  }\n";
 }
 
 std::string MultiplyAccumulate(const std::string& w, const std::string& v) {
@@ -110,35 +116,87 @@ namespace {
 
 // Few output vec4s, each a long sum (the 7x7 and 14x14 layers of a
 // classifier): a thread per output leaves the GPU mostly idle and waiting on
-// one long chain of loads. Here kSplit threads share each output's input
-// slices and add their partial sums (in thread order) through shared memory.
+// one long chain of loads, so several threads share each output vec4 and
+// meet in shared memory. With fp16 storage, kSplit threads share each
+// output's input slices and add their partial sums (in thread order); in
+// fp32, where a sum taken in another order than the CPU reference's is off
+// by roundings that deep networks amplify past the fp32 bound
+// (docs/numerics.md), each of four threads sums one output channel in the
+// reference's order instead.
 constexpr int kSplit = 8, kOutputsPerGroup = 8;
+constexpr int kLaneOutputsPerGroup = 16;
 
 bool SplitPays(const NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out) {
   const int64_t outputs = static_cast<int64_t>(out.batch) * out.height * out.width * out.slices();
   return ctx.workgroup_reduction && outputs <= 8192 && in.slices() >= 2 * kSplit;
 }
 
-absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
-                                          const layout::Bhwc& in, const layout::Bhwc& out) {
-  GeneratedShader g = StartConvShader(ctx, out, 0);
-  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+// The prologue of a shader whose workgroup holds `per_group` outputs along
+// y (l), each shared by the invocations along x (t): inactive invocations
+// read a valid output's inputs and take part in the barrier; they return
+// before the store.
+std::string SharedOutputPrologue(ShaderParams& params, const layout::Bhwc& out, int per_group) {
   const int n = out.batch * out.height * out.width * out.slices();
-  g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
-  g.groups = {static_cast<uint32_t>((n + kOutputsPerGroup - 1) / kOutputsPerGroup), 1, 1};
-  g.code.shared = fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
-  // Inactive invocations read a valid output's inputs and take part in the
-  // barrier; they return before the store.
-  g.prologue = fmt::format(
+  return fmt::format(
       "  int t = int(gl_LocalInvocationID.x), l = int(gl_LocalInvocationID.y);\n"
       "  int o = int(gl_WorkGroupID.x) * {per} + l;\n"
       "  bool in_range = o < {n};\n"
       "  int out_index = min(o, {n} - 1);\n"
       "  int x = out_index % {W}, y = (out_index / {W}) % {H}, z = out_index / ({W} * {H});\n"
       "{bs}",
-      fmt::arg("per", kOutputsPerGroup), fmt::arg("n", g.code.params.Int("out_n", n)),
-      fmt::arg("W", g.code.params.Int("out_w", out.width)), fmt::arg("H", g.code.params.Int("out_h", out.height)),
-      fmt::arg("bs", glsl::BatchAndSlice(g.code.params, out)));
+      fmt::arg("per", per_group), fmt::arg("n", params.Int("out_n", n)), fmt::arg("W", params.Int("out_w", out.width)),
+      fmt::arg("H", params.Int("out_h", out.height)), fmt::arg("bs", glsl::BatchAndSlice(params, out)));
+}
+
+std::array<uint32_t, 3> SharedOutputGroups(const layout::Bhwc& out, int per_group) {
+  const int n = out.batch * out.height * out.width * out.slices();
+  return {static_cast<uint32_t>((n + per_group - 1) / per_group), 1, 1};
+}
+
+absl::StatusOr<GeneratedShader> LaneConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
+                                         const layout::Bhwc& in, const layout::Bhwc& out) {
+  GeneratedShader g = StartConvShader(ctx, out, 0);
+  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  g.code.workgroup = {4, kLaneOutputsPerGroup, 1};
+  g.groups = SharedOutputGroups(out, kLaneOutputsPerGroup);
+  g.code.shared = fmt::format("shared highp float partial[{}][4];\n", kLaneOutputsPerGroup);
+  ShaderParams& params = g.code.params;
+  g.prologue = SharedOutputPrologue(params, out, kLaneOutputsPerGroup);
+  // Output channel 4s + t: from its bias, over the taps, input channels
+  // innermost, as the reference sums it.
+  const std::string inner = fmt::format(
+      "      MGD_LOOP for (int is = 0; is < {is}; ++is) {{\n"
+      "        vec4 v = {read};\n"
+      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
+      "        sum += weights_at(w)[t] * v.x;\n"
+      "        sum += weights_at(w + 1)[t] * v.y;\n"
+      "        sum += weights_at(w + 2)[t] * v.z;\n"
+      "        sum += weights_at(w + 3)[t] * v.w;\n"
+      "      }}\n",
+      fmt::arg("is", params.Int("in0_s", in.slices())), fmt::arg("read", glsl::Read(params, "in0", in, "b", "is", "iy", "ix")),
+      fmt::arg("kh", params.Int("filter_h", geometry.kh)), fmt::arg("kw", params.Int("filter_w", geometry.kw)));
+  const std::string bias = BiasOf(ctx, g, 2, out.channels);
+  g.code.body += "  highp float sum = " + (bias == "vec4(0.0)" ? std::string("0.0") : bias + "[t]") + ";\n" +
+                 WindowLoops(params, in, geometry, inner);
+  g.code.body +=
+      "  partial[l][t] = sum;\n"
+      "  memoryBarrierShared();\n"
+      "  barrier();\n"
+      "  if (t != 0 || !in_range) return;\n"
+      "  highp vec4 acc = vec4(partial[l][0], partial[l][1], partial[l][2], partial[l][3]);\n";
+  g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
+  return g;
+}
+
+absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
+                                          const layout::Bhwc& in, const layout::Bhwc& out) {
+  if (!ctx.precision.half_storage()) return LaneConv(ctx, geometry, activation, in, out);
+  GeneratedShader g = StartConvShader(ctx, out, 0);
+  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
+  g.groups = SharedOutputGroups(out, kOutputsPerGroup);
+  g.code.shared = fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
+  g.prologue = SharedOutputPrologue(g.code.params, out, kOutputsPerGroup);
   const std::string inner =
       InputSlices(g.code.params, in, geometry.kh, geometry.kw, "t", fmt::format("is += {}", kSplit));
   g.code.body += "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = vec4(0.0);\n" +

@@ -45,10 +45,17 @@ std::vector<float> PackUnlessSupportOnly(const shaders::NodeContext& ctx, Pack p
 // the weights buffer (vec4(0.0) without one).
 std::string BiasInit(const shaders::NodeContext& ctx, shaders::GeneratedShader& g, int bias_input, int channels);
 
-// The loops over the filter window, skipping taps outside the input (zero
-// padding, fused PAD margins included).
+// The order a window's taps are summed in: the CPU reference's (XNNPACK's),
+// so that an fp32 sum rounds the same on both (docs/numerics.md).
+enum class TapOrder {
+  kRowsOuter,     // convolutions: filter rows, then columns
+  kColumnsOuter,  // depthwise convolutions: filter columns, then rows
+};
+
+// The loops over the filter window in `order`, skipping taps outside the
+// input (zero padding, fused PAD margins included).
 std::string WindowLoops(shaders::ShaderParams& params, const layout::Bhwc& in, const ConvGeometry& g,
-                        const std::string& inner);
+                        const std::string& inner, TapOrder order = TapOrder::kRowsOuter);
 
 // acc += the 4x4 weight block at `w` times input slice vector `v`, one
 // column at a time.

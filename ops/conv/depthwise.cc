@@ -106,7 +106,7 @@ absl::StatusOr<GeneratedShader> DepthwiseConv2d(const NodeContext& ctx) {
   inner += fmt::format("      acc += {} * weights_at((s * {} + ky) * {} + kx);\n", read == "v" ? "v" : "vec4(" + read + ")",
                        params.Int("filter_h", ws[1]), params.Int("filter_w", ws[2]));
   const std::string bias = BiasInit(ctx, g, 2, out->channels);
-  g.code.body += Finish(bias + WindowLoops(params, *in, geometry, inner), a.activation);
+  g.code.body += Finish(bias + WindowLoops(params, *in, geometry, inner, TapOrder::kColumnsOuter), a.activation);
   return g;
 }
 

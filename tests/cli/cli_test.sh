@@ -121,6 +121,24 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     expect_ok "compare finds the fault" compare "$work/t_fault" "$work/t_cpu" && \
       grep -q "first divergent tensor: conv2d_1$" "$work/out" || fail "compare did not point at node 9's conv2d_1: $(tail -2 "$work/out")"
   fi
+  # mgd check on a model with a planted fp16-hostile layer ('shift' adds 3000,
+  # 'unshift' takes it away): every layer before 'unshift' stays within fp16's
+  # error, 'unshift' is the first past the threshold and the one that grows it.
+  if expect_ok "modelgen fp16_trap" modelgen fp16_trap --out "$work/trap.tflite" && \
+     expect_ok "check" check "$work/trap.tflite" --backend vulkan --out "$work/check"; then
+    grep -q "first layer past 0.01: node 4 (ADD) 'unshift'" "$work/out" || fail "check did not name 'unshift': $(tail -3 "$work/out")"
+    grep -q "largest growth: node 4 (ADD) 'unshift'" "$work/out" || fail "check's largest growth is not 'unshift': $(tail -3 "$work/out")"
+    # The table: node op rel.RMS growth tensor; before 'unshift' within fp16's error, 'unshift' far past it.
+    awk '$1 ~ /^[0-9]+$/ { if ($5 == "unshift") { seen = 1; if (!($3 > 0.1 && $4 > 100)) bad = bad " unshift:" $3 "/" $4 } \
+                          else if (!seen && !($3 < 2e-3)) bad = bad " " $5 ":" $3; rows++ }
+         END { if (!seen || rows != 7 || bad != "") { print "rows " rows bad; exit 1 } }' "$work/out" || \
+      fail "check's table: $(cat "$work/out")"
+    [ -f "$work/check/fp16/tensors.json" ] && [ -f "$work/check/fp32/tensors.json" ] || fail "check --out kept no dumps"
+    if expect_ok "check --json (gl)" check "$work/trap.tflite" --backend gl --json; then
+      grep -qE '"first_past_threshold":\{[^}]*"name":"unshift"' "$work/out" || fail "check --json: $(head -c 600 "$work/out")"
+      grep -qE '"outputs":\[\{[^]]*"name":"head/BiasAdd"' "$work/out" || fail "check --json lacks the output: $(head -c 600 "$work/out")"
+    fi
+  fi
   # The compilation cache: two processes fill one folder at once, then a third start hits.
   "$mgd" run "$face" --backend vulkan --input "$face_input" --cache-dir "$work/cache" --output-dir "$work/c1" --json >"$work/c1.json" 2>&1 &
   "$mgd" run "$face" --backend vulkan --input "$face_input" --cache-dir "$work/cache" --output-dir "$work/c2" --json >"$work/c2.json" 2>&1 &
@@ -215,7 +233,9 @@ expect_error "compare without dumps" 2 "/no/dump/tensors.json: cannot open the f
   -- compare /no/dump "$work"
 expect_error "plan on the cpu" 2 "--backend cpu: the CPU path has no GPU memory to plan" -- plan "$face" --backend cpu
 expect_error "plan of a missing model" 2 "/no/such.tflite: cannot open" -- plan /no/such.tflite
-expect_error "unknown subcommand" 2 "unknown command 'frobnicate' \(the commands are run, compare, bench" -- frobnicate
+expect_error "unknown subcommand" 2 "unknown command 'frobnicate' \(the commands are run, compare, check, bench" -- frobnicate
+expect_error "check on the cpu" 2 "check compares the GPU's fp16 with its fp32" -- check "$face" --backend cpu
+expect_error "check of a missing model" 2 "/no/model.tflite" -- check /no/model.tflite
 expect_error "modelgen unknown" 2 "unknown model 'resnet'" -- modelgen resnet --out "$work/r.tflite"
 expect_error "modelgen unwritable" 2 "/proc/mgd-test/m.tflite: cannot write \(No such file or directory\)" \
   -- modelgen mobilenet_v2 --out /proc/mgd-test/m.tflite

@@ -16,8 +16,9 @@
 #include "model/status_macros.h"
 #include "tools/mgd/backend_choice.h"
 #include "tools/mgd/commands.h"
-#include "tools/mgd/tensor_dump.h"
 #include "tools/mgd/npy.h"
+#include "tools/mgd/run_once.h"
+#include "tools/mgd/tensor_dump.h"
 
 namespace mgd::cli {
 namespace {
@@ -89,39 +90,41 @@ absl::Status WithModelPath(const std::string& model, const absl::Status& status)
   return absl::Status(status.code(), fmt::format("{}: {}", model, status.message()));
 }
 
-absl::Status Run(const RunOptions& given) {
+absl::StatusOr<RunResult> RunOnce(const RunOptions& given) {
+  RunResult r;
   const auto read_start = std::chrono::steady_clock::now();
   MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(given.model));
-  const double read_ms = MsSince(read_start);
-  RunOptions options = given;
-  MGD_RETURN_IF_ERROR(FollowCompiledModel(graph, options));
+  r.read_ms = MsSince(read_start);
+  r.options = given;
+  const RunOptions& options = r.options;
+  MGD_RETURN_IF_ERROR(FollowCompiledModel(graph, r.options));
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(options));
-  TensorKeeper tensors;  // outlives the delegate
-  if (!options.dump_tensors.empty()) gpu_options.observers.push_back(&tensors);
-  MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend, gpu_options));
-  // The CPU reference kernels are fp32 whatever was asked.
-  const std::string precision = backend.delegate ? options.precision : "fp32";
+  r.tensors = std::make_unique<TensorKeeper>();
+  if (!options.dump_tensors.empty()) gpu_options.observers.push_back(r.tensors.get());
+  MGD_ASSIGN_OR_RETURN(r.backend, ChooseBackend(options.backend, gpu_options));
+  r.precision = r.backend.delegate ? options.precision : "fp32";
   const auto start = std::chrono::steady_clock::now();
   InterpreterOptions interpreter_options;
-  if (backend.delegate != nullptr) interpreter_options.delegates.push_back(backend.delegate.get());
+  if (r.backend.delegate != nullptr) interpreter_options.delegates.push_back(r.backend.delegate.get());
   interpreter_options.preserve_all_tensors = !options.dump_tensors.empty();
   interpreter_options.check_finite = options.check_finite;
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.model, created.status());
-  auto interpreter = std::move(*created);
-  const double prepare_ms = read_ms + MsSince(start);
+  r.interpreter = std::move(*created);
+  Interpreter& interpreter = *r.interpreter;
+  r.prepare_ms = r.read_ms + MsSince(start);
 
-  if (options.inputs.size() != interpreter->num_inputs()) {
+  if (options.inputs.size() != interpreter.num_inputs()) {
     std::vector<std::string> names;
-    for (size_t i = 0; i < interpreter->num_inputs(); ++i) {
-      const TensorRef& t = interpreter->input(i);
+    for (size_t i = 0; i < interpreter.num_inputs(); ++i) {
+      const TensorRef& t = interpreter.input(i);
       names.push_back(fmt::format("'{}' {}", t.name, ShapeToString(t.shape)));
     }
     return UsageError(fmt::format("{}: the model has {} input(s) ({}), but {} --input file(s) were given", options.model,
-                                  interpreter->num_inputs(), fmt::join(names, ", "), options.inputs.size()));
+                                  interpreter.num_inputs(), fmt::join(names, ", "), options.inputs.size()));
   }
   for (size_t i = 0; i < options.inputs.size(); ++i) {
-    MGD_RETURN_IF_ERROR(FeedInput(interpreter->input(i), i, options.inputs[i]));
+    MGD_RETURN_IF_ERROR(FeedInput(interpreter.input(i), i, options.inputs[i]));
   }
   if (!options.output_dir.empty()) {
     if (absl::Status s = MakeFolder(options.output_dir); !s.ok()) {
@@ -130,14 +133,24 @@ absl::Status Run(const RunOptions& given) {
   }
 
   const auto run_start = std::chrono::steady_clock::now();
-  absl::Status invoked = interpreter->Invoke();
+  absl::Status invoked = interpreter.Invoke();
   // A non-finite input (--check-finite) is bad input (exit 2); the rest is a
   // runtime failure.
   if (!invoked.ok()) return absl::IsInvalidArgument(invoked) && options.check_finite ? invoked : absl::InternalError(invoked.message());
-  const double run_ms = MsSince(run_start);
+  r.run_ms = MsSince(run_start);
   if (!options.dump_tensors.empty()) {
-    MGD_RETURN_IF_ERROR(DumpTensors(*interpreter, backend.delegate ? &tensors : nullptr, options.dump_tensors, backend.backend));
+    MGD_RETURN_IF_ERROR(DumpTensors(interpreter, r.backend.delegate ? r.tensors.get() : nullptr, options.dump_tensors, r.backend.backend));
   }
+  return r;
+}
+
+absl::Status Run(const RunOptions& given) {
+  MGD_ASSIGN_OR_RETURN(RunResult r, RunOnce(given));
+  const RunOptions& options = r.options;
+  const BackendChoice& backend = r.backend;
+  const std::unique_ptr<Interpreter>& interpreter = r.interpreter;
+  const std::string& precision = r.precision;
+  const double read_ms = r.read_ms, prepare_ms = r.prepare_ms, run_ms = r.run_ms;
 
   nlohmann::json outputs = nlohmann::json::array();
   std::vector<std::string> lines;

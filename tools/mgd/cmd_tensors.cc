@@ -106,23 +106,23 @@ absl::Status DumpTensors(const Interpreter& interpreter, const TensorKeeper* gpu
   return s.ok() ? s : absl::Status(s.code(), fmt::format("--dump-tensors {}", s.message()));
 }
 
-absl::Status Compare(const CompareOptions& options) {
-  MGD_ASSIGN_OR_RETURN(json a, ReadIndex(options.a));
-  MGD_ASSIGN_OR_RETURN(json b, ReadIndex(options.b));
+absl::StatusOr<json> DiffDumps(const std::string& dir_a, const std::string& dir_b) {
+  MGD_ASSIGN_OR_RETURN(json a, ReadIndex(dir_a));
+  MGD_ASSIGN_OR_RETURN(json b, ReadIndex(dir_b));
   std::map<std::string, json> in_b;
   for (const json& t : b["tensors"]) in_b[t["name"].get<std::string>()] = t;
   json rows = json::array();
-  std::string first;
   for (const json& t : a["tensors"]) {
     const std::string name = t["name"];
     auto other = in_b.find(name);
     if (other == in_b.end()) continue;
-    MGD_ASSIGN_OR_RETURN(FloatArray x, ReadFloatArray((fs::path(options.a) / t["file"].get<std::string>()).string()));
-    MGD_ASSIGN_OR_RETURN(FloatArray y, ReadFloatArray((fs::path(options.b) / other->second["file"].get<std::string>()).string()));
+    MGD_ASSIGN_OR_RETURN(FloatArray x, ReadFloatArray((fs::path(dir_a) / t["file"].get<std::string>()).string()));
+    MGD_ASSIGN_OR_RETURN(FloatArray y, ReadFloatArray((fs::path(dir_b) / other->second["file"].get<std::string>()).string()));
     json row = {{"name", name}, {"shape", t["shape"]}, {"op", t.value("op", "input")}};
+    if (t.contains("node")) row["node"] = t["node"];
+    if (t.contains("tensor")) row["tensor"] = t["tensor"];
     if (x.values.size() != y.values.size()) {
       row["error"] = fmt::format("{} values vs {}", x.values.size(), y.values.size());
-      if (first.empty()) first = name;
       rows.push_back(row);
       continue;
     }
@@ -138,17 +138,34 @@ absl::Status Compare(const CompareOptions& options) {
     const double rms = ref2 > 0 ? std::sqrt(diff2 / ref2) : (diff2 > 0 ? INFINITY : 0.0);
     row["max_abs_error"] = finite ? json(max_abs) : json("nan");
     row["relative_rms"] = std::isfinite(rms) ? json(rms) : json("inf");
-    if (first.empty() && (!finite || !(rms <= options.threshold))) first = name;
     rows.push_back(row);
   }
-  if (rows.empty()) return absl::InvalidArgumentError(fmt::format("{} and {} have no tensor in common", options.a, options.b));
+  if (rows.empty()) return absl::InvalidArgumentError(fmt::format("{} and {} have no tensor in common", dir_a, dir_b));
+  return json{{"a_backend", a.value("backend", "?")}, {"b_backend", b.value("backend", "?")}, {"tensors", rows}};
+}
+
+bool Diverges(const json& row, double threshold) {
+  return row.contains("error") || !row["max_abs_error"].is_number() || !row["relative_rms"].is_number() ||
+         !(row["relative_rms"].get<double>() <= threshold);
+}
+
+absl::Status Compare(const CompareOptions& options) {
+  MGD_ASSIGN_OR_RETURN(json diff, DiffDumps(options.a, options.b));
+  const json& rows = diff["tensors"];
+  std::string first;
+  for (const json& row : rows) {
+    if (Diverges(row, options.threshold)) {
+      first = row["name"];
+      break;
+    }
+  }
   if (options.json) {
     std::printf("%s\n", JsonText(json{{"a", options.a}, {"b", options.b}, {"threshold", options.threshold}, {"tensors", rows},
                             {"first_divergent", first.empty() ? json(nullptr) : json(first)}}).c_str());
     return absl::OkStatus();
   }
   fmt::print("{} ({}) against {} ({}), {} tensors in execution order; divergent: relative RMS > {:g}\n\n", options.a,
-             a.value("backend", "?"), options.b, b.value("backend", "?"), rows.size(), options.threshold);
+             diff["a_backend"].get<std::string>(), options.b, diff["b_backend"].get<std::string>(), rows.size(), options.threshold);
   fmt::print("{:>4}  {:<24} {:>12} {:>12}  {}\n", "#", "op", "max |a-b|", "rel. RMS", "tensor");
   for (size_t i = 0; i < rows.size(); ++i) {
     const json& r = rows[i];

@@ -50,6 +50,17 @@ struct CompareOptions {
 };
 absl::Status Compare(const CompareOptions& options);
 
+// mgd check: fp16 against fp32 on the GPU, layer by layer.
+struct CheckOptions {
+  std::string model;
+  std::string backend = "auto";
+  std::vector<std::string> inputs;  // none: a generated input
+  double threshold = 1e-2;          // relative RMS; DESIGN.md's fp16 bound per output
+  std::string out;                  // keep both dumps here
+  bool json = false;
+};
+absl::Status Check(const CheckOptions& options);
+
 struct OpsOptions {
   std::string model;
   std::string backend = "auto";

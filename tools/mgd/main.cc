@@ -87,6 +87,17 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--threshold", compare.threshold, "Relative RMS above which a tensor diverges (default 1e-3)");
   compare_cmd->add_flag("--json", compare.json, "Print one JSON object on stdout");
 
+  mgd::cli::CheckOptions check;
+  auto* check_cmd = app.add_subcommand(
+      "check", "Where fp16 goes wrong: the GPU's fp16 against its fp32, layer by layer, and the first layer past a threshold");
+  check_cmd->add_option("model", check.model, "Model (.tflite)")->required();
+  check_cmd->add_option("--backend", check.backend, "auto|vulkan|gl")->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
+  check_cmd->add_option("--input", check.inputs,
+                        "Input file (.npy float32 or raw .f32), one per model input, in order (default: sin(0.01 i))");
+  check_cmd->add_option("--threshold", check.threshold, "Relative RMS a layer may reach (default 1e-2, the fp16 bound)");
+  check_cmd->add_option("--out", check.out, "Keep both runs' tensors here (DIR/fp32, DIR/fp16, as mgd run --dump-tensors)");
+  check_cmd->add_flag("--json", check.json, "Print one JSON object on stdout");
+
   mgd::cli::BenchOptions bench;
   auto* bench_cmd = app.add_subcommand("bench", "Prepare time, run latency percentiles and per-dispatch GPU times");
   AddRunOptions(bench_cmd, bench.run);
@@ -129,7 +140,7 @@ int main(int argc, char** argv) {
 
   mgd::cli::ModelgenOptions gen;
   auto* gen_cmd = app.add_subcommand("modelgen", "Write a standard architecture with deterministic weights");
-  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2")->required();
+  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2 | fp16_trap (a planted fp16-hostile layer, for mgd check)")->required();
   gen_cmd->add_option("--out", gen.out, "Output .tflite")->required();
   gen_cmd->add_option("--seed", gen.seed, "Weight seed");
   gen_cmd->add_flag("--fp16-weights", gen.fp16_weights, "Store weights as fp16 behind DEQUANTIZE (as MediaPipe does)");
@@ -183,6 +194,7 @@ int main(int argc, char** argv) {
     else if (tune_cmd->parsed()) status = mgd::cli::Tune(tune);
     else if (dump_cmd->parsed()) status = mgd::cli::Dump(dump);
     else if (compare_cmd->parsed()) status = mgd::cli::Compare(compare);
+    else if (check_cmd->parsed()) status = mgd::cli::Check(check);
     else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
     else if (info_cmd->parsed()) status = mgd::cli::Info(info);
     else if (compile_cmd->parsed()) status = mgd::cli::Compile(compile);

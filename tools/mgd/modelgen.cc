@@ -94,6 +94,12 @@ class Builder {
     return y;
   }
 
+  // ADD of a constant, the same in every channel ([C], broadcast).
+  int AddOffset(const std::string& name, int x, float offset) {
+    const int c = FloatConstant(name + "/offset", {Dims(x)[3]}, std::vector<float>(static_cast<size_t>(Dims(x)[3]), offset));
+    return Add(name, x, c);
+  }
+  void Output(int t) { graph_.outputs.push_back(t); }
   // The whole feature map down to 1x1, VALID; stride 2 as in the hosted
   // models (irrelevant for a single output position).
   int GlobalAveragePool(const std::string& name, int x) {
@@ -256,7 +262,33 @@ Graph MobileNetV2(Builder& b) {
   return b.Finish("MobileNet v2 1.0 224");
 }
 
+// A small network whose middle carries a large offset: `shift` adds 3000 to
+// every value and `unshift` takes it away again. The answer survives fp32,
+// but fp16 storage keeps 11 bits, so `shift`'s output holds the signal only
+// to +-1 and `unshift` shows it: an fp16-hostile layer planted for `mgd
+// check` to find.
+Graph Fp16Trap(Builder& b) {
+  constexpr float kOffset = 3000.0f;
+  int x = b.Input("input", {1, 32, 32, 8});
+  x = b.Conv("conv1", x, 16, 3, 1, Activation::kRelu6);
+  x = b.Depthwise("depthwise", x, 1, Activation::kRelu6);
+  x = b.Conv("conv2", x, 16, 1, 1, Activation::kNone);
+  x = b.AddOffset("shift", x, kOffset);
+  x = b.AddOffset("unshift", x, -kOffset);
+  x = b.Conv("conv3", x, 8, 3, 1, Activation::kRelu6);
+  x = b.Conv("head", x, 4, 1, 1, Activation::kNone);
+  b.Output(x);
+  return b.Finish("fp16 trap: a planted fp16-hostile layer (shift)");
+}
+
 }  // namespace
+
+absl::StatusOr<Graph> BuildFp16Trap(uint64_t seed) {
+  Builder builder(seed, false);
+  Graph graph = Fp16Trap(builder);
+  graph.description += fmt::format(" (mgd modelgen, seed {})", seed);
+  return graph;
+}
 
 absl::StatusOr<Graph> BuildMobileNet(int version, uint64_t seed, bool fp16_weights) {
   if (version != 1 && version != 2) {

@@ -17,4 +17,9 @@ namespace mgd {
 // MediaPipe's models store them. Any other version is InvalidArgument.
 absl::StatusOr<Graph> BuildMobileNet(int version, uint64_t seed, bool fp16_weights);
 
+// A small convolutional network, input [1,32,32,8] float32, with a planted
+// fp16-hostile layer: a large offset added and taken away again, which fp16
+// storage cannot hold beside the signal (the test case of `mgd check`).
+absl::StatusOr<Graph> BuildFp16Trap(uint64_t seed);
+
 }  // namespace mgd
