@@ -5,7 +5,8 @@ namespace {
 int Slices(int channels) { return (channels + 3) / 4; }
 }  // namespace
 
-ConvWeightsO4I4 ToConvWeightsO4I4(const float* ohwi, int out_channels, int kernel_h, int kernel_w, int in_channels) {
+ConvWeightsO4I4 ToConvWeightsO4I4(const float* ohwi, int out_channels, int kernel_h, int kernel_w, int in_channels,
+                                  BlockOrder order) {
   ConvWeightsO4I4 w;
   w.out_slices = Slices(out_channels);
   w.kernel_h = kernel_h;
@@ -17,7 +18,9 @@ ConvWeightsO4I4 ToConvWeightsO4I4(const float* ohwi, int out_channels, int kerne
       for (int kx = 0; kx < kernel_w; ++kx) {
         for (int i = 0; i < in_channels; ++i) {
           const size_t block = w.BlockIndex(o / 4, ky, kx, i / 4);
-          w.values[block * 16 + static_cast<size_t>(i % 4) * 4 + static_cast<size_t>(o % 4)] =
+          const auto row = static_cast<size_t>(order == BlockOrder::kInputColumns ? i % 4 : o % 4);
+          const auto column = static_cast<size_t>(order == BlockOrder::kInputColumns ? o % 4 : i % 4);
+          w.values[block * 16 + row * 4 + column] =
               ohwi[((static_cast<size_t>(o) * kernel_h + ky) * kernel_w + kx) * in_channels + i];
         }
       }

@@ -16,6 +16,10 @@ namespace mgd::layout {
 // Within a block, column i (4 consecutive floats) holds the weights from
 // input channel 4*in_slice+i to the four output channels, so GLSL's
 // `mat4 * vec4(input slice)` is the 4x4 product for one output slice.
+// kOutputRows transposes each block: row o (4 consecutive floats) holds the
+// weights from the four input channels to output channel 4*out_slice+o, for
+// a shader in which each invocation computes one output channel.
+enum class BlockOrder { kInputColumns, kOutputRows };
 struct ConvWeightsO4I4 {
   int out_slices = 0, kernel_h = 0, kernel_w = 0, in_slices = 0;
   std::vector<float> values;
@@ -24,7 +28,8 @@ struct ConvWeightsO4I4 {
     return ((static_cast<std::size_t>(os) * kernel_h + ky) * kernel_w + kx) * in_slices + is;
   }
 };
-ConvWeightsO4I4 ToConvWeightsO4I4(const float* ohwi, int out_channels, int kernel_h, int kernel_w, int in_channels);
+ConvWeightsO4I4 ToConvWeightsO4I4(const float* ohwi, int out_channels, int kernel_h, int kernel_w, int in_channels,
+                                  BlockOrder order = BlockOrder::kInputColumns);
 
 // DEPTHWISE_CONV_2D (multiplier 1): [1,Kh,Kw,C] -> [slice][ky][kx][4].
 struct DepthwiseWeights4 {

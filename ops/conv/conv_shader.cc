@@ -156,22 +156,28 @@ std::array<uint32_t, 3> SharedOutputGroups(const layout::Bhwc& out, int per_grou
 absl::StatusOr<GeneratedShader> LaneConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                          const layout::Bhwc& in, const layout::Bhwc& out) {
   GeneratedShader g = StartConvShader(ctx, out, 0);
-  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  g.constants = {PackUnlessSupportOnly(ctx, [&] {
+    const std::vector<float> ohwi = ConstantFloats(ctx.input(1));
+    return layout::ToConvWeightsO4I4(ohwi.data(), out.channels, geometry.kh, geometry.kw, in.channels,
+                                     layout::BlockOrder::kOutputRows)
+        .values;
+  })};
   g.code.workgroup = {4, kLaneOutputsPerGroup, 1};
   g.groups = SharedOutputGroups(out, kLaneOutputsPerGroup);
   g.code.shared = fmt::format("shared highp float partial[{}][4];\n", kLaneOutputsPerGroup);
   ShaderParams& params = g.code.params;
   g.prologue = SharedOutputPrologue(params, out, kLaneOutputsPerGroup);
   // Output channel 4s + t: from its bias, over the taps, input channels
-  // innermost, as the reference sums it.
+  // innermost, as the reference sums it; its weights from one input slice
+  // are one vec4 (the blocks' output rows).
   const std::string inner = fmt::format(
       "      MGD_LOOP for (int is = 0; is < {is}; ++is) {{\n"
       "        vec4 v = {read};\n"
-      "        int w = (((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
-      "        sum += weights_at(w)[t] * v.x;\n"
-      "        sum += weights_at(w + 1)[t] * v.y;\n"
-      "        sum += weights_at(w + 2)[t] * v.z;\n"
-      "        sum += weights_at(w + 3)[t] * v.w;\n"
+      "        vec4 w = weights_at((((s * {kh} + ky) * {kw} + kx) * {is} + is) * 4 + t);\n"
+      "        sum += w.x * v.x;\n"
+      "        sum += w.y * v.y;\n"
+      "        sum += w.z * v.z;\n"
+      "        sum += w.w * v.w;\n"
       "      }}\n",
       fmt::arg("is", params.Int("in0_s", in.slices())), fmt::arg("read", glsl::Read(params, "in0", in, "b", "is", "iy", "ix")),
       fmt::arg("kh", params.Int("filter_h", geometry.kh)), fmt::arg("kw", params.Int("filter_w", geometry.kw)));
