@@ -71,27 +71,27 @@ std::string BiasInit(const NodeContext& ctx, GeneratedShader& g, int bias_input,
 
 std::string WindowLoops(ShaderParams& params, const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner,
                         TapOrder order) {
-  auto row = [&](const std::string& indent) {
-    return fmt::format(
-        "{i}MGD_LOOP for (int ky = 0; ky < {kh}; ++ky) {{\n"
-        "{i}  int iy = y * {sh} - {ph} + ky * {dh};\n"
-        "{i}  if (iy < 0 || iy >= {ih}) continue;\n",
-        fmt::arg("i", indent), fmt::arg("kh", params.Int("filter_h", g.kh)),
-        fmt::arg("sh", params.Int("stride_h", g.stride_h)), fmt::arg("ph", params.Int("pad_h", g.pad_h)),
-        fmt::arg("dh", params.Int("dilation_h", g.dilation_h)), fmt::arg("ih", params.Int("in0_h", in.height)));
+  // One axis of the window: `k` the tap, `i` the input coordinate, `o` the
+  // output's; `hw` picks the parameters' suffix.
+  struct Axis {
+    const char *k, *i, *o, *hw;
+    int filter, stride, pad, dilation, size;
   };
-  auto column = [&](const std::string& indent) {
+  auto loop = [&](const std::string& indent, const Axis& a) {
+    const std::string h = a.hw;
     return fmt::format(
-        "{i}MGD_LOOP for (int kx = 0; kx < {kw}; ++kx) {{\n"
-        "{i}  int ix = x * {sw} - {pw} + kx * {dw};\n"
-        "{i}  if (ix < 0 || ix >= {iw}) continue;\n",
-        fmt::arg("i", indent), fmt::arg("kw", params.Int("filter_w", g.kw)),
-        fmt::arg("sw", params.Int("stride_w", g.stride_w)), fmt::arg("pw", params.Int("pad_w", g.pad_w)),
-        fmt::arg("dw", params.Int("dilation_w", g.dilation_w)), fmt::arg("iw", params.Int("in0_w", in.width)));
+        "{n}MGD_LOOP for (int {k} = 0; {k} < {kn}; ++{k}) {{\n"
+        "{n}  int {i} = {o} * {s} - {p} + {k} * {d};\n"
+        "{n}  if ({i} < 0 || {i} >= {in}) continue;\n",
+        fmt::arg("n", indent), fmt::arg("k", a.k), fmt::arg("i", a.i), fmt::arg("o", a.o),
+        fmt::arg("kn", params.Int("filter_" + h, a.filter)), fmt::arg("s", params.Int("stride_" + h, a.stride)),
+        fmt::arg("p", params.Int("pad_" + h, a.pad)), fmt::arg("d", params.Int("dilation_" + h, a.dilation)),
+        fmt::arg("in", params.Int("in0_" + h, a.size)));
   };
-  const std::string loops =
-      order == TapOrder::kRowsOuter ? row("  ") + column("    ") : column("  ") + row("    ");
-  return loops + inner + "    }\n  }\n";
+  const Axis rows{"ky", "iy", "y", "h", g.kh, g.stride_h, g.pad_h, g.dilation_h, in.height};
+  const Axis columns{"kx", "ix", "x", "w", g.kw, g.stride_w, g.pad_w, g.dilation_w, in.width};
+  const bool rows_outer = order == TapOrder::kRowsOuter;
+  return loop("  ", rows_outer ? rows : columns) + loop("    ", rows_outer ? columns : rows) + inner + "    }\n  }\n";
 }
 
 std::string MultiplyAccumulate(const std::string& w, const std::string& v) {

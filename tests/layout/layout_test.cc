@@ -103,6 +103,33 @@ TEST(ConvWeightsTest, Mat4BlocksReproduceTheConvolution) {
   }
 }
 
+// kOutputRows is each block transposed: row o holds output channel
+// 4*os+o's weights from the slice's four input channels (padding zero).
+TEST(ConvWeightsTest, OutputRowsAreTheBlocksTransposed) {
+  for (int in_channels : {1, 5, 8}) {
+    for (int out_channels : {1, 6, 8}) {
+      const int kh = 2, kw = 3;
+      const std::vector<float> ohwi = Random(static_cast<size_t>(out_channels) * kh * kw * in_channels, 9u);
+      const ConvWeightsO4I4 columns = ToConvWeightsO4I4(ohwi.data(), out_channels, kh, kw, in_channels);
+      const ConvWeightsO4I4 rows =
+          ToConvWeightsO4I4(ohwi.data(), out_channels, kh, kw, in_channels, BlockOrder::kOutputRows);
+      ASSERT_EQ(rows.values.size(), columns.values.size());
+      for (size_t block = 0; block < rows.values.size() / 16; ++block) {
+        for (int o = 0; o < 4; ++o) {
+          for (int i = 0; i < 4; ++i) {
+            EXPECT_EQ(rows.values[block * 16 + static_cast<size_t>(o * 4 + i)],
+                      columns.values[block * 16 + static_cast<size_t>(i * 4 + o)]);
+          }
+        }
+      }
+      // Output channel 0, tap (1, 2), input channel in_channels - 1.
+      const int is = (in_channels - 1) / 4, i = (in_channels - 1) % 4;
+      EXPECT_EQ(rows.values[rows.BlockIndex(0, 1, 2, is) * 16 + static_cast<size_t>(i)],
+                ohwi[(static_cast<size_t>(1) * kw + 2) * in_channels + static_cast<size_t>(in_channels - 1)]);
+    }
+  }
+}
+
 TEST(DepthwiseWeightsTest, Vec4PerSliceAndTap) {
   for (int channels = 1; channels <= 17; ++channels) {
     const int kh = 3, kw = 3;
