@@ -181,8 +181,7 @@ absl::StatusOr<GeneratedShader> LaneConv(const NodeContext& ctx, const ConvGeome
       "      }}\n",
       fmt::arg("is", params.Int("in0_s", in.slices())), fmt::arg("read", glsl::Read(params, "in0", in, "b", "is", "iy", "ix")),
       fmt::arg("kh", params.Int("filter_h", geometry.kh)), fmt::arg("kw", params.Int("filter_w", geometry.kw)));
-  const std::string bias = BiasOf(ctx, g, 2, out.channels);
-  g.code.body += "  highp float sum = " + (bias == "vec4(0.0)" ? std::string("0.0") : bias + "[t]") + ";\n" +
+  g.code.body += "  highp vec4 bias = " + BiasOf(ctx, g, 2, out.channels) + ";\n  highp float sum = bias[t];\n" +
                  WindowLoops(params, in, geometry, inner);
   g.code.body +=
       "  partial[l][t] = sum;\n"
@@ -196,7 +195,6 @@ absl::StatusOr<GeneratedShader> LaneConv(const NodeContext& ctx, const ConvGeome
 
 absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                           const layout::Bhwc& in, const layout::Bhwc& out) {
-  if (!ctx.precision.half_storage()) return LaneConv(ctx, geometry, activation, in, out);
   GeneratedShader g = StartConvShader(ctx, out, 0);
   g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
   g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
@@ -224,7 +222,10 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
 
 absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                      const layout::Bhwc& in, const layout::Bhwc& out) {
-  if (SplitPays(ctx, in, out)) return SplitConv(ctx, geometry, activation, in, out);
+  if (SplitPays(ctx, in, out)) {
+    return ctx.precision.half_storage() ? SplitConv(ctx, geometry, activation, in, out)
+                                        : LaneConv(ctx, geometry, activation, in, out);
+  }
   GeneratedShader g = StartConvShader(ctx, out, 0);
   g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
   const std::string inner = InputSlices(g.code.params, in, geometry.kh, geometry.kw, "0", "++is");

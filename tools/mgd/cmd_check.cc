@@ -43,7 +43,7 @@ struct WorkFolder {
 };
 
 // LiteRT's generated input (../shared/tools/litert-reference, --range -1,1):
-// x[i] = sin(i + 1000 k) * 0.01) for input k, so that `check` without
+// x[i] = sin((i + 1000 k) * 0.01) for input k, so that `check` without
 // --input sees the same numbers as a reference made without one.
 absl::StatusOr<std::vector<std::string>> GeneratedInputs(const Graph& graph, const fs::path& dir) {
   std::vector<std::string> files;
@@ -72,7 +72,6 @@ absl::Status Check(const CheckOptions& options) {
   if (options.backend == "cpu") {
     return UsageError("check compares the GPU's fp16 with its fp32: --backend auto, vulkan or gl");
   }
-  MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
   WorkFolder work;
   if (!options.out.empty()) {
     work.path = options.out;
@@ -88,6 +87,7 @@ absl::Status Check(const CheckOptions& options) {
   run.backend_given = run.precision_given = true;
   run.inputs = options.inputs;
   if (run.inputs.empty()) {
+    MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
     MGD_ASSIGN_OR_RETURN(run.inputs, GeneratedInputs(graph, work.path));
   }
 
@@ -104,9 +104,11 @@ absl::Status Check(const CheckOptions& options) {
     backend = r.backend.backend;
     device = r.backend.device;
     run.backend = backend;  // fp16 on the GPU fp32 ran on
-    const Graph& g = r.interpreter->graph();
-    for (size_t n = 0; n < g.nodes.size(); ++n) node_inputs[static_cast<int>(n)] = g.nodes[n].inputs;
-    outputs.insert(g.outputs.begin(), g.outputs.end());
+    if (node_inputs.empty()) {  // the same graph both times
+      const Graph& g = r.interpreter->graph();
+      for (size_t n = 0; n < g.nodes.size(); ++n) node_inputs[static_cast<int>(n)] = g.nodes[n].inputs;
+      outputs.insert(g.outputs.begin(), g.outputs.end());
+    }
   }
   MGD_ASSIGN_OR_RETURN(json diff, DiffDumps((work.path / "fp16").string(), (work.path / "fp32").string()));
   json rows = diff["tensors"];
