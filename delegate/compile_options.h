@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "delegate/memory_plan.h"
 #include "shaders/precision.h"
@@ -19,6 +20,10 @@ struct CompileOptions {
   bool fusion = true;
   bool share_programs = false;    // GpuDelegateOptions::share_programs (applied by the delegate)
   MemoryOptions memory;
+  // The accuracy guard: in a compile with fp16 arithmetic, the layers (named
+  // by their first output tensor, sorted) whose dispatches compute and sum
+  // in fp32 (GpuDelegateOptions::fp32_layers, tables' accuracy entries).
+  std::vector<std::string> fp32_layers;
 };
 
 // Every field of `options`, as text.

@@ -22,8 +22,9 @@ std::string Message(const absl::Status& s) { return std::string(s.message()); }
 
 class Builder {
  public:
-  Builder(const Graph& graph, const CompileOptions& options, const FusionPlan& plan)
-      : graph_(graph), options_(options), plan_(plan) {}
+  // `graph` as the passes left it; `model_graph` as the model has it.
+  Builder(const Graph& graph, const Graph& model_graph, const CompileOptions& options, const FusionPlan& plan)
+      : graph_(graph), model_graph_(model_graph), options_(options), plan_(plan) {}
 
   int Resolve(int t) const {
     auto it = plan_.aliases.find(t);
@@ -104,7 +105,8 @@ class Builder {
 
   absl::Status Group(const FusedGroup& group) {
     Node head = graph_.nodes[static_cast<size_t>(group.head)];
-    shaders::NodeContext ctx{&graph_, group.head, &head, options_.precision, {}};
+    const Precision precision = PrecisionOf(group);
+    shaders::NodeContext ctx{&graph_, group.head, &head, precision, {}};
     if (group.input_pad >= 0) {
       head.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_pad)].inputs[0];
       ctx.pad = group.pad;
@@ -139,11 +141,12 @@ class Builder {
       d.bindings.push_back({Constant(shader->constants[k], half), false});
     }
     if (shader->linkable) {
-      auto body = LinkedBody(group, *shader, d);
+      auto body = LinkedBody(group, *shader, precision, d);
       if (!body.ok()) return body.status();
       d.code.body = *body;
     }
     if (d.nodes.size() > 1) d.code.name += fmt::format("_fused{}", d.nodes.size());
+    if (precision != options_.precision) d.code.name += "_fp32";  // the accuracy guard
     auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(shader->linkable ? group.output : head.outputs[0])].shape);
     if (!final_shape.ok()) return Error(group.head, final_shape.status());
     // Any workgroup covers the standard 3-D grid over the output; shaders
@@ -185,6 +188,30 @@ class Builder {
     return key;
   }
 
+  // The accuracy guard: a group any of whose nodes writes a tensor named in
+  // fp32_layers (as the model names it, or as the passes left it: a folded
+  // MUL's output is then its convolution's) computes and sums in fp32.
+  Precision PrecisionOf(const FusedGroup& group) const {
+    Precision p = options_.precision;
+    if (options_.fp32_layers.empty() || !p.half_arithmetic()) return p;
+    auto named = [&](const Graph& g, int n) {
+      for (int t : g.nodes[static_cast<size_t>(n)].outputs) {
+        if (t >= 0 && std::binary_search(options_.fp32_layers.begin(), options_.fp32_layers.end(),
+                                         g.tensors[static_cast<size_t>(t)].name)) {
+          return true;
+        }
+      }
+      return false;
+    };
+    for (int n : group.nodes()) {
+      if (named(model_graph_, n) || named(graph_, n)) {
+        p.arithmetic = p.accumulation = ArithmeticType::kFloat32;
+        break;
+      }
+    }
+    return p;
+  }
+
   absl::Status Error(int node, const absl::Status& s) const {
     return absl::InternalError(fmt::format("{}: {}", NodeLabel(graph_, node), Message(s)));
   }
@@ -208,7 +235,7 @@ class Builder {
   // Prologue over the group's final output, the head's body, the tails, the
   // padding mask and the store.
   absl::StatusOr<std::string> LinkedBody(const FusedGroup& group, const shaders::GeneratedShader& head,
-                                         CompiledDispatch& d) {
+                                         const Precision& precision, CompiledDispatch& d) {
     auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(group.output)].shape);
     if (!final_shape.ok()) return final_shape.status();
     const auto linear = options_.linear_grid && head.prologue.empty() ? shaders::LinearGridFor(*final_shape) : std::nullopt;
@@ -225,7 +252,7 @@ class Builder {
     for (size_t k = 0; k < group.tails.size(); ++k) {
       const auto [n, position] = group.tails[k];
       Node node = graph_.nodes[static_cast<size_t>(n)];
-      shaders::NodeContext ctx{&graph_, n, &node, options_.precision, {}};
+      shaders::NodeContext ctx{&graph_, n, &node, precision, {}};
       if (auto it = group.operand_pads.find(n); it != group.operand_pads.end()) {
         const auto [operand, pad] = it->second;
         node.inputs[static_cast<size_t>(operand)] = graph_.nodes[static_cast<size_t>(pad)].inputs[0];
@@ -256,6 +283,7 @@ class Builder {
   }
 
   const Graph& graph_;
+  const Graph& model_graph_;
   const CompileOptions& options_;
   const FusionPlan& plan_;
   CompiledModel model_;
@@ -274,7 +302,7 @@ absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partiti
     RunGraphPasses(subgraph, passes);
   }
   const FusionPlan plan = PlanFusion(subgraph, options.fusion);
-  Builder builder(own, options, plan);
+  Builder builder(own, graph, options, plan);
   for (int t : partition.inputs) {
     if (absl::Status s = builder.Edge(t, /*inbound=*/true); !s.ok()) return s;
   }

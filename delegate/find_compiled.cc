@@ -56,13 +56,19 @@ absl::StatusOr<CompiledModel> LoadPrecompiled(const std::string& metadata, const
 // The model's structure (or the app's model token), the partition, the
 // compile options, the workgroup tables, the backend, GPU, driver and mgd's
 // build.
+absl::StatusOr<std::string> ModelStructureDigest(const Graph& graph) {
+  auto structure = WriteModelStructure(graph, StructureOptions{{kCompiledMetadataName}});
+  if (!structure.ok()) return structure.status();
+  return Sha256Hex(structure->data(), structure->size());
+}
+
 absl::StatusOr<std::string> CacheKeyOf(const Graph& graph, const Partition& partition, const CompileOptions& options,
                                        const CacheKeyParts& parts) {
   std::string model_id = "token " + parts.model_token;
   if (parts.model_token.empty()) {
-    auto structure = WriteModelStructure(graph, StructureOptions{{kCompiledMetadataName}});
-    if (!structure.ok()) return structure.status();
-    model_id = "structure " + Sha256Hex(structure->data(), structure->size());
+    auto digest = ModelStructureDigest(graph);
+    if (!digest.ok()) return digest.status();
+    model_id = "structure " + *digest;
   }
   const gpu::GpuInfo& info = *parts.info;
   return CacheKey({BuildId(), kCompiledModelVersion, gpu::ApiName(info.api), info.device_name, info.vendor,

@@ -35,6 +35,11 @@ absl::StatusOr<CompiledModel> LoadPrecompiled(const std::string& metadata, const
 // (the kernel indexes its buffers by them).
 absl::StatusOr<CompiledModel> FitsPartition(CompiledModel model, const Partition& partition);
 
+// SHA-256 (hex) of the model's structure: the model written without its
+// constants' bytes or mgd's compiled entries. Names a model in cache keys
+// and in workgroup tables' accuracy entries.
+absl::StatusOr<std::string> ModelStructureDigest(const Graph& graph);
+
 // Everything a cache entry depends on but the constants' bytes.
 struct CacheKeyParts {
   std::string model_token;    // the app's name for the model; empty: its structure is hashed

@@ -160,15 +160,32 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph) const {
   // slower) nor on GLES, where NVIDIA's ES driver computes mediump in true
   // fp16 and hand_landmark's world landmarks then miss the fp16 bound
   // (relative RMS 4.2e-2 > 1e-2; docs/numerics.md).
-  if (device_->info().is_software() || options_.api != gpu::Api::kVulkan) {
+  // keep_fp16_arithmetic shows there what a GPU with fp16 arithmetic computes.
+  if ((device_->info().is_software() || options_.api != gpu::Api::kVulkan) && !options_.keep_fp16_arithmetic) {
     compile.precision.arithmetic = ArithmeticType::kFloat32;
   }
+  if (compile.precision.half_arithmetic()) compile.fp32_layers = Fp32LayersFor(graph);
   compile.dont_unroll = device_->info().is_software();
   compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;
   compile.memory.problem = needs_.every_tensor ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
   compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;
   compile.memory.max_object_bytes = device_->info().limits.max_storage_buffer_bytes;
   return compile;
+}
+
+std::vector<std::string> GpuDelegate::Fp32LayersFor(const Graph& graph) const {
+  std::vector<std::string> layers = options_.fp32_layers;
+  const bool listed_anywhere =
+      std::any_of(tables_.begin(), tables_.end(), [](const tuning::Table* t) { return !t->accuracy.empty(); });
+  if (options_.table_guard && listed_anywhere) {
+    if (auto digest = ModelStructureDigest(graph); digest.ok()) {
+      const std::vector<std::string> listed = tuning::Fp32Layers(tables_, *digest);
+      layers.insert(layers.end(), listed.begin(), listed.end());
+    }
+  }
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  return layers;
 }
 
 absl::StatusOr<GpuDelegate::Found> GpuDelegate::Find(const Graph& graph, const Partition& partition,
@@ -234,6 +251,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     ~Count() { ++n; }
   } count{prepares_};
   const CompileOptions compile = CompileOptionsFor(graph);
+  fp32_layers_ = compile.fp32_layers;
   const std::string key_text = PartitionKeyText(partition, compile);
   const std::string key = Sha256Hex(key_text.data(), key_text.size());
   // 1. Find it compiled: in the model's compiled entries or the cache.

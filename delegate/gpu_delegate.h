@@ -37,6 +37,17 @@ struct GpuDelegateOptions {
   // sums in fp32 where the model's reduced_precision_support metadata asks
   // for it.
   Precision precision;
+  // fp16 arithmetic (mediump) even where the delegate would compute in fp32
+  // (software GPUs, GLES): to see what a GPU with true fp16 arithmetic
+  // computes (mgd check and tune --fp16-arithmetic). For testing; slow on
+  // software GPUs, which emulate half floats.
+  bool keep_fp16_arithmetic = false;
+  // The accuracy guard: where the model runs with fp16 arithmetic, the
+  // layers (each named by an output tensor) that compute and sum in fp32,
+  // besides those the workgroup tables' accuracy entries list for the
+  // model (mgd tune --accuracy finds them).
+  std::vector<std::string> fp32_layers;
+  bool table_guard = true;     // false: the tables' accuracy entries are ignored
   bool fusion = true;          // graph transforms that merge nodes (--no-fusion: off)
   // Dispatches that differ only in sizes and small constants share one
   // program and read those as parameters (--share-programs;
@@ -128,6 +139,10 @@ class GpuDelegate : public Delegate {
     size_t program = 0;
   };
   const std::vector<std::vector<DispatchInfo>>& dispatch_infos() const { return dispatch_infos_; }
+  // The layers the last prepare computed in fp32 (the accuracy guard:
+  // GpuDelegateOptions::fp32_layers and the tables' entries for the model);
+  // empty where it had no fp16 arithmetic.
+  const std::vector<std::string>& fp32_layers() const { return fp32_layers_; }
   // The tables consulted, in precedence (the user's, the built-in one).
   const std::vector<const tuning::Table*>& workgroup_tables() const { return tables_; }
   // What the compilation cache did at each prepare: "hit", "stored", or
@@ -154,6 +169,7 @@ class GpuDelegate : public Delegate {
   // compiled entries, the cache: find_compiled.h), else compile it
   // (compiler.h), then realize it on the device (realize.h).
   CompileOptions CompileOptionsFor(const Graph& graph) const;
+  std::vector<std::string> Fp32LayersFor(const Graph& graph) const;
   struct Found;  // what Find found, and the cache's key and token
   absl::StatusOr<Found> Find(const Graph& graph, const Partition& partition, const CompileOptions& compile,
                              const std::string& key);
@@ -179,6 +195,7 @@ class GpuDelegate : public Delegate {
   std::vector<std::vector<DispatchInfo>> dispatch_infos_;
   std::vector<const tuning::Table*> tables_;
   std::string tables_digest_;  // SHA-256 of the tables, for cache tokens
+  std::vector<std::string> fp32_layers_;
   std::vector<std::string> cache_events_;
   std::vector<PrepareStep> prepare_steps_;
   size_t prepares_ = 0;

@@ -115,6 +115,30 @@ absl::StatusOr<Entry> ParseEntry(const json& j, const std::string& source, const
   return e;
 }
 
+absl::StatusOr<AccuracyEntry> ParseAccuracyEntry(const json& j, const std::string& source, const std::string& where) {
+  if (!j.is_object()) return Bad(source, where, "expected an object");
+  AccuracyEntry e;
+  const bool hex = j.contains("model") && j["model"].is_string() && j["model"].get<std::string>().size() == 64 &&
+                   j["model"].get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!hex) return Bad(source, where + ".model", "expected the model structure's SHA-256, 64 lower-case hex digits");
+  e.model = j["model"].get<std::string>();
+  e.name = j.value("name", "");
+  if (j.contains("budget")) {
+    if (!j["budget"].is_number() || !(j["budget"].get<double>() > 0)) return Bad(source, where + ".budget", "expected a number > 0");
+    e.budget = j["budget"].get<double>();
+  }
+  if (!j.contains("fp32_layers") || !j["fp32_layers"].is_array()) {
+    return Bad(source, where + ".fp32_layers", "expected an array of tensor names");
+  }
+  for (const json& name : j["fp32_layers"]) {
+    if (!name.is_string() || name.get<std::string>().empty()) {
+      return Bad(source, where + ".fp32_layers", fmt::format("{} is not a tensor name", JsonText(name)));
+    }
+    e.fp32_layers.push_back(name.get<std::string>());
+  }
+  return e;
+}
+
 // How far apart two shapes are: the sum of |log2 ratio| over the extents
 // (and the weights, when both have them of one rank).
 double Distance(const DispatchKey& a, const DispatchKey& b) {
@@ -178,6 +202,14 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
       t.entries.push_back(*e);
     }
   }
+  if (j.contains("accuracy")) {
+    if (!j["accuracy"].is_array()) return Bad(source, "accuracy", "expected an array");
+    for (size_t i = 0; i < j["accuracy"].size(); ++i) {
+      auto e = ParseAccuracyEntry(j["accuracy"][i], source, fmt::format("accuracy[{}]", i));
+      if (!e.ok()) return e.status();
+      t.accuracy.push_back(*e);
+    }
+  }
   return t;
 }
 
@@ -214,7 +246,18 @@ std::string SerializeTable(const Table& t) {
   if (!t.notes.empty()) out += fmt::format("  \"notes\": {},\n", JsonText(json(t.notes)));
   out += "  \"entries\": [";
   for (size_t i = 0; i < entries.size(); ++i) out += (i ? ",\n    " : "\n    ") + JsonText(entries[i]);
-  return out + (entries.empty() ? "]\n}\n" : "\n  ]\n}\n");
+  out += entries.empty() ? "]" : "\n  ]";
+  if (!t.accuracy.empty()) {
+    out += ",\n  \"accuracy\": [";
+    for (size_t i = 0; i < t.accuracy.size(); ++i) {
+      const AccuracyEntry& a = t.accuracy[i];
+      json j = {{"model", a.model}, {"name", a.name}, {"fp32_layers", a.fp32_layers}};
+      if (a.budget > 0) j["budget"] = a.budget;
+      out += (i ? ",\n    " : "\n    ") + JsonText(j);
+    }
+    out += "\n  ]";
+  }
+  return out + "\n}\n";
 }
 
 void Merge(Table& table, const Entry& entry) {
@@ -225,6 +268,28 @@ void Merge(Table& table, const Entry& entry) {
     }
   }
   table.entries.push_back(entry);
+}
+
+void Merge(Table& table, const AccuracyEntry& entry) {
+  for (AccuracyEntry& e : table.accuracy) {
+    if (e.model == entry.model) {
+      e = entry;
+      return;
+    }
+  }
+  table.accuracy.push_back(entry);
+}
+
+std::vector<std::string> Fp32Layers(const std::vector<const Table*>& tables, const std::string& model) {
+  std::vector<std::string> layers;
+  for (const Table* t : tables) {
+    for (const AccuracyEntry& e : t->accuracy) {
+      if (e.model == model) layers.insert(layers.end(), e.fp32_layers.begin(), e.fp32_layers.end());
+    }
+  }
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  return layers;
 }
 
 bool Matches(const GpuMatch& m, const gpu::GpuInfo& info) {

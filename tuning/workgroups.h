@@ -44,6 +44,16 @@ struct GpuMatch {
   std::string api, vendor, device, driver_min;
 };
 
+// The accuracy guard for one model on the table's GPU (mgd tune --accuracy):
+// the layers that compute in fp32 when the model runs in fp16, because their
+// fp16 arithmetic broke an output's budget on a representative input.
+struct AccuracyEntry {
+  std::string model;  // SHA-256 (hex) of the model's structure (delegate/find_compiled.h)
+  std::string name;   // the model's file name, for people
+  double budget = 0;  // the relative RMS every output was held to
+  std::vector<std::string> fp32_layers;  // each named by its first output tensor
+};
+
 struct Table {
   static constexpr int kVersion = 1;
   std::string name;       // for reports: the file or built-in table it came from
@@ -51,6 +61,7 @@ struct Table {
   bool tuned = false;     // false: a heuristic starting table
   std::string notes;
   std::vector<Entry> entries;
+  std::vector<AccuracyEntry> accuracy;  // "accuracy": optional
 };
 
 // Parses and checks a table; errors name `source` and the bad field.
@@ -59,6 +70,11 @@ absl::StatusOr<Table> ReadTableFile(const std::string& path);
 std::string SerializeTable(const Table& table);
 // Adds `entry`, replacing one with the same key (and shape rule).
 void Merge(Table& table, const Entry& entry);
+// Adds `entry`, replacing the one for the same model.
+void Merge(Table& table, const AccuracyEntry& entry);
+// The layers the tables' accuracy entries keep in fp32 for the model whose
+// structure digest is `model` (sorted, each once).
+std::vector<std::string> Fp32Layers(const std::vector<const Table*>& tables, const std::string& model);
 
 bool Matches(const GpuMatch& match, const gpu::GpuInfo& info);
 // The tables compiled into mgd (tuning/tables/*.json).

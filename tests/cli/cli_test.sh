@@ -139,6 +139,32 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
       grep -qE '"outputs":\[\{[^]]*"name":"head/BiasAdd"' "$work/out" || fail "check --json lacks the output: $(head -c 600 "$work/out")"
     fi
   fi
+  # The accuracy guard on a head whose fp16 sums cancel, with fp16 arithmetic
+  # kept on the software GPU (--fp16-arithmetic): fp16 loses the answer,
+  # tune --accuracy finds the head, and with its table the fp16 run is within
+  # the budget again (check applies the table as run does).
+  output_rms() { grep -oE '"outputs":\[\{[^]]*' "$work/out" | grep -oE '"relative_rms":[0-9.e+-]+' | head -1 | cut -d: -f2; }
+  if expect_ok "modelgen fp16_sum_trap" modelgen fp16_sum_trap --out "$work/sum_trap.tflite" && \
+     expect_ok "check --fp16-arithmetic" check "$work/sum_trap.tflite" --backend gl --fp16-arithmetic --json; then
+    awk -v e="$(output_rms)" 'BEGIN { exit !(e > 2e-2) }' || fail "fp16 arithmetic did not spoil the trap's output: $(output_rms)"
+    grep -qE '"largest_growth":\{[^}]*"name":"head/BiasAdd"' "$work/out" || fail "check's largest growth is not the head: $(head -c 600 "$work/out")"
+    if expect_ok "tune --accuracy" tune "$work/sum_trap.tflite" --backend gl --precision fp16 --fp16-arithmetic \
+        --accuracy --skip-workgroups --out "$work/guard.json" --json; then
+      grep -q '"fp32_layers":\["head/BiasAdd"\]' "$work/out" || fail "tune --accuracy did not keep the head alone: $(cat "$work/out")"
+      grep -q '"met":true' "$work/out" || fail "tune --accuracy did not meet the budget: $(cat "$work/out")"
+      grep -qE '"accuracy": \[' "$work/guard.json" && grep -q '"fp32_layers":\["head/BiasAdd"\]' "$work/guard.json" || \
+        fail "the table has no accuracy entry: $(cat "$work/guard.json")"
+      if expect_ok "check with the guard" check "$work/sum_trap.tflite" --backend gl --fp16-arithmetic \
+          --workgroups "$work/guard.json" --out "$work/guarded" --json; then
+        grep -q '"fp32_layers":\["head/BiasAdd"\]' "$work/out" || fail "check did not apply the table's guard: $(head -c 300 "$work/out")"
+        awk -v e="$(output_rms)" 'BEGIN { exit !(e < 5e-3) }' || fail "the guarded output is not within 5e-3: $(output_rms)"
+      fi
+      if expect_ok "run with the guard" run "$work/sum_trap.tflite" --backend gl --precision fp16 --fp16-arithmetic \
+          --workgroups "$work/guard.json" --input "$work/guarded/input_0.f32" --json; then
+        grep -qE '"name":"node[0-9]+_CONV_2D_fp32"' "$work/out" || fail "run: no dispatch computes in fp32: $(head -c 900 "$work/out")"
+      fi
+    fi
+  fi
   # The compilation cache: two processes fill one folder at once, then a third start hits.
   "$mgd" run "$face" --backend vulkan --input "$face_input" --cache-dir "$work/cache" --output-dir "$work/c1" --json >"$work/c1.json" 2>&1 &
   "$mgd" run "$face" --backend vulkan --input "$face_input" --cache-dir "$work/cache" --output-dir "$work/c2" --json >"$work/c2.json" 2>&1 &

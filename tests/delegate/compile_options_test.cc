@@ -20,9 +20,13 @@ TEST(CompileOptionsText, EveryFieldChangesTheKey) {
     changed.push_back(o);
   };
   vary([](CompileOptions& o) {
-    auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory] = o;
+    auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory, fp32_layers] = o;
     linear_grid = !linear_grid;
   });
+  vary([](CompileOptions& o) { o.fp32_layers = {"head"}; });
+  vary([](CompileOptions& o) { o.fp32_layers = {"head", "tail"}; });
+  // Names are length-prefixed: one name holding a space is not two names.
+  vary([](CompileOptions& o) { o.fp32_layers = {"head tail"}; });
   vary([](CompileOptions& o) { o.dont_unroll = !o.dont_unroll; });
   vary([](CompileOptions& o) { o.fusion = !o.fusion; });
   vary([](CompileOptions& o) { o.share_programs = !o.share_programs; });

@@ -77,6 +77,49 @@ TEST(WorkgroupTable, BadTablesAreClearErrors) {
   EXPECT_THAT(error(R"({"format": "mgd-workgroups", "version": 1, "gpu": {"api": "metal"}})"), HasSubstr("gpu.api"));
 }
 
+TEST(WorkgroupTable, AccuracyEntriesParseRoundTripAndMerge) {
+  const std::string a(64, 'a'), b(64, 'b');
+  const std::string text = R"({"format": "mgd-workgroups", "version": 1, "entries": [], "accuracy": [
+    {"model": ")" + a + R"(", "name": "pose.tflite", "budget": 0.005, "fp32_layers": ["head", "conv 2"]},
+    {"model": ")" + b + R"(", "fp32_layers": []}]})";
+  auto table = ParseTable(text, "t.json");
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->accuracy.size(), 2u);
+  EXPECT_EQ(table->accuracy[0].name, "pose.tflite");
+  EXPECT_DOUBLE_EQ(table->accuracy[0].budget, 0.005);
+  EXPECT_EQ(table->accuracy[0].fp32_layers, (std::vector<std::string>{"head", "conv 2"}));
+  auto again = ParseTable(SerializeTable(*table), "again.json");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(SerializeTable(*again), SerializeTable(*table));
+
+  // The layers for one model, from every table, sorted and each once.
+  Table other;
+  Merge(other, AccuracyEntry{a, "pose.tflite", 0, {"head", "tail"}});
+  EXPECT_EQ(Fp32Layers({&*table, &other}, a), (std::vector<std::string>{"conv 2", "head", "tail"}));
+  EXPECT_TRUE(Fp32Layers({&*table, &other}, b).empty());
+  EXPECT_TRUE(Fp32Layers({&*table}, std::string(64, 'c')).empty());
+  // Merging an entry for a model replaces its old one.
+  Merge(other, AccuracyEntry{a, "pose.tflite", 0, {"neck"}});
+  ASSERT_EQ(other.accuracy.size(), 1u);
+  EXPECT_EQ(Fp32Layers({&other}, a), (std::vector<std::string>{"neck"}));
+  // A table without accuracy entries serializes as before (cache keys hash it).
+  Table plain;
+  EXPECT_EQ(SerializeTable(plain).find("accuracy"), std::string::npos);
+}
+
+TEST(WorkgroupTable, BadAccuracyEntriesAreClearErrors) {
+  auto error = [](const std::string& accuracy) {
+    auto t = ParseTable(R"({"format": "mgd-workgroups", "version": 1, "accuracy": )" + accuracy + "}", "bad.json");
+    return t.ok() ? std::string("accepted") : std::string(t.status().message());
+  };
+  const std::string model = R"("model": ")" + std::string(64, 'f') + R"(")";
+  EXPECT_THAT(error("{}"), HasSubstr("bad.json: accuracy: expected an array"));
+  EXPECT_THAT(error(R"([{"model": "abc", "fp32_layers": []}])"), HasSubstr("accuracy[0].model: expected the model structure's SHA-256"));
+  EXPECT_THAT(error("[{" + model + "}]"), HasSubstr("accuracy[0].fp32_layers: expected an array of tensor names"));
+  EXPECT_THAT(error("[{" + model + R"(, "fp32_layers": ["a", 3]}])"), HasSubstr("accuracy[0].fp32_layers: 3 is not a tensor name"));
+  EXPECT_THAT(error("[{" + model + R"(, "fp32_layers": [], "budget": -1}])"), HasSubstr("accuracy[0].budget"));
+}
+
 TEST(WorkgroupTable, BuiltinTablesParseAndMatchTheirGpus) {
   const std::vector<Table>& tables = BuiltinTables();
   ASSERT_GE(tables.size(), 3u);

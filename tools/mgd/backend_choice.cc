@@ -102,6 +102,9 @@ absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
   options.precision = Precision::Of(run.precision == "fp16");
   options.fusion = !run.no_fusion;
   options.share_programs = run.share_programs;
+  options.keep_fp16_arithmetic = run.fp16_arithmetic;
+  options.fp32_layers = run.fp32_layers;
+  options.table_guard = run.table_guard;
   options.cache_dir = run.cache_dir;
   if (!run.workgroups.empty()) {
     auto table = tuning::ReadTableFile(run.workgroups);

@@ -224,6 +224,7 @@ absl::Status Run(const RunOptions& given) {
                         {"memory_plans", plans},
                         {"dispatches", dispatches},
                         {"programs", programs},
+                        {"fp32_layers", backend.delegate ? backend.delegate->fp32_layers() : std::vector<std::string>{}},
                         {"cache", CacheEvents(backend.delegate.get())},
                         {"prepare_steps", PrepareSteps(backend.delegate.get())},
                         {"outputs", outputs}};
@@ -233,6 +234,9 @@ absl::Status Run(const RunOptions& given) {
   fmt::print("model    {}\n", options.model);
   fmt::print("backend  {} ({}; {})\n", backend.backend, backend.device, backend.why);
   fmt::print("precision {}{}\n", precision, precision != options.precision ? " (the CPU path is fp32)" : "");
+  if (backend.delegate && !backend.delegate->fp32_layers().empty()) {
+    fmt::print("fp32 layers {} (the accuracy guard)\n", fmt::join(backend.delegate->fp32_layers(), ", "));
+  }
   fmt::print("nodes    {} ({} on the GPU in {} partition(s), {} folded at load, {} on the CPU)\n",
              interpreter->graph().nodes.size(), delegated, interpreter->partitions().size(), folded,
              interpreter->graph().nodes.size() - static_cast<size_t>(delegated + folded));

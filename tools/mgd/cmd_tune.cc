@@ -21,6 +21,8 @@
 #include "tools/mgd/backend_choice.h"
 #include "tools/mgd/commands.h"
 #include "delegate/tune.h"
+#include "tools/mgd/accuracy_guard.h"
+#include "tools/mgd/layer_errors.h"
 
 namespace mgd::cli {
 namespace {
@@ -48,12 +50,55 @@ struct ModelSummary {
   std::string model;
   size_t dispatches = 0, tuned = 0;
   double default_us = 0, tuned_us = 0, seconds = 0;
+  std::optional<GuardResult> guard;  // with --accuracy
 };
+
+std::string OutputsText(const nlohmann::json& outputs) {
+  std::vector<std::string> parts;
+  for (const auto& o : outputs) {
+    parts.push_back(fmt::format("{} {}", o["name"].get<std::string>(),
+                                o["relative_rms"].is_number() ? fmt::format("{:.2g}", o["relative_rms"].get<double>())
+                                                              : JsonText(o["relative_rms"])));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// The accuracy guard for one model, merged into `table`.
+absl::StatusOr<GuardResult> GuardModel(const TuneOptions& options, const std::string& path, const std::string& backend,
+                                       tuning::Table& table) {
+  WorkFolder work;
+  MGD_RETURN_IF_ERROR(MakeWorkFolder(work, "", "tune"));
+  GuardSearch search;
+  search.run.model = path;
+  search.run.backend = backend;
+  search.run.table_guard = false;  // the search decides every fp32 layer
+  search.run.fp16_arithmetic = options.fp16_arithmetic;
+  search.run.inputs = options.inputs;
+  if (search.run.inputs.empty()) {
+    MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(path));
+    MGD_ASSIGN_OR_RETURN(search.run.inputs, GeneratedInputs(graph, work.path));
+  }
+  search.budget = options.budget;
+  search.work = work.path.string();
+  MGD_ASSIGN_OR_RETURN(GuardResult guard, SearchAccuracyGuard(search));
+  tuning::AccuracyEntry entry;
+  entry.model = guard.model_digest;
+  entry.name = std::filesystem::path(path).filename().string();
+  entry.budget = options.budget;
+  entry.fp32_layers = guard.fp32_layers;
+  tuning::Merge(table, entry);
+  return guard;
+}
 
 }  // namespace
 
 absl::Status Tune(const TuneOptions& options) {
   if (options.max_candidates < 1) return UsageError("--max-candidates must be >= 1");
+  if (options.accuracy && !(options.budget > 0)) return UsageError("--budget must be > 0");
+  if (!options.inputs.empty() && (!options.accuracy || options.models.size() != 1)) {
+    return UsageError("--input is the representative input of --accuracy, for one model");
+  }
+  if (options.skip_workgroups && !options.accuracy) return UsageError("--skip-workgroups leaves nothing to do without --accuracy");
   RunOptions run;
   run.precision = options.precision;
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(run));
@@ -64,7 +109,7 @@ absl::Status Tune(const TuneOptions& options) {
   if (backend.delegate == nullptr) return absl::FailedPreconditionError("no GPU found: nothing to tune");
   GpuDelegate& delegate = *backend.delegate;
   const gpu::GpuInfo& info = delegate.device().info();
-  if (!info.timestamps) return absl::FailedPreconditionError(fmt::format("{}: no GPU timestamps to tune with", info.device_name));
+  if (!info.timestamps && !options.skip_workgroups) return absl::FailedPreconditionError(fmt::format("{}: no GPU timestamps to tune with", info.device_name));
 
   tuning::Table table;
   if (PathExists(options.out)) {
@@ -78,7 +123,8 @@ absl::Status Tune(const TuneOptions& options) {
   } else {
     table.gpu = {gpu::ApiName(info.api), info.vendor, info.device_name, ""};
   }
-  table.tuned = true;
+  // A table of accuracy entries alone is no tuned table of workgroups.
+  if (!options.skip_workgroups) table.tuned = true;
   table.notes = fmt::format("Tuned by mgd tune on {} ({}, driver {}, {}).", info.device_name, gpu::ApiName(info.api),
                             info.driver_version, info.api_version);
 
@@ -92,16 +138,24 @@ absl::Status Tune(const TuneOptions& options) {
     interpreter_options.delegates.push_back(&delegate);
     auto interpreter = Interpreter::Create(std::move(graph), std::move(interpreter_options));
     if (!interpreter.ok()) return WithModelPath(path, interpreter.status());
-    ModelSummary summary{path};
+    ModelSummary summary;
+    summary.model = path;
     Progress progress("tuning " + std::filesystem::path(path).filename().string());
-    mgd::TuneOptions tune;
-    tune.max_candidates = static_cast<size_t>(options.max_candidates);
-    tune.progress = [&](size_t done_count, size_t total) { progress.Show(done_count, total); };
-    MGD_ASSIGN_OR_RETURN(TuneSummary result, TunePrepared(recorder, info, first_partition, tune, done, table));
-    summary.dispatches = result.dispatches;
-    summary.tuned = result.tuned;
-    summary.default_us = result.default_us;
-    summary.tuned_us = result.tuned_us;
+    if (!options.skip_workgroups) {
+      mgd::TuneOptions tune;
+      tune.max_candidates = static_cast<size_t>(options.max_candidates);
+      tune.progress = [&](size_t done_count, size_t total) { progress.Show(done_count, total); };
+      MGD_ASSIGN_OR_RETURN(TuneSummary result, TunePrepared(recorder, info, first_partition, tune, done, table));
+      summary.dispatches = result.dispatches;
+      summary.tuned = result.tuned;
+      summary.default_us = result.default_us;
+      summary.tuned_us = result.tuned_us;
+    }
+    if (options.accuracy) {
+      auto guard = GuardModel(options, path, backend.backend, table);
+      if (!guard.ok()) return WithModelPath(path, guard.status());
+      summary.guard = std::move(*guard);
+    }
     summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     summaries.push_back(summary);
   }
@@ -113,22 +167,37 @@ absl::Status Tune(const TuneOptions& options) {
   if (options.json) {
     nlohmann::json models = nlohmann::json::array();
     for (const ModelSummary& s : summaries) {
-      models.push_back({{"model", s.model}, {"dispatches", s.dispatches}, {"tuned", s.tuned}, {"default_us", s.default_us},
-                        {"tuned_us", s.tuned_us}, {"seconds", s.seconds}});
+      nlohmann::json m = {{"model", s.model}, {"dispatches", s.dispatches}, {"tuned", s.tuned}, {"default_us", s.default_us},
+                          {"tuned_us", s.tuned_us}, {"seconds", s.seconds}};
+      if (s.guard) {
+        m["accuracy"] = {{"model_digest", s.guard->model_digest}, {"budget", options.budget},
+                         {"fp32_layers", s.guard->fp32_layers}, {"met", s.guard->met}, {"fp16_runs", s.guard->runs},
+                         {"outputs_before", s.guard->outputs_before}, {"outputs_after", s.guard->outputs_after}};
+      }
+      models.push_back(m);
     }
     std::printf("%s\n", JsonText(nlohmann::json{{"backend", backend.backend}, {"device", backend.device}, {"precision", options.precision},
-                                      {"table", options.out}, {"entries", table.entries.size()}, {"models", models}}
+                                      {"table", options.out}, {"entries", table.entries.size()},
+                                      {"accuracy_entries", table.accuracy.size()}, {"models", models}}
                            ).c_str());
     return absl::OkStatus();
   }
   fmt::print("device   {} ({}), {}\n", backend.device, backend.backend, options.precision);
   for (const ModelSummary& s : summaries) {
+    if (s.guard) {
+      const GuardResult& g = *s.guard;
+      fmt::print("{}: accuracy guard ({} fp16 runs, outputs held to a relative RMS of {:g} of fp32): {}\n", s.model, g.runs,
+                 options.budget, g.fp32_layers.empty() ? "no layer needs fp32" : fmt::format("fp32 layers {}", fmt::join(g.fp32_layers, ", ")));
+      fmt::print("  outputs before: {}\n  outputs after:  {}{}\n", OutputsText(g.outputs_before), OutputsText(g.outputs_after),
+                 g.met ? "" : "  (the budget is not met: fp16 storage alone exceeds it)");
+    }
+    if (options.skip_workgroups) continue;
     const double gain = s.default_us > 0 ? 100.0 * (1.0 - s.tuned_us / s.default_us) : 0.0;
     fmt::print("{}: {} dispatches ({} newly tuned) in {:.1f} s; GPU time of those dispatches {:.1f} us with the default "
                "calculator, {:.1f} us tuned ({:+.1f}%)\n",
                s.model, s.dispatches, s.tuned, s.seconds, s.default_us, s.tuned_us, -gain);
   }
-  fmt::print("table    {} ({} entries)\n", options.out, table.entries.size());
+  fmt::print("table    {} ({} entries, {} accuracy entries)\n", options.out, table.entries.size(), table.accuracy.size());
   return absl::OkStatus();
 }
 

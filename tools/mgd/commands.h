@@ -25,6 +25,9 @@ struct RunOptions {
   std::string memory_strategy;
   bool no_fusion = false;
   bool share_programs = false;
+  bool fp16_arithmetic = false;          // GpuDelegateOptions::keep_fp16_arithmetic
+  std::vector<std::string> fp32_layers;  // GpuDelegateOptions::fp32_layers
+  bool table_guard = true;               // GpuDelegateOptions::table_guard (--no-accuracy-guard)
   bool json = false;
   std::string dump_tensors;  // a folder: every tensor as .npy (run only)
   bool recompile = false;    // an offline compiled model made for another GPU: compile it again
@@ -57,6 +60,10 @@ struct CheckOptions {
   std::vector<std::string> inputs;  // none: a generated input
   double threshold = 1e-2;          // relative RMS; DESIGN.md's fp16 bound per output
   std::string out;                  // keep both dumps here
+  bool fp16_arithmetic = false;     // as run's
+  std::vector<std::string> fp32_layers;
+  bool table_guard = true;
+  std::string workgroups;           // a table whose accuracy entries apply
   bool json = false;
 };
 absl::Status Check(const CheckOptions& options);
@@ -94,6 +101,13 @@ struct TuneOptions {
   std::string backend = "auto";
   std::string precision = "fp32";
   int max_candidates = 24;
+  bool skip_workgroups = false;
+  // The accuracy guard (tools/mgd/accuracy_guard.h): fp16 against fp32 on
+  // `inputs` (none: generated), every output held to `budget`.
+  bool accuracy = false;
+  std::vector<std::string> inputs;
+  double budget = 5e-3;
+  bool fp16_arithmetic = false;
   bool json = false;
 };
 absl::Status Tune(const TuneOptions& options);

@@ -32,6 +32,20 @@ void AddBackendOptions(CLI::App* cmd, std::string& backend, std::string& precisi
   cmd->add_option("--precision", precision, "fp32|fp16 (GPU backends)")->check(CLI::IsMember({"fp32", "fp16"}));
 }
 
+// fp16 arithmetic where mgd would compute in fp32, and the accuracy guard's
+// layers given by hand.
+void AddFp16Options(CLI::App* cmd, bool& fp16_arithmetic, std::vector<std::string>& fp32_layers, bool& table_guard) {
+  cmd->add_flag("--fp16-arithmetic", fp16_arithmetic,
+                "With --precision fp16: compute in fp16 (mediump) also where mgd would not (software GPUs, GLES), to see "
+                "what a GPU with fp16 arithmetic computes (slow on software GPUs)");
+  cmd->add_option("--fp32-layers", fp32_layers,
+                  "With fp16 arithmetic: layers (named by an output tensor, comma-separated) that compute in fp32, "
+                  "besides those the workgroup tables' accuracy entries list (mgd tune --accuracy)")
+      ->delimiter(',');
+  cmd->add_flag("!--no-accuracy-guard", table_guard,
+                "Ignore the workgroup tables' accuracy entries: every layer in fp16 (but --fp32-layers)");
+}
+
 // The options that shape the compiled code (compile, and run and bench).
 void AddCodeOptions(CLI::App* cmd, mgd::cli::RunOptions& run, const std::string& backend_help) {
   cmd->add_option("model", run.model, "Model (.tflite)")->required();
@@ -44,6 +58,7 @@ void AddCodeOptions(CLI::App* cmd, mgd::cli::RunOptions& run, const std::string&
   cmd->add_flag("--share-programs", run.share_programs,
                 "Let dispatches that differ only in sizes and constants share a program, reading those as parameters: "
                 "fewer programs to compile, a little slower to run (GPU backends)");
+  AddFp16Options(cmd, run.fp16_arithmetic, run.fp32_layers, run.table_guard);
   cmd->add_flag("--json", run.json, "Print one JSON object on stdout");
 }
 
@@ -96,6 +111,9 @@ int main(int argc, char** argv) {
                         "Input file (.npy float32 or raw .f32), one per model input, in order (default: sin(0.01 i))");
   check_cmd->add_option("--threshold", check.threshold, "Relative RMS a layer may reach (default 1e-2, the fp16 bound)");
   check_cmd->add_option("--out", check.out, "Keep both runs' tensors here (DIR/fp32, DIR/fp16, as mgd run --dump-tensors)");
+  check_cmd->add_option("--workgroups", check.workgroups,
+                        "Workgroup table (from mgd tune): its accuracy entries keep layers in fp32 in the fp16 run");
+  AddFp16Options(check_cmd, check.fp16_arithmetic, check.fp32_layers, check.table_guard);
   check_cmd->add_flag("--json", check.json, "Print one JSON object on stdout");
 
   mgd::cli::BenchOptions bench;
@@ -136,11 +154,23 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("--out", tune.out, "Table to write (merged into when it exists)")->required();
   AddBackendOptions(tune_cmd, tune.backend, tune.precision, "auto|vulkan|gl");
   tune_cmd->add_option("--max-candidates", tune.max_candidates, "Workgroups tried per dispatch at most (default 24)");
+  tune_cmd->add_flag("--skip-workgroups", tune.skip_workgroups, "Time no workgroups (with --accuracy: only the guard)");
+  tune_cmd->add_flag("--accuracy", tune.accuracy,
+                     "The fp16 accuracy guard: find the layers whose fp16 arithmetic breaks an output's budget on the "
+                     "--input (fp16 against the GPU's fp32) and list them in the table, to compute in fp32");
+  tune_cmd->add_option("--input", tune.inputs,
+                       "With --accuracy and one model: its representative input files, one per model input (default: "
+                       "sin(0.01 i))");
+  tune_cmd->add_option("--budget", tune.budget, "With --accuracy: the relative RMS every output is held to (default 5e-3, "
+                                                "half the fp16 bound, a margin for other inputs)");
+  tune_cmd->add_flag("--fp16-arithmetic", tune.fp16_arithmetic,
+                     "Compute in fp16 also where mgd would not (software GPUs, GLES), as run's option");
   tune_cmd->add_flag("--json", tune.json, "Print one JSON object on stdout");
 
   mgd::cli::ModelgenOptions gen;
   auto* gen_cmd = app.add_subcommand("modelgen", "Write a standard architecture with deterministic weights");
-  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2 | fp16_trap (a planted fp16-hostile layer, for mgd check)")->required();
+  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2 | fp16_trap (a planted fp16-hostile layer, for mgd check) | fp16_sum_trap "
+                      "(a head whose fp16 sums cancel, for mgd tune --accuracy)")->required();
   gen_cmd->add_option("--out", gen.out, "Output .tflite")->required();
   gen_cmd->add_option("--seed", gen.seed, "Weight seed");
   gen_cmd->add_flag("--fp16-weights", gen.fp16_weights, "Store weights as fp16 behind DEQUANTIZE (as MediaPipe does)");

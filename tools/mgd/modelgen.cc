@@ -88,6 +88,21 @@ class Builder {
     return y;
   }
 
+  // CONV_2D 1x1 with the given weights [out][in] and biases.
+  int PointwiseConv(const std::string& scope, int x, const std::vector<std::vector<float>>& weights,
+                    const std::vector<float>& biases) {
+    const Shape in = Dims(x);
+    const int out_channels = static_cast<int>(weights.size());
+    std::vector<float> flat;
+    for (const std::vector<float>& row : weights) flat.insert(flat.end(), row.begin(), row.end());
+    const int w = FloatConstant(scope + "/weights", {out_channels, 1, 1, in[3]}, flat);
+    const int b = FloatConstant(scope + "/biases", {out_channels}, biases);
+    const int y = AddTensor(OutputName(scope, Activation::kNone), {in[0], in[1], in[2], out_channels});
+    AddNode(OpKind::kConv2d, ops::Conv2dAttributes{}, {x, w, b}, y);
+    return y;
+  }
+  float Uniform() { return rng_.Symmetric(); }
+
   int Add(const std::string& name, int a, int b) {
     const int y = AddTensor(name, Dims(a));
     AddNode(OpKind::kAdd, ops::ElementwiseAttributes{}, {a, b}, y);
@@ -281,7 +296,43 @@ Graph Fp16Trap(Builder& b) {
   return b.Finish("fp16 trap: a planted fp16-hostile layer (shift)");
 }
 
+// A head whose sum is fp16-arithmetic-hostile, as the 1x1 heads that reduce
+// hundreds of channels to a few logits are on GPUs that sum in fp16:
+// `spread` copies 16 channels 16 times, and `head` sums copies 0-63 with
+// weight +16 and copies 64-127 with -16, partial sums of hundreds that
+// cancel exactly, plus a small genuine term on copies 128-255. Every weight is exact in fp16, so fp16 storage costs the answer
+// only its rounding; fp16 arithmetic rounds the partial sums to 1/4 or 1/2
+// and the answer, of order 1, is lost: computing `head` in fp32 (the
+// accuracy guard) repairs it.
+Graph Fp16SumTrap(Builder& b) {
+  constexpr int kCopies = 16, kChannels = 16, kSpread = kCopies * kChannels, kOutputs = 4;
+  constexpr float kLarge = 16.0f;
+  int x = b.Input("input", {1, 16, 16, 8});
+  x = b.Conv("conv1", x, kChannels, 3, 1, Activation::kRelu6);
+  std::vector<std::vector<float>> copy(kSpread, std::vector<float>(kChannels, 0.0f));
+  for (int j = 0; j < kSpread; ++j) copy[static_cast<size_t>(j)][static_cast<size_t>(j % kChannels)] = 1.0f;
+  x = b.PointwiseConv("spread", x, copy, std::vector<float>(kSpread, 0.0f));
+  std::vector<std::vector<float>> head(kOutputs, std::vector<float>(kSpread, 0.0f));
+  std::vector<float> biases(kOutputs);
+  for (int o = 0; o < kOutputs; ++o) {
+    auto& row = head[static_cast<size_t>(o)];
+    for (int j = 0; j < kSpread / 2; ++j) row[static_cast<size_t>(j)] = j < kSpread / 4 ? kLarge : -kLarge;
+    for (int j = kSpread / 2; j < kSpread; ++j) row[static_cast<size_t>(j)] = 0.05f * b.Uniform();
+    biases[static_cast<size_t>(o)] = 0.5f * b.Uniform();
+  }
+  x = b.PointwiseConv("head", x, head, biases);
+  b.Output(x);
+  return b.Finish("fp16 sum trap: a head whose partial sums cancel (head)");
+}
+
 }  // namespace
+
+absl::StatusOr<Graph> BuildFp16SumTrap(uint64_t seed) {
+  Builder builder(seed, false);
+  Graph graph = Fp16SumTrap(builder);
+  graph.description += fmt::format(" (mgd modelgen, seed {})", seed);
+  return graph;
+}
 
 absl::StatusOr<Graph> BuildFp16Trap(uint64_t seed) {
   Builder builder(seed, false);

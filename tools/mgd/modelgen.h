@@ -21,5 +21,8 @@ absl::StatusOr<Graph> BuildMobileNet(int version, uint64_t seed, bool fp16_weigh
 // fp16-hostile layer: a large offset added and taken away again, which fp16
 // storage cannot hold beside the signal (the test case of `mgd check`).
 absl::StatusOr<Graph> BuildFp16Trap(uint64_t seed);
+// A head whose partial sums are large and cancel: fp16 arithmetic loses its
+// answer, fp16 storage does not (for the accuracy guard, mgd tune --accuracy).
+absl::StatusOr<Graph> BuildFp16SumTrap(uint64_t seed);
 
 }  // namespace mgd
