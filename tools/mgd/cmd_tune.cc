@@ -172,6 +172,7 @@ absl::Status Tune(const TuneOptions& options) {
       if (s.guard) {
         m["accuracy"] = {{"model_digest", s.guard->model_digest}, {"budget", options.budget},
                          {"fp32_layers", s.guard->fp32_layers}, {"met", s.guard->met}, {"fp16_runs", s.guard->runs},
+                         {"storage_bound", s.guard->storage_bound},
                          {"outputs_before", s.guard->outputs_before}, {"outputs_after", s.guard->outputs_after}};
       }
       models.push_back(m);
@@ -189,7 +190,11 @@ absl::Status Tune(const TuneOptions& options) {
       fmt::print("{}: accuracy guard ({} fp16 runs, outputs held to a relative RMS of {:g} of fp32): {}\n", s.model, g.runs,
                  options.budget, g.fp32_layers.empty() ? "no layer needs fp32" : fmt::format("fp32 layers {}", fmt::join(g.fp32_layers, ", ")));
       fmt::print("  outputs before: {}\n  outputs after:  {}{}\n", OutputsText(g.outputs_before), OutputsText(g.outputs_after),
-                 g.met ? "" : "  (the budget is not met: fp16 storage alone exceeds it)");
+                 g.met ? "" : "  (not met)");
+      for (const auto& o : g.storage_bound) {
+        fmt::print("  {}: fp16 storage alone gives {:.2g} (every layer in fp32), so it is held to 1.25x that\n",
+                   o["name"].get<std::string>(), o["floor"].is_number() ? o["floor"].get<double>() : INFINITY);
+      }
     }
     if (options.skip_workgroups) continue;
     const double gain = s.default_us > 0 ? 100.0 * (1.0 - s.tuned_us / s.default_us) : 0.0;
