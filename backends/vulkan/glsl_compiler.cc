@@ -5,6 +5,7 @@
 #include <glslang/Public/ShaderLang.h>
 #include <glslang/SPIRV/GlslangToSpv.h>
 
+#include <atomic>
 #include <mutex>
 #include <spirv-tools/libspirv.hpp>
 #include <spirv-tools/optimizer.hpp>
@@ -12,12 +13,21 @@
 namespace mgd::gpu::vulkan {
 namespace {
 
-// glslang keeps process-wide state: initialize once, serialize compiles.
+// glslang keeps process-wide state: it is initialized once, and its first
+// compile builds the built-in symbol tables, which later compiles share.
+// That first compile runs alone; after it, compiles on their own TShader
+// and TProgram are independent (glslang's maintainers say so, and shaderc
+// dropped its lock in 2020; Debian 12's glslang 11.13 has the thread-safety
+// fixes of 11.8), so the programs of a prepare compile on all cores.
 std::mutex& GlslangMutex() {
   static std::mutex mutex;
   static bool initialized = [] { return glslang::InitializeProcess(); }();
   (void)initialized;
   return mutex;
+}
+std::atomic<bool>& GlslangWarm() {
+  static std::atomic<bool> warm{false};
+  return warm;
 }
 
 constexpr spv_target_env kTargetEnv = SPV_ENV_VULKAN_1_1;
@@ -54,7 +64,8 @@ absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::stri
   const std::string glsl = preserve_inf_nan ? WithInfNanPreserved(source) : source;
   SpirvModule module;
   {
-    std::lock_guard<std::mutex> lock(GlslangMutex());
+    std::unique_lock<std::mutex> first(GlslangMutex(), std::defer_lock);
+    if (!GlslangWarm().load(std::memory_order_acquire)) first.lock();
     glslang::TShader shader(EShLangCompute);
     const char* text = glsl.c_str();
     const char* names[] = {name.c_str()};
@@ -75,6 +86,7 @@ absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::stri
     glslang::SpvOptions options;
     options.validate = false;  // SPIRV-Tools below
     glslang::GlslangToSpv(*program.getIntermediate(EShLangCompute), module.words, &options);
+    if (first.owns_lock()) GlslangWarm().store(true, std::memory_order_release);
   }
   spvtools::SpirvTools tools(kTargetEnv);
   std::string diagnostics;
@@ -95,6 +107,11 @@ absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::stri
   }
   module.workgroup_size = SpirvLocalSize(module.words);
   return module;
+}
+
+void WarmUpGlslang() {
+  if (GlslangWarm().load(std::memory_order_acquire)) return;
+  (void)CompileGlsl("glslang warm-up", "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n", false);
 }
 
 absl::StatusOr<SpirvModule> LoadSpirv(const std::string& name, std::vector<uint32_t> words) {

@@ -26,6 +26,10 @@ struct SpirvModule {
 absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::string& glsl, bool optimize,
                                         bool preserve_inf_nan = false);
 
+// glslang's first compile in the process (its built-in symbol tables),
+// done now if it has not been; later compiles run in parallel.
+void WarmUpGlslang();
+
 // SPIR-V from elsewhere (a cache): validated with SPIRV-Tools, its workgroup
 // size read; nothing else is trusted.
 absl::StatusOr<SpirvModule> LoadSpirv(const std::string& name, std::vector<uint32_t> words);
