@@ -66,7 +66,7 @@ absl::StatusOr<std::string> CacheKeyOf(const Graph& graph, const Partition& part
                                        const CacheKeyParts& parts) {
   std::string model_id = "token " + parts.model_token;
   if (parts.model_token.empty()) {
-    auto digest = ModelStructureDigest(graph);
+    auto digest = parts.model_digest.empty() ? ModelStructureDigest(graph) : parts.model_digest;
     if (!digest.ok()) return digest.status();
     model_id = "structure " + *digest;
   }

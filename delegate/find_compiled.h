@@ -45,6 +45,7 @@ struct CacheKeyParts {
   std::string model_token;    // the app's name for the model; empty: its structure is hashed
   const gpu::GpuInfo* info = nullptr;
   std::string tables_digest;  // SHA-256 of the workgroup tables consulted
+  std::string model_digest;   // ModelStructureDigest when already known (else computed here)
 };
 absl::StatusOr<std::string> CacheKeyOf(const Graph& graph, const Partition& partition, const CompileOptions& options,
                                        const CacheKeyParts& parts);

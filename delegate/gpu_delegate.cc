@@ -150,7 +150,7 @@ void GpuDelegate::Step(const char* name) {
   step_start_ = now;
 }
 
-CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph) const {
+CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph) {
   CompileOptions compile;
   compile.precision = options_.precision;
   if (WantsFp32Accumulation(graph)) compile.precision.accumulation = ArithmeticType::kFloat32;
@@ -173,12 +173,13 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph) const {
   return compile;
 }
 
-std::vector<std::string> GpuDelegate::Fp32LayersFor(const Graph& graph) const {
+std::vector<std::string> GpuDelegate::Fp32LayersFor(const Graph& graph) {
   std::vector<std::string> layers = options_.fp32_layers;
   const bool listed_anywhere =
       std::any_of(tables_.begin(), tables_.end(), [](const tuning::Table* t) { return !t->accuracy.empty(); });
   if (options_.table_guard && listed_anywhere) {
     if (auto digest = ModelStructureDigest(graph); digest.ok()) {
+      structure_digest_ = *digest;  // the cache key's too
       const std::vector<std::string> listed = tuning::Fp32Layers(tables_, *digest);
       layers.insert(layers.end(), listed.begin(), listed.end());
     }
@@ -210,7 +211,7 @@ absl::StatusOr<GpuDelegate::Found> GpuDelegate::Find(const Graph& graph, const P
   found.from_file = found.compiled.ok();
   if (!cache_usable_) return found;
   found.cache.emplace(options_.cache_dir);
-  auto made = CacheKeyOf(graph, partition, compile, {options_.model_token, &device_->info(), tables_digest_});
+  auto made = CacheKeyOf(graph, partition, compile, {options_.model_token, &device_->info(), tables_digest_, structure_digest_});
   if (!made.ok()) return made.status();
   found.cache_key = *made;
   // The constants are hashed (none with an app's model token) while the
@@ -250,6 +251,7 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     size_t& n;
     ~Count() { ++n; }
   } count{prepares_};
+  structure_digest_.clear();  // this graph's, once computed
   const CompileOptions compile = CompileOptionsFor(graph);
   fp32_layers_ = compile.fp32_layers;
   const std::string key_text = PartitionKeyText(partition, compile);

@@ -168,8 +168,8 @@ class GpuDelegate : public Delegate {
   // A prepare in three parts: find the partition compiled (the model's
   // compiled entries, the cache: find_compiled.h), else compile it
   // (compiler.h), then realize it on the device (realize.h).
-  CompileOptions CompileOptionsFor(const Graph& graph) const;
-  std::vector<std::string> Fp32LayersFor(const Graph& graph) const;
+  CompileOptions CompileOptionsFor(const Graph& graph);
+  std::vector<std::string> Fp32LayersFor(const Graph& graph);
   struct Found;  // what Find found, and the cache's key and token
   absl::StatusOr<Found> Find(const Graph& graph, const Partition& partition, const CompileOptions& compile,
                              const std::string& key);
@@ -196,6 +196,7 @@ class GpuDelegate : public Delegate {
   std::vector<const tuning::Table*> tables_;
   std::string tables_digest_;  // SHA-256 of the tables, for cache tokens
   std::vector<std::string> fp32_layers_;
+  std::string structure_digest_;  // the graph's being prepared, when the accuracy guard needed it
   std::vector<std::string> cache_events_;
   std::vector<PrepareStep> prepare_steps_;
   size_t prepares_ = 0;
