@@ -53,15 +53,15 @@ absl::StatusOr<CompiledModel> LoadPrecompiled(const std::string& metadata, const
   return FitsPartition(std::move(*model), partition);
 }
 
-// The model's structure (or the app's model token), the partition, the
-// compile options, the workgroup tables, the backend, GPU, driver and mgd's
-// build.
 absl::StatusOr<std::string> ModelStructureDigest(const Graph& graph) {
   auto structure = WriteModelStructure(graph, StructureOptions{{kCompiledMetadataName}});
   if (!structure.ok()) return structure.status();
   return Sha256Hex(structure->data(), structure->size());
 }
 
+// The model's structure (or the app's model token), the partition, the
+// compile options, the workgroup tables, the backend, GPU, driver and mgd's
+// build.
 absl::StatusOr<std::string> CacheKeyOf(const Graph& graph, const Partition& partition, const CompileOptions& options,
                                        const CacheKeyParts& parts) {
   std::string model_id = "token " + parts.model_token;

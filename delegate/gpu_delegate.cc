@@ -150,7 +150,7 @@ void GpuDelegate::Step(const char* name) {
   step_start_ = now;
 }
 
-CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph) {
+CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& structure_digest) const {
   CompileOptions compile;
   compile.precision = options_.precision;
   if (WantsFp32Accumulation(graph)) compile.precision.accumulation = ArithmeticType::kFloat32;
@@ -164,7 +164,7 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph) {
   if ((device_->info().is_software() || options_.api != gpu::Api::kVulkan) && !options_.keep_fp16_arithmetic) {
     compile.precision.arithmetic = ArithmeticType::kFloat32;
   }
-  if (compile.precision.half_arithmetic()) compile.fp32_layers = Fp32LayersFor(graph);
+  if (compile.precision.half_arithmetic()) compile.fp32_layers = Fp32LayersFor(graph, structure_digest);
   compile.dont_unroll = device_->info().is_software();
   compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;
   compile.memory.problem = needs_.every_tensor ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
@@ -173,13 +173,13 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph) {
   return compile;
 }
 
-std::vector<std::string> GpuDelegate::Fp32LayersFor(const Graph& graph) {
+std::vector<std::string> GpuDelegate::Fp32LayersFor(const Graph& graph, std::string& structure_digest) const {
   std::vector<std::string> layers = options_.fp32_layers;
   const bool listed_anywhere =
       std::any_of(tables_.begin(), tables_.end(), [](const tuning::Table* t) { return !t->accuracy.empty(); });
   if (options_.table_guard && listed_anywhere) {
     if (auto digest = ModelStructureDigest(graph); digest.ok()) {
-      structure_digest_ = *digest;  // the cache key's too
+      structure_digest = *digest;  // the cache key's too
       const std::vector<std::string> listed = tuning::Fp32Layers(tables_, *digest);
       layers.insert(layers.end(), listed.begin(), listed.end());
     }
@@ -190,7 +190,7 @@ std::vector<std::string> GpuDelegate::Fp32LayersFor(const Graph& graph) {
 }
 
 absl::StatusOr<GpuDelegate::Found> GpuDelegate::Find(const Graph& graph, const Partition& partition,
-                                                     const CompileOptions& compile, const std::string& key) {
+                                                     const CompileOptions& compile, const std::string& key, const std::string& structure_digest) {
   Found found;
   // An offline compiled model: its entry, or a refusal (or a recompile).
   if (const auto precompiled = graph.metadata.find(kCompiledMetadataName); precompiled != graph.metadata.end()) {
@@ -211,7 +211,7 @@ absl::StatusOr<GpuDelegate::Found> GpuDelegate::Find(const Graph& graph, const P
   found.from_file = found.compiled.ok();
   if (!cache_usable_) return found;
   found.cache.emplace(options_.cache_dir);
-  auto made = CacheKeyOf(graph, partition, compile, {options_.model_token, &device_->info(), tables_digest_, structure_digest_});
+  auto made = CacheKeyOf(graph, partition, compile, {options_.model_token, &device_->info(), tables_digest_, structure_digest});
   if (!made.ok()) return made.status();
   found.cache_key = *made;
   // The constants are hashed (none with an app's model token) while the
@@ -251,13 +251,13 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     size_t& n;
     ~Count() { ++n; }
   } count{prepares_};
-  structure_digest_.clear();  // this graph's, once computed
-  const CompileOptions compile = CompileOptionsFor(graph);
+  std::string structure_digest;  // computed once, where the accuracy guard needs it
+  const CompileOptions compile = CompileOptionsFor(graph, structure_digest);
   fp32_layers_ = compile.fp32_layers;
   const std::string key_text = PartitionKeyText(partition, compile);
   const std::string key = Sha256Hex(key_text.data(), key_text.size());
   // 1. Find it compiled: in the model's compiled entries or the cache.
-  auto found_or = Find(graph, partition, compile, key);
+  auto found_or = Find(graph, partition, compile, key, structure_digest);
   if (!found_or.ok()) return found_or.status();
   Found& found = *found_or;
   absl::StatusOr<CompiledModel>& compiled = found.compiled;

@@ -168,11 +168,13 @@ class GpuDelegate : public Delegate {
   // A prepare in three parts: find the partition compiled (the model's
   // compiled entries, the cache: find_compiled.h), else compile it
   // (compiler.h), then realize it on the device (realize.h).
-  CompileOptions CompileOptionsFor(const Graph& graph);
-  std::vector<std::string> Fp32LayersFor(const Graph& graph);
+  // `structure_digest` is set where the model's digest was computed (the
+  // accuracy guard's lookup), for the cache key to reuse.
+  CompileOptions CompileOptionsFor(const Graph& graph, std::string& structure_digest) const;
+  std::vector<std::string> Fp32LayersFor(const Graph& graph, std::string& structure_digest) const;
   struct Found;  // what Find found, and the cache's key and token
   absl::StatusOr<Found> Find(const Graph& graph, const Partition& partition, const CompileOptions& compile,
-                             const std::string& key);
+                             const std::string& key, const std::string& structure_digest);
   absl::StatusOr<CompiledModel> CompileAfresh(const Graph& graph, const Partition& partition,
                                               const CompileOptions& compile) const;
   // Records a prepared partition for the accessors above and tells the
@@ -196,7 +198,6 @@ class GpuDelegate : public Delegate {
   std::vector<const tuning::Table*> tables_;
   std::string tables_digest_;  // SHA-256 of the tables, for cache tokens
   std::vector<std::string> fp32_layers_;
-  std::string structure_digest_;  // the graph's being prepared, when the accuracy guard needed it
   std::vector<std::string> cache_events_;
   std::vector<PrepareStep> prepare_steps_;
   size_t prepares_ = 0;
