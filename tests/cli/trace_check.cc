@@ -2,10 +2,12 @@
 // Chrome trace-event format (every event a named phase with pid, tid, and
 // for complete events a timestamp and duration in microseconds; every track
 // named), CPU and GPU tracks present, and the per-op GPU times of the JSON
-// adding up to the total GPU time: no more than 10% above it (nothing
-// counted twice) and no less than 75% of it (the total also holds the gaps
-// between dispatches, which a CPU driver on a busy 2-core CI machine
-// stretches: 10% below was seen there).
+// adding up to the total GPU time: one per dispatch (nothing left out), no
+// more than 10% above the total (nothing counted twice) and no less than
+// half of it. The total also holds the gaps between dispatches, which a CPU
+// driver on a busy 2-core machine stretches: sums of 69-75% of the total
+// were seen there with ctest -j2, so the count, not the sum, is what shows a
+// dispatch left out.
 //   trace_check TRACE.json BENCH.json
 #include <cmath>
 #include <cstdio>
@@ -62,10 +64,14 @@ int main(int argc, char** argv) {
   if (cpu == 0) return Fail("no CPU events");
   if (bench["gpu_ms"]["p50"].is_null()) return 0;
   if (gpu == 0) return Fail("no GPU events");
+  if (!bench["per_op"].is_array() || !bench["dispatches"].is_number_integer() ||
+      bench["per_op"].size() != bench["dispatches"].get<size_t>()) {
+    return Fail("per_op does not list every dispatch once: " + bench["dispatches"].dump() + " dispatches");
+  }
   double sum = 0;
   for (const auto& op : bench["per_op"]) sum += op["gpu_ms"].get<double>();
   const double total = bench["gpu_ms"]["p50"].get<double>();
-  if (sum > 1.1 * total || sum < 0.75 * total) {
+  if (sum > 1.1 * total || sum < 0.5 * total) {
     return Fail("per-op GPU times sum to " + std::to_string(sum) + " ms, the total is " + std::to_string(total) + " ms");
   }
   std::printf("trace_check: %zu events, %d CPU, %d GPU; per-op sum %.3f ms vs total %.3f ms\n", trace["traceEvents"].size(),
