@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "delegate/memory_plan.h"
+#include "shaders/generator.h"
 #include "shaders/precision.h"
 
 namespace mgd {
@@ -24,6 +25,8 @@ struct CompileOptions {
   // by their first output tensor, sorted) whose dispatches compute and sum
   // in fp32 (GpuDelegateOptions::fp32_layers, tables' accuracy entries).
   std::vector<std::string> fp32_layers;
+  // shaders::NodeContext::split_conv_outputs (the tables' split_conv_outputs).
+  int64_t split_conv_outputs = shaders::kSplitConvOutputs;
 };
 
 // Every field of `options`, as text.

@@ -107,12 +107,37 @@ class Builder {
     Node head = graph_.nodes[static_cast<size_t>(group.head)];
     const Precision precision = PrecisionOf(group);
     shaders::NodeContext ctx{&graph_, group.head, &head, precision, {}};
+    // The shader's input 0 is what the first node of the group reads: the
+    // producer's input when there is one, past a fused PAD.
+    Node producer;
+    if (group.producer >= 0) {
+      producer = graph_.nodes[static_cast<size_t>(group.producer)];
+      ctx.producer = &producer;
+      ctx.producer_index = group.producer;
+    }
+    Node& first = group.producer >= 0 ? producer : head;
     if (group.input_pad >= 0) {
-      head.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_pad)].inputs[0];
+      first.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_pad)].inputs[0];
       ctx.pad = group.pad;
     }
+    if (group.producer >= 0) head.inputs[0] = producer.inputs[0];
     ctx.workgroup_reduction = group.output_pad < 0;
+    ctx.split_conv_outputs = options_.split_conv_outputs;
     auto shader = shaders::GenerateShader(ctx);
+    if (!shader.ok() && group.producer >= 0) {
+      // The planner asked with the default options; with these the
+      // consumer's generator declined its producer: two dispatches.
+      FusedGroup first;
+      first.head = group.producer;
+      first.input_pad = group.input_pad;
+      first.pad = group.pad;
+      first.output = producer.outputs[0];
+      FusedGroup second = group;
+      second.producer = second.input_pad = -1;
+      second.pad = {};
+      if (absl::Status s = Group(first); !s.ok()) return s;
+      return Group(second);
+    }
     if (!shader.ok()) return Error(group.head, shader.status());
     CompiledDispatch d;
     d.nodes = group.nodes();

@@ -12,12 +12,14 @@
 
 namespace mgd {
 
-// One dispatch: a head node, optionally a spatial PAD read through by the
-// head, elementwise nodes applied to its value before the store, and a
+// One dispatch: a head node, optionally a producer of its input 0 computed
+// in the head's shader, a spatial PAD read through by the head (or by its
+// producer), elementwise nodes applied to its value before the store, and a
 // channel PAD applied to its write.
 struct FusedGroup {
   int head = -1;
-  int input_pad = -1;                        // PAD node fused into the head's input 0
+  int producer = -1;                         // node computed inside the head's shader, making its input 0
+  int input_pad = -1;                        // PAD node fused into input 0 of the producer, else of the head
   shaders::FusedPad pad;
   std::vector<std::pair<int, int>> tails;    // (node, input position that is the running value)
   int output_pad = -1;                       // channel PAD fused into the write
@@ -39,8 +41,9 @@ constexpr int kMaxFusedBindings = 8;
 // Groups, in the subgraph's node order: elementwise chains into their
 // producer (fusion/elementwise_tails.cc), channel PADs into the producer's
 // write (fusion/channel_pad.cc), spatial PADs into the following
-// convolution or pool (fusion/spatial_pad.cc). The plan's aliases are the
-// subgraph's.
+// convolution or pool (fusion/spatial_pad.cc), a depthwise convolution into
+// the 1x1 convolution that reads it (fusion/depthwise_pointwise.cc). The
+// plan's aliases are the subgraph's.
 FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion);
 
 }  // namespace mgd

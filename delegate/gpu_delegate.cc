@@ -166,6 +166,7 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& s
   }
   if (compile.precision.half_arithmetic()) compile.fp32_layers = Fp32LayersFor(graph, structure_digest);
   compile.dont_unroll = device_->info().is_software();
+  compile.split_conv_outputs = tuning::SplitConvOutputs(tables_, shaders::kSplitConvOutputs);
   compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;
   compile.memory.problem = needs_.every_tensor ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
   compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;

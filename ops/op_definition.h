@@ -55,6 +55,9 @@ struct OpDefinition {
   // GPU generators, tried in order until one takes the node (a special case
   // before the general one). None: the op stays on the CPU.
   std::vector<shaders::Generator> gpu;
+  // Generators that also compute the producer of the node's input 0 in the
+  // same shader (NodeContext::producer), when the fusion planner asks for it.
+  std::vector<shaders::Generator> gpu_with_producer{};
   // An elementwise op's GPU code as an update of `value` (shaders/generator.h),
   // which fusion appends to its producer's shader; null for other ops.
   absl::StatusOr<shaders::ElementwiseUpdate> (*elementwise)(const shaders::NodeContext& ctx, int fused_input,

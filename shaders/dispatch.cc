@@ -30,12 +30,32 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
   if (none) return no_generator;  // said after the outputs' check, as for any custom op
   // The op's candidates in order: the first that takes the node wins; when
   // none does, the last (the general one) says why.
-  absl::StatusOr<GeneratedShader> shader = absl::UnimplementedError("");
-  for (const Generator& candidate : definition->gpu) {
+  const std::vector<Generator>& candidates = ctx.producer ? definition->gpu_with_producer : definition->gpu;
+  absl::StatusOr<GeneratedShader> shader = absl::UnimplementedError(
+      ctx.producer ? fmt::format("{} does not compute its input's producer", name) : "");
+  for (const Generator& candidate : candidates) {
     shader = candidate(ctx);
     if (shader.ok()) break;
   }
   return shader;
+}
+
+bool TakesProducer(const Graph& graph, int producer, int consumer) {
+  const ops::OpDefinition* definition = ops::FindBuiltin(graph.nodes[static_cast<size_t>(consumer)].op);
+  if (definition == nullptr || definition->gpu_with_producer.empty()) return false;
+  NodeContext ctx;
+  ctx.graph = &graph;
+  ctx.node_index = consumer;
+  Node node = graph.nodes[static_cast<size_t>(consumer)];
+  const Node& made_by = graph.nodes[static_cast<size_t>(producer)];
+  if (node.inputs.empty() || made_by.outputs.empty() || node.inputs[0] != made_by.outputs[0]) return false;
+  node.inputs[0] = made_by.inputs[0];
+  ctx.node = &node;
+  ctx.producer = &made_by;
+  ctx.producer_index = producer;
+  ctx.precision = Precision::Fp32();  // the most shared memory a tile can take
+  ctx.support_only = true;
+  return GenerateShader(ctx).ok();
 }
 
 bool IsElementwise(OpKind op) {

@@ -33,6 +33,10 @@ struct FusedPad {
   bool active() const { return top || left || bottom || right; }
 };
 
+// Below this many output vec4s a convolution leaves most of a mid-range GPU
+// idle with one invocation per output (docs/perf.md).
+constexpr int64_t kSplitConvOutputs = 8192;
+
 struct NodeContext {
   const Graph* graph = nullptr;
   int node_index = -1;
@@ -47,12 +51,22 @@ struct NodeContext {
   // not return before a barrier) are allowed; off when a fused channel PAD
   // needs its own early exit.
   bool workgroup_reduction = true;
+  // A convolution with at most this many output vec4s splits each sum
+  // across several invocations (the device's table may say otherwise).
+  int64_t split_conv_outputs = kSplitConvOutputs;
   // An elementwise operand (input position) that is the input of a fused
   // channel PAD: it has fewer channels, and reads as zeros past them.
   int channel_padded_operand = -1;
   // Only whether the node is supported: constants (packed weights) are left
   // empty, since packing costs time in proportion to the model's weights.
   bool support_only = false;
+  // A node the shader computes first, inside itself, whose output is
+  // `node`'s input 0 and never reaches memory (a depthwise convolution
+  // before a pointwise one). `node` is then a copy whose input 0 is the
+  // producer's input 0, and `pad` applies to the producer's reads. Only the
+  // op's gpu_with_producer generators take such a context.
+  const Node* producer = nullptr;
+  int producer_index = -1;
 
   const Tensor& input(size_t i) const { return graph->tensors[static_cast<size_t>(node->inputs[i])]; }
   const Tensor& output(size_t i) const { return graph->tensors[static_cast<size_t>(node->outputs[i])]; }
@@ -102,8 +116,14 @@ bool IsElementwise(OpKind op);
 // A node the GPU cannot run yields an error whose message is the reason.
 using Generator = std::function<absl::StatusOr<GeneratedShader>(const NodeContext&)>;
 
-// The generator for a node's op, or an error saying why there is none.
+// The generator for a node's op, or an error saying why there is none
+// (with ctx.producer: the op's generators that compute their input's
+// producer themselves).
 absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx);
+// Whether node `consumer` of `graph` can compute node `producer`, the
+// maker of its input 0, inside its own shader (the fusion planner asks; the
+// op's generator decides, at any precision).
+bool TakesProducer(const Graph& graph, int producer, int consumer);
 
 // Dispatch grid for one invocation per (x, y, batch * slice) of `shape` with
 // `workgroup`.

@@ -202,6 +202,13 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
       t.entries.push_back(*e);
     }
   }
+  if (j.contains("split_conv_outputs")) {
+    const json& v = j["split_conv_outputs"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > (int64_t{1} << 30)) {
+      return Bad(source, "split_conv_outputs", "expected an integer from 1 to 2^30");
+    }
+    t.split_conv_outputs = v.get<int64_t>();
+  }
   if (j.contains("accuracy")) {
     if (!j["accuracy"].is_array()) return Bad(source, "accuracy", "expected an array");
     for (size_t i = 0; i < j["accuracy"].size(); ++i) {
@@ -244,6 +251,7 @@ std::string SerializeTable(const Table& t) {
   std::string out = fmt::format("{{\n  \"format\": \"mgd-workgroups\",\n  \"version\": {},\n  \"gpu\": {},\n  \"tuned\": {},\n",
                                 Table::kVersion, JsonText(gpu), t.tuned ? "true" : "false");
   if (!t.notes.empty()) out += fmt::format("  \"notes\": {},\n", JsonText(json(t.notes)));
+  if (t.split_conv_outputs > 0) out += fmt::format("  \"split_conv_outputs\": {},\n", t.split_conv_outputs);
   out += "  \"entries\": [";
   for (size_t i = 0; i < entries.size(); ++i) out += (i ? ",\n    " : "\n    ") + JsonText(entries[i]);
   out += entries.empty() ? "]" : "\n  ]";
@@ -290,6 +298,13 @@ std::vector<std::string> Fp32Layers(const std::vector<const Table*>& tables, con
   std::sort(layers.begin(), layers.end());
   layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
   return layers;
+}
+
+int64_t SplitConvOutputs(const std::vector<const Table*>& tables, int64_t fallback) {
+  for (const Table* t : tables) {
+    if (t->split_conv_outputs > 0) return t->split_conv_outputs;
+  }
+  return fallback;
 }
 
 bool Matches(const GpuMatch& m, const gpu::GpuInfo& info) {

@@ -62,6 +62,10 @@ struct Table {
   std::string notes;
   std::vector<Entry> entries;
   std::vector<AccuracyEntry> accuracy;  // "accuracy": optional
+  // "split_conv_outputs": a convolution with at most this many output vec4s
+  // splits each sum across invocations (shaders::NodeContext); 0: not said.
+  // GPUs with many cores want it higher than the default.
+  int64_t split_conv_outputs = 0;
 };
 
 // Parses and checks a table; errors name `source` and the bad field.
@@ -75,6 +79,9 @@ void Merge(Table& table, const AccuracyEntry& entry);
 // The layers the tables' accuracy entries keep in fp32 for the model whose
 // structure digest is `model` (sorted, each once).
 std::vector<std::string> Fp32Layers(const std::vector<const Table*>& tables, const std::string& model);
+
+// The first table's split_conv_outputs that is set, else `fallback`.
+int64_t SplitConvOutputs(const std::vector<const Table*>& tables, int64_t fallback);
 
 bool Matches(const GpuMatch& match, const gpu::GpuInfo& info);
 // The tables compiled into mgd (tuning/tables/*.json).

@@ -15,7 +15,10 @@ bool FuseChannelPadIntoWrite(Planner& p, int n) {
   auto it = p.group_of.find(t);
   if (!channels_after_only || it == p.group_of.end() || p.IsAlias(t)) return false;
   FusedGroup& group = p.plan.groups[static_cast<size_t>(it->second)];
-  if (group.output != t || group.output_pad >= 0 || !p.SingleUse(t) || p.node(group.head).outputs.size() != 1) {
+  // A group with a producer shares memory within its workgroups: it cannot
+  // return early for the padding slices.
+  if (group.output != t || group.output_pad >= 0 || group.producer >= 0 || !p.SingleUse(t) ||
+      p.node(group.head).outputs.size() != 1) {
     return false;
   }
   group.output_pad = n;

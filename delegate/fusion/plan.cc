@@ -37,6 +37,7 @@ int Planner::BindingsOf(const FusedGroup& group) const {
 std::vector<int> FusedGroup::nodes() const {
   std::vector<int> all;
   if (input_pad >= 0) all.push_back(input_pad);
+  if (producer >= 0) all.push_back(producer);
   all.push_back(head);
   for (const auto& [node, position] : tails) {
     if (auto it = operand_pads.find(node); it != operand_pads.end()) all.push_back(it->second.second);
@@ -50,7 +51,7 @@ FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion) {
   fusion::Planner planner(subgraph);
   for (int n : subgraph.nodes) {
     if (fusion && (fusion::FuseElementwiseTail(planner, n) || fusion::FuseChannelPadIntoWrite(planner, n) ||
-                   fusion::FuseSpatialPadIntoRead(planner, n))) {
+                   fusion::FuseSpatialPadIntoRead(planner, n) || fusion::FuseDepthwiseIntoPointwise(planner, n))) {
       continue;
     }
     const Node& node = subgraph.node(n);

@@ -36,5 +36,6 @@ class Planner {
 bool FuseElementwiseTail(Planner& planner, int node);
 bool FuseChannelPadIntoWrite(Planner& planner, int node);
 bool FuseSpatialPadIntoRead(Planner& planner, int node);
+bool FuseDepthwiseIntoPointwise(Planner& planner, int node);
 
 }  // namespace mgd::fusion

@@ -112,7 +112,8 @@ std::vector<OpDefinition> Conv2dOps() {
            .encode = Encode,
            .validate = ValidateWindowed<Conv2dAttributes>,
            .cpu_kernel = MakeKernel<Conv2dKernel>,
-           .gpu = {Conv2d}}};
+           .gpu = {Conv2d},
+           .gpu_with_producer = {DepthwisePointwise}}};
 }
 
 }  // namespace mgd::ops

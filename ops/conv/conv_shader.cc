@@ -126,11 +126,6 @@ namespace {
 constexpr int kSplit = 8, kOutputsPerGroup = 8;
 constexpr int kLaneOutputsPerGroup = 16;
 
-bool SplitPays(const NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out) {
-  const int64_t outputs = static_cast<int64_t>(out.batch) * out.height * out.width * out.slices();
-  return ctx.workgroup_reduction && outputs <= 8192 && in.slices() >= 2 * kSplit;
-}
-
 // The prologue of a shader whose workgroup holds `per_group` outputs along
 // y (l), each shared by the invocations along x (t): inactive invocations
 // read a valid output's inputs and take part in the barrier; they return
@@ -219,6 +214,11 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
 }
 
 }  // namespace
+
+bool SplitPays(const NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out) {
+  const int64_t outputs = static_cast<int64_t>(out.batch) * out.height * out.width * out.slices();
+  return ctx.workgroup_reduction && outputs <= ctx.split_conv_outputs && in.slices() >= 2 * kSplit;
+}
 
 absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                      const layout::Bhwc& in, const layout::Bhwc& out) {

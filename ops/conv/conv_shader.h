@@ -64,6 +64,21 @@ std::string MultiplyAccumulate(const std::string& w, const std::string& v);
 // The body's end: the activation, then `value`.
 std::string Finish(const std::string& body, Activation activation);
 
+// A depthwise convolution's taps over in0 added to `acc` for output slice
+// `slice` at (b, y, x), in the CPU reference's order; its weights
+// (layout::ToDepthwiseWeights4) start the weights buffer. Defined with the
+// op, in depthwise.cc.
+std::string DepthwiseSum(shaders::ShaderParams& params, const layout::Bhwc& in, const ConvGeometry& geometry,
+                         int multiplier, const std::string& slice);
+
+// Whether a convolution from `in` to `out` is better split across several
+// invocations per output vec4 (few outputs, long sums).
+bool SplitPays(const shaders::NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out);
+
+// A 1x1 CONV_2D computing its input's DEPTHWISE_CONV_2D (ctx.producer) in
+// the same shader (depthwise_pointwise.cc).
+absl::StatusOr<shaders::GeneratedShader> DepthwisePointwise(const shaders::NodeContext& ctx);
+
 // OHWI weights [out_channels, kh, kw, in_channels] in the O4I4 layout.
 std::vector<float> PackedConvWeights(const Tensor& w, int out_channels, int kh, int kw, int in_channels);
 

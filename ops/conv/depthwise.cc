@@ -85,32 +85,33 @@ absl::StatusOr<GeneratedShader> DepthwiseConv2d(const NodeContext& ctx) {
     const std::vector<float> weights = ConstantFloats(ctx.input(1));
     return layout::ToDepthwiseWeights4(weights.data(), ws[1], ws[2], out->channels).values;
   })};
-  ShaderParams& params = g.code.params;
-  std::string read;
-  if (multiplier == 1) {
-    read = glsl::Read(params, "in0", *in, "b", "s", "iy", "ix");
-  } else {
-    // Output channel c reads input channel c / multiplier: gather per lane.
-    read = "v";
-    g.code.body += fmt::format("  ivec4 ic = min((ivec4(s * 4) + ivec4(0, 1, 2, 3)) / {}, ivec4({}));\n",
-                               params.Int("multiplier", multiplier), params.Int("in0_last_c", in->channels - 1));
-  }
-  std::string inner;
-  if (multiplier != 1) {
-    inner += "      vec4 v;\n";
-    for (int k = 0; k < 4; ++k) {
-      inner += fmt::format("      v[{}] = {}[ic[{}] % 4];\n", k,
-                           glsl::Read(params, "in0", *in, "b", fmt::format("ic[{}] / 4", k), "iy", "ix"), k);
-    }
-  }
-  inner += fmt::format("      acc += {} * weights_at((s * {} + ky) * {} + kx);\n", read == "v" ? "v" : "vec4(" + read + ")",
-                       params.Int("filter_h", ws[1]), params.Int("filter_w", ws[2]));
   const std::string bias = BiasInit(ctx, g, 2, out->channels);
-  g.code.body += Finish(bias + WindowLoops(params, *in, geometry, inner, TapOrder::kColumnsOuter), a.activation);
+  g.code.body += Finish(bias + DepthwiseSum(g.code.params, *in, geometry, multiplier, "s"), a.activation);
   return g;
 }
 
 }  // namespace
+
+std::string DepthwiseSum(ShaderParams& params, const layout::Bhwc& in, const ConvGeometry& geometry, int multiplier,
+                         const std::string& slice) {
+  std::string prelude, read, inner;
+  if (multiplier == 1) {
+    read = "vec4(" + glsl::Read(params, "in0", in, "b", slice, "iy", "ix") + ")";
+  } else {
+    // Output channel c reads input channel c / multiplier: gather per lane.
+    read = "v";
+    prelude = fmt::format("  ivec4 ic = min((ivec4({} * 4) + ivec4(0, 1, 2, 3)) / {}, ivec4({}));\n", slice,
+                          params.Int("multiplier", multiplier), params.Int("in0_last_c", in.channels - 1));
+    inner += "      vec4 v;\n";
+    for (int k = 0; k < 4; ++k) {
+      inner += fmt::format("      v[{}] = {}[ic[{}] % 4];\n", k,
+                           glsl::Read(params, "in0", in, "b", fmt::format("ic[{}] / 4", k), "iy", "ix"), k);
+    }
+  }
+  inner += fmt::format("      acc += {} * weights_at(({} * {} + ky) * {} + kx);\n", read, slice,
+                       params.Int("filter_h", geometry.kh), params.Int("filter_w", geometry.kw));
+  return prelude + WindowLoops(params, in, geometry, inner, TapOrder::kColumnsOuter);
+}
 
 std::vector<OpDefinition> DepthwiseConv2dOps() {
   return {{.op = OpKind::kDepthwiseConv2d,

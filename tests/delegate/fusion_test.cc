@@ -109,6 +109,80 @@ Graph FoldableConstants() {
   return b.Build();
 }
 
+// A separable convolution: [PAD ->] DEPTHWISE_CONV_2D (3x3, `stride`,
+// `multiplier`, ReLU6) -> 1x1 CONV_2D [-> ADD(other input)]: the depthwise
+// output is computed inside the 1x1 convolution's shader.
+struct Separable {
+  Shape in;
+  int multiplier = 1, stride = 1, out_channels = 8;
+  bool pad = false, bias = true, residual = false;
+  Activation pointwise_activation = Activation::kNone;
+};
+
+Graph SeparableConv(const Separable& c) {
+  GraphBuilder b;
+  int x = b.Input(c.in);
+  const int batch = c.in[0], ih = c.in[1], iw = c.in[2], ci = c.in[3], mc = ci * c.multiplier;
+  int h = ih, w = iw;
+  if (c.pad) {
+    h += 2, w += 3;
+    const int p = b.Tensor({batch, h, w, ci});
+    b.Op(OpKind::kPad, {}, {x, b.ConstantInt({4, 2}, {0, 0, 1, 1, 2, 1, 0, 0})}, {p});
+    x = p;
+  }
+  ops::DepthwiseConv2dAttributes dw;
+  dw.padding = c.pad ? Padding::kValid : Padding::kSame;
+  dw.stride_h = dw.stride_w = c.stride;
+  dw.depth_multiplier = c.multiplier;
+  dw.activation = Activation::kRelu6;
+  const int oh = c.pad ? (h - 3) / c.stride + 1 : (h + c.stride - 1) / c.stride;
+  const int ow = c.pad ? (w - 3) / c.stride + 1 : (w + c.stride - 1) / c.stride;
+  const int m = b.Tensor({batch, oh, ow, mc});
+  std::vector<int> dw_inputs = {x, b.Constant({1, 3, 3, mc}, Uniform(static_cast<size_t>(9 * mc), 11, 0.5f))};
+  if (c.bias) dw_inputs.push_back(b.Constant({mc}, Uniform(static_cast<size_t>(mc), 12)));
+  b.Op(OpKind::kDepthwiseConv2d, dw, dw_inputs, {m});
+  ops::Conv2dAttributes pw;
+  pw.activation = c.pointwise_activation;
+  const int y = b.Tensor({batch, oh, ow, c.out_channels});
+  b.Op(OpKind::kConv2d, pw,
+       {m, b.Constant({c.out_channels, 1, 1, mc}, Uniform(static_cast<size_t>(c.out_channels * mc), 13, 0.3f)),
+        b.Constant({c.out_channels}, Uniform(static_cast<size_t>(c.out_channels), 14))},
+       {y});
+  if (!c.residual) {
+    b.Output(y);
+    return b.Build();
+  }
+  const int other = b.Input({batch, oh, ow, c.out_channels}), sum = b.Tensor({batch, oh, ow, c.out_channels});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {y, other}, {sum});
+  b.Output(sum);
+  return b.Build();
+}
+
+TEST(FusionPlan, ADepthwiseConvolutionIsComputedInThePointwiseOne) {
+  Graph g = SeparableConv({.in = {1, 6, 7, 5}, .pad = true, .residual = true});
+  const FusionPlan plan = PlanFusion(WholeGraph(g), true);
+  ASSERT_EQ(plan.groups.size(), 1u);
+  EXPECT_EQ(plan.groups[0].input_pad, 0);
+  EXPECT_EQ(plan.groups[0].producer, 1);
+  EXPECT_EQ(plan.groups[0].head, 2);
+  EXPECT_EQ(plan.groups[0].nodes(), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.groups[0].output, g.outputs[0]);
+}
+
+TEST(FusionPlan, ADepthwiseOutputReadTwiceOrByA3x3ConvolutionIsNotComputedInside) {
+  // The depthwise output escapes as a graph output too.
+  Graph escaping = SeparableConv({.in = {1, 6, 7, 5}});
+  escaping.outputs.push_back(escaping.nodes[0].outputs[0]);
+  EXPECT_EQ(PlanFusion(WholeGraph(escaping), true).groups.size(), 2u);
+  // The consumer is a 3x3 convolution.
+  GraphBuilder b;
+  const int x = b.Input({1, 6, 7, 4}), m = b.Tensor({1, 6, 7, 4});
+  b.Op(OpKind::kDepthwiseConv2d, ops::DepthwiseConv2dAttributes{}, {x, b.Constant({1, 3, 3, 4}, Uniform(36, 1))}, {m});
+  b.Output(Conv(b, m, 4, 4, {1, 4, 5, 4}));
+  Graph g = b.Build();
+  EXPECT_EQ(PlanFusion(WholeGraph(g), true).groups.size(), 2u);
+}
+
 TEST(FusionPlan, ElementwiseChainsBecomeTailsOfTheirProducer) {
   Graph g = ElementwiseChain();
   const FusionPlan plan = PlanFusion(WholeGraph(g), true);
@@ -176,7 +250,17 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
                              {"pad into average pool", PadsIntoWindows(OpKind::kAveragePool2d)},
                              {"channel pad", ChannelPad()},
                              {"residual channel pad", ResidualWithChannelPad()},
-                             {"folded constants", FoldableConstants()}};
+                             {"folded constants", FoldableConstants()},
+                             {"separable", SeparableConv({.in = {1, 9, 11, 6}})},
+                             {"separable, two images, stride 2, multiplier 2, no depthwise bias",
+                              SeparableConv({.in = {2, 9, 11, 3}, .multiplier = 2, .stride = 2, .bias = false,
+                                             .pointwise_activation = Activation::kRelu})},
+                             {"pad into a separable with a residual",
+                              SeparableConv({.in = {1, 7, 6, 5}, .out_channels = 5, .pad = true, .residual = true})},
+                             // 150 depthwise slices: a few pixels per tile;
+                             // 18 output slices: two workgroups across.
+                             {"separable, deep and wide",
+                              SeparableConv({.in = {1, 24, 24, 600}, .out_channels = 70})}};
   uint32_t seed = 40;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -193,6 +277,29 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
     ExpectNear(unfused, cpu, 2.0);
     EXPECT_LT(fused_dispatches, unfused_dispatches);
   }
+}
+
+// A table that has more convolutions split their sums (a GPU with many
+// cores) can make the 1x1 convolution decline the depthwise one the planner
+// gave it: the two then run as two dispatches, as without fusion.
+TEST_P(FusionTest, AConvolutionThatSplitsItsSumsLeavesItsDepthwiseToItself) {
+  const Graph g = SeparableConv({.in = {1, 48, 48, 64}, .out_channels = 16});  // 9216 output vec4s
+  const std::vector<std::vector<float>> inputs = {Uniform(48 * 48 * 64, 77)};
+  GpuDelegateOptions options;
+  options.api = GetParam().api;
+  options.precision = Precision::Of(GetParam().fp16);
+  options.validation = true;
+  options.workgroups = tuning::Table{};
+  options.workgroups->split_conv_outputs = 1 << 20;
+  auto splitting = GpuDelegate::Create(options);
+  ASSERT_TRUE(splitting.ok()) << splitting.status();
+  const auto cpu = Run(g, inputs, nullptr);
+  ExpectNear(Run(g, inputs, delegate_.get()), cpu, 2.0);
+  ExpectNear(Run(g, inputs, splitting->get()), cpu, 2.0);
+  ExpectNear(Run(g, inputs, &Unfused()), cpu, 2.0);
+  EXPECT_LT(delegate_->last_dispatch_count(), (*splitting)->last_dispatch_count());
+  EXPECT_EQ((*splitting)->last_dispatch_count(), Unfused().last_dispatch_count());
+  EXPECT_THAT((*splitting)->device().validation_messages(), ::testing::IsEmpty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, FusionTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);

@@ -107,6 +107,25 @@ TEST(WorkgroupTable, AccuracyEntriesParseRoundTripAndMerge) {
   EXPECT_EQ(SerializeTable(plain).find("accuracy"), std::string::npos);
 }
 
+TEST(WorkgroupTable, TheSplitThresholdParsesRoundTripsAndFallsBack) {
+  auto table = ParseTable(R"({"format": "mgd-workgroups", "version": 1, "split_conv_outputs": 32768})", "t.json");
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->split_conv_outputs, 32768);
+  auto again = ParseTable(SerializeTable(*table), "again");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->split_conv_outputs, 32768);
+  const Table unset;
+  EXPECT_EQ(SerializeTable(unset).find("split_conv_outputs"), std::string::npos);
+  EXPECT_EQ(SplitConvOutputs({&unset, &*table}, 8192), 32768);
+  EXPECT_EQ(SplitConvOutputs({&unset}, 8192), 8192);
+  for (const char* bad : {"0", "-5", "1.5", "\"many\"", "2000000000"}) {
+    auto t = ParseTable(std::string(R"({"format": "mgd-workgroups", "version": 1, "split_conv_outputs": )") + bad + "}",
+                        "bad.json");
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_THAT(std::string(t.status().message()), HasSubstr("bad.json: split_conv_outputs")) << bad;
+  }
+}
+
 TEST(WorkgroupTable, BadAccuracyEntriesAreClearErrors) {
   auto error = [](const std::string& accuracy) {
     auto t = ParseTable(R"({"format": "mgd-workgroups", "version": 1, "accuracy": )" + accuracy + "}", "bad.json");

@@ -1,0 +1,159 @@
+// DEPTHWISE_CONV_2D then a 1x1 CONV_2D in one shader: MobileNet's separable
+// convolutions, the projection of an inverted residual, blazeface's blocks.
+// A workgroup first computes the depthwise outputs of a tile of pixels, every
+// slice of them, into shared memory; after a barrier each invocation sums one
+// output vec4 of one pixel from there. One dispatch instead of two, and the
+// depthwise output never reaches memory.
+//
+// Both sums run in the CPU reference's order, as the two shaders alone do,
+// and with fp16 storage the depthwise outputs are rounded to fp16 in shared
+// memory as they would be in a buffer: fused and unfused give the same
+// numbers.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "layout/weights.h"
+#include "model/constants.h"
+#include "ops/conv/conv.h"
+#include "ops/conv/conv_shader.h"
+#include "shaders/ops.h"
+
+namespace mgd::ops {
+
+using namespace shaders;  // NOLINT(google-build-using-namespace): the generators' vocabulary
+
+namespace {
+
+// The minimums of GLES 3.1 and Vulkan: invocations per workgroup and shared
+// memory per workgroup.
+constexpr int kMaxInvocations = 128;
+constexpr int kSharedBytes = 16384;
+// Output slices one workgroup computes per pixel. A tile's depthwise
+// outputs are computed again for every group of them, so layers more than
+// two groups wide stay unfused (on the H200, 14x14x512 layers redoing them
+// 8 times took 80 us against 33 us for the two shaders).
+constexpr int kMaxSlicesAcross = 16, kMaxRepeats = 2;
+
+// Appends `values` (padded to whole vec4s) to the weights and returns their
+// vec4 offset.
+int64_t Append(std::vector<float>& weights, const std::vector<float>& values) {
+  const auto offset = static_cast<int64_t>(weights.size() / 4);
+  weights.insert(weights.end(), values.begin(), values.end());
+  weights.resize((weights.size() + 3) / 4 * 4, 0.0f);
+  return offset;
+}
+
+std::vector<float> PaddedBias(const NodeContext& ctx, int channels) {
+  if (!ctx.has_input(2)) return std::vector<float>(static_cast<size_t>((channels + 3) / 4 * 4), 0.0f);
+  const std::vector<float> bias = ConstantFloats(ctx.input(2));
+  return layout::PadToSlices(bias.data(), channels);
+}
+
+}  // namespace
+
+absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
+  if (ctx.producer == nullptr || ctx.producer->op != OpKind::kDepthwiseConv2d) {
+    return absl::UnimplementedError("only a depthwise convolution is computed inside a convolution");
+  }
+  if (!ctx.workgroup_reduction) return absl::UnimplementedError("its workgroups share memory");
+  NodeContext dw = ctx;
+  dw.node = ctx.producer;
+  dw.node_index = ctx.producer_index;
+  dw.producer = nullptr;
+  for (const auto& [node, what] : {std::pair{static_cast<const NodeContext*>(&dw), "the depthwise filter"}, std::pair{&ctx, "the pointwise filter"}}) {
+    if (absl::Status s = RequireConstant(*node, 1, what); !s.ok()) return s;
+    if (absl::Status s = RequireConstant(*node, 2, "the bias"); !s.ok()) return s;
+  }
+  const auto& dwa = AttributesOf<DepthwiseConv2dAttributes>(dw.node->attributes);
+  const auto& pwa = AttributesOf<Conv2dAttributes>(ctx.node->attributes);
+  auto in = InputBhwc(dw, 0);
+  auto mid = OutputBhwc(dw, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !mid.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  const Shape& dws = dw.input(1).shape;
+  const Shape& pws = ctx.input(1).shape;
+  if (dws.size() != 4 || pws.size() != 4 || pws[1] != 1 || pws[2] != 1 || pws[3] != mid->channels ||
+      pwa.stride_h != 1 || pwa.stride_w != 1 || out->height != mid->height || out->width != mid->width ||
+      out->batch != mid->batch) {
+    return absl::UnimplementedError("not a 1x1 convolution with stride 1 over the depthwise output");
+  }
+  // Small, deep layers keep the split sum of the plain convolution.
+  if (SplitPays(ctx, *mid, *out)) return absl::UnimplementedError("the split convolution pays better");
+  const int mid_slices = mid->slices(), out_slices = out->slices();
+  const int pixels = out->batch * out->height * out->width;
+  const int repeats = (out_slices + kMaxSlicesAcross - 1) / kMaxSlicesAcross;
+  if (repeats > kMaxRepeats) return absl::UnimplementedError("too many output channels to share the depthwise outputs");
+  const int across = (out_slices + repeats - 1) / repeats;
+  const int vec4_bytes = ctx.precision.half_storage() ? 8 : 16;
+  const int tile = std::min({kMaxInvocations / across, kSharedBytes / (mid_slices * vec4_bytes), pixels});
+  if (tile < 1) return absl::UnimplementedError("one pixel's depthwise outputs exceed shared memory");
+  const int tiles = (pixels + tile - 1) / tile;
+  if (tiles > 65535) return absl::UnimplementedError("too many pixels for one row of workgroups");
+
+  const ConvGeometry geometry = Geometry(dw, *in, dwa, dws[1], dws[2]);
+  GeneratedShader g = StartConvShader(ctx, *out, 0);
+  g.code.name = fmt::format("node{}_DEPTHWISE_CONV_2D_CONV_2D", dw.node_index);
+  int64_t dw_bias = 0, pw_weights = 0, pw_bias = 0;
+  g.constants = {PackUnlessSupportOnly(ctx, [&] {
+    const std::vector<float> dww = ConstantFloats(dw.input(1));
+    std::vector<float> weights = layout::ToDepthwiseWeights4(dww.data(), dws[1], dws[2], mid->channels).values;
+    dw_bias = Append(weights, PaddedBias(dw, mid->channels));
+    pw_weights = Append(weights, PackedConvWeights(ctx.input(1), out->channels, 1, 1, mid->channels));
+    pw_bias = Append(weights, PaddedBias(ctx, out->channels));
+    return weights;
+  })};
+  // Pixels along x, so that neighbouring invocations read and write
+  // neighbouring addresses of the PHWC4 planes and of `mid` ([slice][pixel]).
+  g.code.workgroup = {static_cast<uint32_t>(tile), static_cast<uint32_t>(across), 1};
+  g.groups = {static_cast<uint32_t>(tiles), static_cast<uint32_t>((out_slices + across - 1) / across), 1};
+  const bool half = ctx.precision.half_storage();
+  g.code.shared = fmt::format("shared {} mid[{}];\n", half ? "uvec2" : "highp vec4", tile * mid_slices);
+  ShaderParams& params = g.code.params;
+  const std::string n = params.Int("out_n", pixels), w = params.Int("out_w", out->width),
+                    h = params.Int("out_h", out->height), ms = params.Int("mid_s", mid_slices);
+  const std::string acc = glsl::AccumulatorPrecision(ctx) + "vec4 acc";
+  // Item k of the tile: slice k / T, pixel k % T. Items past the last pixel
+  // compute the last one again, and all invocations meet at the barrier.
+  g.prologue = fmt::format(
+      "  int l = int(gl_LocalInvocationID.x), t = int(gl_LocalInvocationID.y);\n"
+      "  int first = int(gl_WorkGroupID.x) * {T};\n"
+      "  MGD_LOOP for (int k = t * {T} + l; k < {T} * {S}; k += {T} * {C}) {{\n"
+      "    int ms = k / {T}, p = k - ms * {T};\n"
+      "    int q = min(first + p, {N} - 1);\n"
+      "    int x = q % {W}, y = (q / {W}) % {H}, b = q / ({W} * {H});\n"
+      "    {acc} = weights_at({dw_bias} + ms);\n"
+      "{sum}"
+      "{activation}"
+      "    mid[k] = {store};\n"
+      "  }}\n"
+      "  memoryBarrierShared();\n"
+      "  barrier();\n"
+      "  int o = first + l, s = int(gl_WorkGroupID.y) * {C} + t;\n"
+      "  if (o >= {N} || s >= {OS}) return;\n"
+      "  int x = o % {W}, y = (o / {W}) % {H}, b = o / ({W} * {H}), z = b * {OS} + s;\n"
+      "  int out_index = (z * {H} + y) * {W} + x;\n",
+      fmt::arg("T", tile), fmt::arg("C", across), fmt::arg("S", ms), fmt::arg("N", n), fmt::arg("W", w),
+      fmt::arg("H", h), fmt::arg("OS", params.Int("out_s", out_slices)), fmt::arg("acc", acc),
+      fmt::arg("dw_bias", params.Int("dw_bias_at", dw_bias)),
+      fmt::arg("sum", DepthwiseSum(params, *in, geometry, mid->channels / std::max(1, in->channels), "ms")),
+      fmt::arg("activation", glsl::Activation(dwa.activation, "acc")),
+      fmt::arg("store", half ? "uvec2(packHalf2x16(acc.xy), packHalf2x16(acc.zw))" : "acc"));
+  g.code.body = fmt::format(
+      "  {acc} = weights_at({pw_bias} + s);\n"
+      "  MGD_LOOP for (int is = 0; is < {S}; ++is) {{\n"
+      "    {read}\n"
+      "    int w = {pw} + (s * {S} + is) * 4;\n"
+      "{mac}"
+      "  }}\n",
+      fmt::arg("acc", acc), fmt::arg("pw_bias", params.Int("bias_at", pw_bias)), fmt::arg("S", ms),
+      fmt::arg("read", half ? fmt::format("uvec2 m = mid[is * {} + l];\n    vec4 v = vec4(unpackHalf2x16(m.x), "
+                                          "unpackHalf2x16(m.y));",
+                                          tile)
+                            : fmt::format("vec4 v = vec4(mid[is * {} + l]);", tile)),
+      fmt::arg("pw", params.Int("pw_at", pw_weights)), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+  g.code.body = Finish(g.code.body, pwa.activation);
+  return g;
+}
+
+}  // namespace mgd::ops
