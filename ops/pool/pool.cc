@@ -112,13 +112,24 @@ using namespace shaders;  // NOLINT(google-build-using-namespace): the generator
 
 // Large windows over few outputs (a global average pool: selfie_segmentation
 // spent 2.1 of its 3.7 ms of H200 GPU time in one, 16384 values summed by
-// each of 4 invocations): kPoolThreads invocations share each output's
-// window and combine their partial results through shared memory, as a tree.
+// each of 4 invocations; the classifiers' 7x7 ones took 16 us with one
+// invocation walking 49 values per output): a warp's worth of invocations
+// or more, up to kPoolThreads, share each output's window (four values or
+// more each where the window allows) and combine their partial results
+// through shared memory, as a tree.
 constexpr int kPoolThreads = 128;  // GLES 3.1's least maximum workgroup size
+constexpr int kMinPoolThreads = 32;  // a warp on most GPUs
+
+int PoolThreads(const PoolAttributes& p) {
+  const int area = p.filter_h * p.filter_w;
+  int threads = kMinPoolThreads;
+  while (threads * 2 <= kPoolThreads && threads * 8 <= area) threads *= 2;
+  return threads;
+}
 
 bool SplitPoolPays(const NodeContext& ctx, const layout::Bhwc& out, const PoolAttributes& p) {
   const int64_t outputs = static_cast<int64_t>(out.batch) * out.height * out.width * out.slices();
-  return ctx.workgroup_reduction && outputs <= 8192 && p.filter_h * p.filter_w >= 2 * kPoolThreads;
+  return ctx.workgroup_reduction && outputs <= 8192 && p.filter_h * p.filter_w >= kMinPoolThreads;
 }
 
 // A window's numbers, declared in `params`: filter, stride, TFLite's padding
@@ -150,9 +161,10 @@ absl::StatusOr<GeneratedShader> SplitPool2d(const NodeContext& ctx, const layout
   const bool is_max = ctx.node->op == OpKind::kMaxPool2d;
   GeneratedShader g = StartShader(ctx, out, {0});
   const int n = out.batch * out.height * out.width * out.slices();
-  g.code.workgroup = {kPoolThreads, 1, 1};
+  const int threads = PoolThreads(p);
+  g.code.workgroup = {static_cast<uint32_t>(threads), 1, 1};
   g.groups = {static_cast<uint32_t>(n), 1, 1};
-  g.code.shared = fmt::format("shared highp vec4 partial[{0}];\nshared int partial_count[{0}];\n", kPoolThreads);
+  g.code.shared = fmt::format("shared highp vec4 partial[{0}];\nshared int partial_count[{0}];\n", threads);
   g.prologue = fmt::format(
       "  int t = int(gl_LocalInvocationID.x);\n"
       "  int out_index = int(gl_WorkGroupID.x);\n"
@@ -187,7 +199,7 @@ absl::StatusOr<GeneratedShader> SplitPool2d(const NodeContext& ctx, const layout
       "  if (t != 0) return;\n"
       "  acc = partial[0];\n",
       fmt::arg("init", is_max ? glsl::Float(-std::numeric_limits<float>::infinity()) : "0.0"),
-      fmt::arg("area", g.code.params.Int("area", p.filter_h * p.filter_w)), fmt::arg("T", kPoolThreads),
+      fmt::arg("area", g.code.params.Int("area", p.filter_h * p.filter_w)), fmt::arg("T", threads),
       fmt::arg("fw", w.fw), fmt::arg("sh", w.sh), fmt::arg("sw", w.sw), fmt::arg("ph", w.ph), fmt::arg("pw", w.pw),
       fmt::arg("PH", w.PH), fmt::arg("PW", w.PW), fmt::arg("top", w.top), fmt::arg("left", w.left), fmt::arg("ih", w.ih),
       fmt::arg("iw", w.iw), fmt::arg("read", glsl::Read(g.code.params, "in0", in, "b", "s", "iy", "ix")),
