@@ -61,7 +61,9 @@ absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
   dw.node = ctx.producer;
   dw.node_index = ctx.producer_index;
   dw.producer = nullptr;
-  for (const auto& [node, what] : {std::pair{static_cast<const NodeContext*>(&dw), "the depthwise filter"}, std::pair{&ctx, "the pointwise filter"}}) {
+  const std::pair<const NodeContext*, const char*> filters[] = {{&dw, "the depthwise filter"},
+                                                                 {&ctx, "the pointwise filter"}};
+  for (const auto& [node, what] : filters) {
     if (absl::Status s = RequireConstant(*node, 1, what); !s.ok()) return s;
     if (absl::Status s = RequireConstant(*node, 2, "the bias"); !s.ok()) return s;
   }
