@@ -115,9 +115,9 @@ class Builder {
       ctx.producer = &producer;
       ctx.producer_index = group.producer;
     }
-    Node& first = group.producer >= 0 ? producer : head;
+    Node& reader = group.producer >= 0 ? producer : head;
     if (group.input_pad >= 0) {
-      first.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_pad)].inputs[0];
+      reader.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_pad)].inputs[0];
       ctx.pad = group.pad;
     }
     if (group.producer >= 0) head.inputs[0] = producer.inputs[0];
@@ -127,16 +127,16 @@ class Builder {
     if (!shader.ok() && group.producer >= 0) {
       // The planner asked with the default options; with these the
       // consumer's generator declined its producer: two dispatches.
-      FusedGroup first;
-      first.head = group.producer;
-      first.input_pad = group.input_pad;
-      first.pad = group.pad;
-      first.output = producer.outputs[0];
-      FusedGroup second = group;
-      second.producer = second.input_pad = -1;
-      second.pad = {};
-      if (absl::Status s = Group(first); !s.ok()) return s;
-      return Group(second);
+      FusedGroup made_first;
+      made_first.head = group.producer;
+      made_first.input_pad = group.input_pad;
+      made_first.pad = group.pad;
+      made_first.output = producer.outputs[0];
+      FusedGroup then = group;
+      then.producer = then.input_pad = -1;
+      then.pad = {};
+      if (absl::Status s = Group(made_first); !s.ok()) return s;
+      return Group(then);
     }
     if (!shader.ok()) return Error(group.head, shader.status());
     CompiledDispatch d;
