@@ -225,27 +225,34 @@ class GlDevice final : public Device {
     });
   }
 
-  // In two tasks on the context thread: every program begun (binaries
-  // handed over, shaders compiling, then linking) before any is waited for,
-  // so that a driver with KHR_parallel_shader_compile works on all at once;
-  // buffers other threads ask for meanwhile are made in between.
+  // GLSL without a binary is first compiled on helper contexts, one per
+  // thread, into binaries. Then, in two tasks on the context thread: every
+  // program begun (binaries handed over, shaders compiling, then linking)
+  // before any is waited for, so that a driver with KHR_parallel_shader_compile
+  // works on all at once; buffers other threads ask for meanwhile are made in
+  // between.
   std::vector<absl::StatusOr<std::unique_ptr<Program>>> CreatePrograms(const std::vector<ProgramSource>& sources,
-                                                                       size_t /*threads*/) override {
+                                                                       size_t threads) override {
+    std::vector<ProgramSource> compiled;  // sources with the helpers' binaries
+    std::vector<double> helper_ms(sources.size(), -1.0);  // >= 0: a helper compiled it
+    if (core_->binary_formats) compiled = CompileElsewhere(sources, threads, helper_ms);
+    const std::vector<ProgramSource>& to_build = compiled.empty() ? sources : compiled;
     std::vector<absl::StatusOr<std::unique_ptr<Program>>> built;
     std::vector<PendingProgram> pending;
     absl::Status posted = core_->worker.RunAndWait([&] {
-      for (const ProgramSource& source : sources) pending.push_back(BeginProgram(core_, source, /*from_binary=*/true));
+      for (const ProgramSource& source : to_build) pending.push_back(BeginProgram(core_, source, /*from_binary=*/true));
       for (PendingProgram& p : pending) LinkPending(p);
     });
     if (posted.ok()) {
       posted = core_->worker.RunAndWait([&] {
-        for (PendingProgram& p : pending) {
-          absl::StatusOr<std::unique_ptr<GlProgram>> program = FinishProgram(std::move(p));
-          if (program.ok()) {
-            built.emplace_back(std::unique_ptr<Program>(std::move(*program)));
-          } else {
+        for (size_t i = 0; i < pending.size(); ++i) {
+          absl::StatusOr<std::unique_ptr<GlProgram>> program = FinishProgram(std::move(pending[i]));
+          if (!program.ok()) {
             built.emplace_back(program.status());
+            continue;
           }
+          if (helper_ms[i] >= 0 && (*program)->from_binary()) (*program)->set_compiled_on_helper(helper_ms[i]);
+          built.emplace_back(std::unique_ptr<Program>(std::move(*program)));
         }
       });
     }
@@ -393,6 +400,28 @@ class GlDevice final : public Device {
                    core_->check_each_call ? "a GL call" : "a GL call (MGD_VALIDATION=1 names which)");
   }
 
+  // `sources` with the binaries helper contexts compiled for those without
+  // one, and in `helper_ms` what each took; empty when the helpers compiled
+  // nothing (none ran, or all failed).
+  std::vector<ProgramSource> CompileElsewhere(const std::vector<ProgramSource>& sources, size_t threads,
+                                              std::vector<double>& helper_ms) const {
+    if (core_->worker.OnWorkerThread()) return {};  // a helper would replace the device's current context
+    std::vector<const ProgramSource*> glsl_only;
+    for (const ProgramSource& source : sources) {
+      if (source.binary.empty()) glsl_only.push_back(&source);
+    }
+    const std::vector<HelperCompile> made = CompileOnHelperContexts(core_->display, glsl_only, threads);
+    if (std::all_of(made.begin(), made.end(), [](const HelperCompile& m) { return m.binary.empty(); })) return {};
+    std::vector<ProgramSource> compiled = sources;
+    for (size_t i = 0, k = 0; i < compiled.size(); ++i) {
+      if (!compiled[i].binary.empty()) continue;
+      const HelperCompile& m = made[k++];
+      compiled[i].binary = m.binary;
+      if (!m.binary.empty()) helper_ms[i] = m.ms;
+    }
+    return compiled;
+  }
+
   std::shared_ptr<DeviceCore> core_;
 };
 
@@ -412,6 +441,7 @@ absl::Status OpenDevice(DeviceCore& core, const DeviceOptions& options) {
   Candidate& chosen = probe.usable[*index];
   if (absl::Status status = chosen.context->MakeCurrent(); !status.ok()) return status;
   core.context = std::move(chosen.context);
+  core.display = core.context->source();
   core.info = chosen.caps.info;
   core.ext = chosen.caps.ext;
   core.binary_formats = chosen.caps.binary_formats;

@@ -40,6 +40,7 @@ struct DeviceCore {
   Worker worker;
   // Only touched on the worker thread; null after the device is destroyed.
   std::unique_ptr<EglContext> context;
+  DisplaySource display;  // the context's, for helper contexts; fixed once the device exists
   GpuInfo info;  // fixed once the device exists
   GlExtensions ext;
   bool binary_formats = false;   // GL_NUM_PROGRAM_BINARY_FORMATS > 0
@@ -103,6 +104,13 @@ class GlProgram final : public Program {
     binary_format_ = format;
     from_binary_ = loaded;
   }
+  // Loaded from a binary a helper context compiled moments ago, not from one
+  // the caller kept: from_binary() says false, the phases say where the
+  // compile went.
+  void set_compiled_on_helper(double helper_ms) {
+    from_binary_ = false;
+    feedback_.phases.insert(feedback_.phases.begin(), {"compile and link on a helper context", helper_ms});
+  }
 
  private:
   std::shared_ptr<DeviceCore> core_;
@@ -138,6 +146,20 @@ absl::StatusOr<std::unique_ptr<GlProgram>> FinishProgram(PendingProgram pending)
 // Compiles and links `source` on the current context (worker thread).
 absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCore> core,
                                                         const ProgramSource& source);
+
+// The GL program binary (GlProgram::binary()'s layout) of each source and
+// what it took,
+// compiled on up to `threads` helper contexts of `display`, each on a thread
+// of its own; empty where that failed (the device's context then compiles the
+// GLSL and reports the error). Needs a driver with binary formats; all empty
+// when fewer than two helpers would run. Call it on a thread without a
+// current context of its own to keep.
+struct HelperCompile {
+  std::vector<uint8_t> binary;
+  double ms = 0;  // the helper's compile, link and glGetProgramBinary
+};
+std::vector<HelperCompile> CompileOnHelperContexts(const DisplaySource& display,
+                                                   const std::vector<const ProgramSource*>& sources, size_t threads);
 
 class GlRecording final : public Recording {
  public:

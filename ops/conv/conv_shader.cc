@@ -16,10 +16,13 @@ namespace {
 // The bias of output slice s rides at the end of the weights buffer: as a
 // const array in the source it made every convolution its own program (see
 // shaders/parameters.h), and software GPUs spend seconds compiling big ones.
+bool HasBias(const NodeContext& ctx, int bias_input) {
+  return bias_input >= 0 && ctx.has_input(static_cast<size_t>(bias_input));
+}
+
 std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
-  if (bias_input < 0 || !ctx.has_input(static_cast<size_t>(bias_input))) return "vec4(0.0)";
-  const std::vector<float> bias = ConstantFloats(ctx.input(static_cast<size_t>(bias_input)));
-  const std::vector<float> padded = layout::PadToSlices(bias.data(), channels);
+  if (!HasBias(ctx, bias_input)) return "vec4(0.0)";
+  const std::vector<float> padded = PaddedBias(ctx, bias_input, channels);
   std::vector<float>& weights = g.constants.at(0);
   const size_t offset = weights.size() / 4;
   weights.insert(weights.end(), padded.begin(), padded.end());
@@ -44,6 +47,12 @@ std::string InputSlices(ShaderParams& params, const layout::Bhwc& in, int kh, in
 }
 
 }  // namespace
+
+std::vector<float> PaddedBias(const NodeContext& ctx, int bias_input, int channels) {
+  if (!HasBias(ctx, bias_input)) return std::vector<float>(static_cast<size_t>((channels + 3) / 4 * 4), 0.0f);
+  const std::vector<float> bias = ConstantFloats(ctx.input(static_cast<size_t>(bias_input)));
+  return layout::PadToSlices(bias.data(), channels);
+}
 
 ConvGeometry Geometry(const NodeContext& ctx, const layout::Bhwc& in, Padding padding, int kh, int kw, int sh, int sw,
                       int dh, int dw) {

@@ -41,6 +41,9 @@ std::vector<float> PackUnlessSupportOnly(const shaders::NodeContext& ctx, Pack p
   return ctx.support_only ? std::vector<float>{} : pack();
 }
 
+// Bias input `bias_input` padded to whole slices (zeros without one).
+std::vector<float> PaddedBias(const shaders::NodeContext& ctx, int bias_input, int channels);
+
 // "vec4 acc = <the bias of output slice s>;": the bias rides at the end of
 // the weights buffer (vec4(0.0) without one).
 std::string BiasInit(const shaders::NodeContext& ctx, shaders::GeneratedShader& g, int bias_input, int channels);

@@ -44,12 +44,6 @@ int64_t Append(std::vector<float>& weights, const std::vector<float>& values) {
   return offset;
 }
 
-std::vector<float> PaddedBias(const NodeContext& ctx, int channels) {
-  if (!ctx.has_input(2)) return std::vector<float>(static_cast<size_t>((channels + 3) / 4 * 4), 0.0f);
-  const std::vector<float> bias = ConstantFloats(ctx.input(2));
-  return layout::PadToSlices(bias.data(), channels);
-}
-
 }  // namespace
 
 absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
@@ -100,9 +94,9 @@ absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
   g.constants = {PackUnlessSupportOnly(ctx, [&] {
     const std::vector<float> dww = ConstantFloats(dw.input(1));
     std::vector<float> weights = layout::ToDepthwiseWeights4(dww.data(), dws[1], dws[2], mid->channels).values;
-    dw_bias = Append(weights, PaddedBias(dw, mid->channels));
+    dw_bias = Append(weights, PaddedBias(dw, 2, mid->channels));
     pw_weights = Append(weights, PackedConvWeights(ctx.input(1), out->channels, 1, 1, mid->channels));
-    pw_bias = Append(weights, PaddedBias(ctx, out->channels));
+    pw_bias = Append(weights, PaddedBias(ctx, 2, out->channels));
     return weights;
   })};
   // Pixels along x, so that neighbouring invocations read and write

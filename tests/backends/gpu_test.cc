@@ -4,6 +4,10 @@
 // recordings and barriers in gpu_dispatch_test.cc.
 #include "tests/backends/gpu_fixture.h"
 
+#include <algorithm>
+
+#include "base/parallel.h"
+
 namespace mgd::gpu {
 namespace {
 
@@ -122,6 +126,16 @@ TEST_P(GpuTest, ProgramsMadeTogetherFailAlone) {
     for (size_t i : {size_t{0}, size_t{2}}) {
       ASSERT_TRUE(built[i].ok()) << built[i].status();
       EXPECT_EQ((*built[i])->name(), sources[i].name);
+      if (api() == Api::kGles) {
+        // Compiled on a helper context in round 0 (when the driver has
+        // binaries), yet from_binary() speaks of the caller's binaries only.
+        const Program& p = **built[i];
+        EXPECT_EQ(p.from_binary(), round == 1 && !sources[i].binary.empty());
+        const std::vector<Program::BuildFeedback::Phase> phases = p.build_feedback().phases;
+        const bool on_helper = std::any_of(phases.begin(), phases.end(),
+                                           [](const auto& phase) { return std::string(phase.name).find("helper") != std::string::npos; });
+        EXPECT_EQ(on_helper, round == 0 && !p.binary().empty() && MaxThreads() >= 2);
+      }
       CheckAffine(*device_, 1000, 2.0f, built[i]->get());
       sources[i].spirv = (*built[i])->spirv();
       sources[i].binary = (*built[i])->binary();
