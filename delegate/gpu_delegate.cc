@@ -166,7 +166,7 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& s
   }
   if (compile.precision.half_arithmetic()) compile.fp32_layers = Fp32LayersFor(graph, structure_digest);
   compile.dont_unroll = device_->info().is_software();
-  compile.split_conv_outputs = tuning::SplitConvOutputs(tables_, shaders::kSplitConvOutputs);
+  compile.split_conv_outputs = tuning::FirstSet(tables_, &tuning::Table::split_conv_outputs, shaders::kSplitConvOutputs);
   compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;
   compile.memory.problem = needs_.every_tensor ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
   compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;
@@ -270,7 +270,8 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     Step("compile");
   }
   // 3. Realize it on the device.
-  const RealizeOptions realize{options_.api, needs_.timed_recording, options_.logger, [this](const char* name) { Step(name); }};
+  RealizeOptions realize{options_.api, needs_.timed_recording, options_.logger, [this](const char* name) { Step(name); }};
+  realize.program_threads = static_cast<size_t>(tuning::FirstSet(tables_, &tuning::Table::program_threads, SIZE_MAX >> 1));
   auto prepared = Realize(*device_, *compiled, realize);
   // The entry was read and realized while the weights were still being
   // hashed (it passed its integrity check first): it stands only if its

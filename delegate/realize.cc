@@ -213,7 +213,8 @@ absl::StatusOr<PreparedPartition> Realize(gpu::Device& device, CompiledModel& mo
       programs.push_back({cd.code.name, sources[i], static_cast<uint32_t>(cd.bindings.size()), shaders::ParamsBytes(cd.code),
                           0, cd.spirv, cd.binary});
     }
-    built = device.CreatePrograms(programs, nothing_to_compile ? 4 : SIZE_MAX);
+    built = device.CreatePrograms(programs, nothing_to_compile ? std::min<size_t>(4, options.program_threads)
+                                                               : options.program_threads);
   });
   // The weights' staging space is allocated on a thread of its own while
   // this one creates the buffers (8 MB of host-visible memory took 2-2.6 ms

@@ -5,6 +5,7 @@
 // executions of one shared part can exist (NewExecution).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -49,6 +50,8 @@ struct RealizeOptions {
   bool profile = false;                      // also a timestamped recording
   Logger logger;                             // how the programs were built (debug)
   std::function<void(const char*)> step;     // ends a named prepare step
+  // Threads that compile programs (the GPU table's program_threads).
+  size_t program_threads = SIZE_MAX;
 };
 
 // Builds the programs (filling in the SPIR-V or program binary of each

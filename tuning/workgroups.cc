@@ -202,12 +202,14 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
       t.entries.push_back(*e);
     }
   }
-  if (j.contains("split_conv_outputs")) {
-    const json& v = j["split_conv_outputs"];
-    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > (int64_t{1} << 30)) {
-      return Bad(source, "split_conv_outputs", "expected an integer from 1 to 2^30");
+  for (const auto& [name, field, most] : {std::tuple{"split_conv_outputs", &Table::split_conv_outputs, int64_t{1} << 30},
+                                          std::tuple{"program_threads", &Table::program_threads, int64_t{1024}}}) {
+    if (!j.contains(name)) continue;
+    const json& v = j[name];
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > most) {
+      return Bad(source, name, fmt::format("expected an integer from 1 to {}", most));
     }
-    t.split_conv_outputs = v.get<int64_t>();
+    t.*field = v.get<int64_t>();
   }
   if (j.contains("accuracy")) {
     if (!j["accuracy"].is_array()) return Bad(source, "accuracy", "expected an array");
@@ -252,6 +254,7 @@ std::string SerializeTable(const Table& t) {
                                 Table::kVersion, JsonText(gpu), t.tuned ? "true" : "false");
   if (!t.notes.empty()) out += fmt::format("  \"notes\": {},\n", JsonText(json(t.notes)));
   if (t.split_conv_outputs > 0) out += fmt::format("  \"split_conv_outputs\": {},\n", t.split_conv_outputs);
+  if (t.program_threads > 0) out += fmt::format("  \"program_threads\": {},\n", t.program_threads);
   out += "  \"entries\": [";
   for (size_t i = 0; i < entries.size(); ++i) out += (i ? ",\n    " : "\n    ") + JsonText(entries[i]);
   out += entries.empty() ? "]" : "\n  ]";
@@ -300,9 +303,9 @@ std::vector<std::string> Fp32Layers(const std::vector<const Table*>& tables, con
   return layers;
 }
 
-int64_t SplitConvOutputs(const std::vector<const Table*>& tables, int64_t fallback) {
+int64_t FirstSet(const std::vector<const Table*>& tables, int64_t Table::*field, int64_t fallback) {
   for (const Table* t : tables) {
-    if (t->split_conv_outputs > 0) return t->split_conv_outputs;
+    if (t->*field > 0) return t->*field;
   }
   return fallback;
 }

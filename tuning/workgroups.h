@@ -66,6 +66,11 @@ struct Table {
   // splits each sum across invocations (shaders::NodeContext); 0: not said.
   // GPUs with many cores want it higher than the default.
   int64_t split_conv_outputs = 0;
+  // "program_threads": how many threads a start without a cache builds
+  // programs on (GL: one helper context each; 1: the device's own context
+  // alone); 0: not said (one per core). NVIDIA's GL driver compiles one
+  // program at a time across contexts, so helpers only cost it.
+  int64_t program_threads = 0;
 };
 
 // Parses and checks a table; errors name `source` and the bad field.
@@ -80,8 +85,9 @@ void Merge(Table& table, const AccuracyEntry& entry);
 // structure digest is `model` (sorted, each once).
 std::vector<std::string> Fp32Layers(const std::vector<const Table*>& tables, const std::string& model);
 
-// The first table's split_conv_outputs that is set, else `fallback`.
-int64_t SplitConvOutputs(const std::vector<const Table*>& tables, int64_t fallback);
+// The first table's `field` that is set (above 0), else `fallback`:
+// FirstSet(tables, &Table::split_conv_outputs, shaders::kSplitConvOutputs).
+int64_t FirstSet(const std::vector<const Table*>& tables, int64_t Table::*field, int64_t fallback);
 
 bool Matches(const GpuMatch& match, const gpu::GpuInfo& info);
 // The tables compiled into mgd (tuning/tables/*.json).

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "base/parallel.h"
@@ -181,7 +182,13 @@ std::vector<absl::StatusOr<std::unique_ptr<Program>>> Device::CreatePrograms(con
                                                                              size_t threads) {
   std::vector<absl::StatusOr<std::unique_ptr<Program>>> built;
   for (size_t i = 0; i < sources.size(); ++i) built.emplace_back(absl::UnknownError("not built"));
-  ParallelFor(sources.size(), [&](size_t i) { built[i] = CreateProgram(sources[i]); }, threads);
+  // Longest source first: the last program begun then is a short one, not
+  // the one the whole start waits for.
+  std::vector<size_t> order(sources.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sources[a].glsl.size() > sources[b].glsl.size(); });
+  ParallelFor(sources.size(), [&](size_t k) { built[order[k]] = CreateProgram(sources[order[k]]); }, threads);
   return built;
 }
 

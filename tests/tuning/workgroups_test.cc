@@ -107,22 +107,33 @@ TEST(WorkgroupTable, AccuracyEntriesParseRoundTripAndMerge) {
   EXPECT_EQ(SerializeTable(plain).find("accuracy"), std::string::npos);
 }
 
-TEST(WorkgroupTable, TheSplitThresholdParsesRoundTripsAndFallsBack) {
-  auto table = ParseTable(R"({"format": "mgd-workgroups", "version": 1, "split_conv_outputs": 32768})", "t.json");
-  ASSERT_TRUE(table.ok()) << table.status();
-  EXPECT_EQ(table->split_conv_outputs, 32768);
-  auto again = ParseTable(SerializeTable(*table), "again");
-  ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ(again->split_conv_outputs, 32768);
-  const Table unset;
-  EXPECT_EQ(SerializeTable(unset).find("split_conv_outputs"), std::string::npos);
-  EXPECT_EQ(SplitConvOutputs({&unset, &*table}, 8192), 32768);
-  EXPECT_EQ(SplitConvOutputs({&unset}, 8192), 8192);
-  for (const char* bad : {"0", "-5", "1.5", "\"many\"", "2000000000"}) {
-    auto t = ParseTable(std::string(R"({"format": "mgd-workgroups", "version": 1, "split_conv_outputs": )") + bad + "}",
-                        "bad.json");
-    ASSERT_FALSE(t.ok()) << bad;
-    EXPECT_THAT(std::string(t.status().message()), HasSubstr("bad.json: split_conv_outputs")) << bad;
+// The tables' single numbers: split_conv_outputs and program_threads.
+TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
+  struct Case {
+    std::string name;
+    int64_t Table::*field;
+    int64_t value;
+    const char* too_large;
+  };
+  for (const Case& c : {Case{"split_conv_outputs", &Table::split_conv_outputs, 32768, "2000000000"},
+                        Case{"program_threads", &Table::program_threads, 3, "1025"}}) {
+    SCOPED_TRACE(c.name);
+    const std::string head = R"({"format": "mgd-workgroups", "version": 1, ")" + c.name + "\": ";
+    auto table = ParseTable(head + std::to_string(c.value) + "}", "t.json");
+    ASSERT_TRUE(table.ok()) << table.status();
+    EXPECT_EQ((*table).*c.field, c.value);
+    auto again = ParseTable(SerializeTable(*table), "again");
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ((*again).*c.field, c.value);
+    const Table unset;
+    EXPECT_EQ(SerializeTable(unset).find(c.name), std::string::npos);
+    EXPECT_EQ(FirstSet({&unset, &*table}, c.field, 8192), c.value);
+    EXPECT_EQ(FirstSet({&unset}, c.field, 8192), 8192);
+    for (const char* bad : {"0", "-5", "1.5", "\"many\"", c.too_large}) {
+      auto t = ParseTable(head + bad + "}", "bad.json");
+      ASSERT_FALSE(t.ok()) << bad;
+      EXPECT_THAT(std::string(t.status().message()), HasSubstr("bad.json: " + c.name)) << bad;
+    }
   }
 }
 
