@@ -10,7 +10,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 
 #include "backends/gl/gl_objects.h"
 #include "base/parallel.h"
@@ -38,20 +37,7 @@ std::vector<uint8_t> CompileToBinary(const ProgramSource& source) {
       glLinkProgram(program);
       glGetProgramiv(program, GL_LINK_STATUS, &ok);
     }
-    GLint bytes = 0;
-    if (ok == GL_TRUE) glGetProgramiv(program, GL_PROGRAM_BINARY_LENGTH, &bytes);
-    if (bytes > 0) {
-      tagged.resize(4 + static_cast<size_t>(bytes));
-      GLsizei written = 0;
-      GLenum format = 0;
-      glGetProgramBinary(program, bytes, &written, &format, tagged.data() + 4);
-      if (glGetError() == GL_NO_ERROR && written > 0) {
-        std::memcpy(tagged.data(), &format, 4);
-        tagged.resize(4 + static_cast<size_t>(written));
-      } else {
-        tagged.clear();
-      }
-    }
+    if (ok == GL_TRUE) tagged = TaggedBinary(program);
   }
   if (program != 0) glDeleteProgram(program);
   if (shader != 0) glDeleteShader(shader);

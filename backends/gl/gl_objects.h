@@ -147,17 +147,19 @@ absl::StatusOr<std::unique_ptr<GlProgram>> FinishProgram(PendingProgram pending)
 absl::StatusOr<std::unique_ptr<GlProgram>> BuildProgram(std::shared_ptr<DeviceCore> core,
                                                         const ProgramSource& source);
 
-// The GL program binary (GlProgram::binary()'s layout) of each source and
-// what it took,
-// compiled on up to `threads` helper contexts of `display`, each on a thread
-// of its own; empty where that failed (the device's context then compiles the
-// GLSL and reports the error). Needs a driver with binary formats; all empty
-// when fewer than two helpers would run. Call it on a thread without a
-// current context of its own to keep.
+// The binary of a linked program on the current context, its format first
+// (GlProgram::binary()'s layout); empty when the driver gives none.
+std::vector<uint8_t> TaggedBinary(GLuint program);
+
 struct HelperCompile {
-  std::vector<uint8_t> binary;
-  double ms = 0;  // the helper's compile, link and glGetProgramBinary
+  std::vector<uint8_t> binary;  // TaggedBinary's layout; empty where that failed
+  double ms = 0;                // the helper's compile, link and glGetProgramBinary
 };
+// Each source compiled on up to `threads` helper contexts of `display`, each
+// on a thread of its own; where that failed, the device's context compiles
+// the GLSL and reports the error. Needs a driver with binary formats; all
+// empty when fewer than two helpers would run. Call it on a thread without a
+// current context of its own to keep.
 std::vector<HelperCompile> CompileOnHelperContexts(const DisplaySource& display,
                                                    const std::vector<const ProgramSource*>& sources, size_t threads);
 

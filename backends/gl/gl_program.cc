@@ -85,24 +85,12 @@ absl::Status CheckUniformBlocks(GLuint program, const ProgramSource& source, con
   return CheckGl(where, "glGetActiveUniformBlockiv");
 }
 
-// Failing to get a binary only costs the cache an entry, so errors are dropped.
 void FetchBinary(GlProgram& program) {
-  GLint length = 0;
-  glGetProgramiv(program.id(), GL_PROGRAM_BINARY_LENGTH, &length);
-  if (length <= 0) {
-    DrainGlErrors();
-    return;
-  }
-  std::vector<uint8_t> binary(static_cast<size_t>(length));
-  GLsizei written = 0;
+  const std::vector<uint8_t> tagged = TaggedBinary(program.id());
+  if (tagged.empty()) return;
   GLenum format = 0;
-  glGetProgramBinary(program.id(), length, &written, &format, binary.data());
-  if (glGetError() != GL_NO_ERROR || written <= 0) {
-    DrainGlErrors();
-    return;
-  }
-  binary.resize(static_cast<size_t>(written));
-  program.set_binary(std::move(binary), format, false);
+  std::memcpy(&format, tagged.data(), 4);
+  program.set_binary(std::vector<uint8_t>(tagged.begin() + 4, tagged.end()), format, false);
 }
 
 // Hands a binary from Program::binary() (format tag, then the driver's
@@ -122,6 +110,27 @@ using Clock = std::chrono::steady_clock;
 double Ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
 
 }  // namespace
+
+// Failing to get a binary only costs the cache an entry, so errors are dropped.
+std::vector<uint8_t> TaggedBinary(GLuint program) {
+  GLint length = 0;
+  glGetProgramiv(program, GL_PROGRAM_BINARY_LENGTH, &length);
+  if (length <= 0) {
+    DrainGlErrors();
+    return {};
+  }
+  std::vector<uint8_t> tagged(4 + static_cast<size_t>(length));
+  GLsizei written = 0;
+  GLenum format = 0;
+  glGetProgramBinary(program, length, &written, &format, tagged.data() + 4);
+  if (glGetError() != GL_NO_ERROR || written <= 0) {
+    DrainGlErrors();
+    return {};
+  }
+  std::memcpy(tagged.data(), &format, 4);
+  tagged.resize(4 + static_cast<size_t>(written));
+  return tagged;
+}
 
 PendingProgram BeginProgram(std::shared_ptr<DeviceCore> core, const ProgramSource& source, bool from_binary) {
   const auto t0 = Clock::now();
