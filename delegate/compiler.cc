@@ -96,7 +96,7 @@ class Builder {
     CompiledDispatch d;
     d.code = conversion.code;
     d.groups = conversion.groups;
-    if (inbound) d.grid = Grid(*shape);  // the outbound one runs over BHWC elements in 1-D
+    if (inbound) d.grid = shaders::BlockedExtent(*shape);  // the outbound one runs over BHWC elements in 1-D
     d.key = {inbound ? "BHWC_TO_PHWC4" : "PHWC4_TO_BHWC", Extent(*shape), Extent(*shape), {}, options_.precision.half_storage()};
     d.bindings = {{inbound ? user_index : *inside, false}, {inbound ? *inside : user_index, true}};
     Add(std::move(d));
@@ -123,6 +123,7 @@ class Builder {
     if (group.producer >= 0) head.inputs[0] = producer.inputs[0];
     ctx.workgroup_reduction = group.output_pad < 0;
     ctx.split_conv_outputs = options_.split_conv_outputs;
+    ctx.conv_block = options_.conv_block;
     auto shader = shaders::GenerateShader(ctx);
     if (!shader.ok() && group.producer >= 0) {
       // The planner asked with the default options; with these the
@@ -176,7 +177,9 @@ class Builder {
     if (!final_shape.ok()) return Error(group.head, final_shape.status());
     // Any workgroup covers the standard 3-D grid over the output; shaders
     // that share memory within a workgroup keep theirs.
-    if (d.code.shared.empty() && d.groups == shaders::GridFor(*final_shape, d.code.workgroup)) d.grid = Grid(*final_shape);
+    if (d.code.shared.empty() && d.groups == shaders::GridFor(*final_shape, d.code.workgroup, shader->block)) {
+      d.grid = shaders::BlockedExtent(*final_shape, shader->block);
+    }
     d.key = Key(head, *final_shape);
     Add(std::move(d));
     return absl::OkStatus();
@@ -186,10 +189,6 @@ class Builder {
 
  private:
   static std::array<int, 3> Extent(const layout::Bhwc& s) { return {s.width, s.height, s.batch * s.slices()}; }
-  static std::array<uint32_t, 3> Grid(const layout::Bhwc& s) {
-    const std::array<int, 3> e = Extent(s);
-    return {static_cast<uint32_t>(e[0]), static_cast<uint32_t>(e[1]), static_cast<uint32_t>(e[2])};
-  }
 
   // The head's op, its first activation input, the group's output and the
   // head's first constant input (the weights of a convolution).
@@ -267,12 +266,17 @@ class Builder {
     shaders::ShaderParams& params = d.code.params;
     std::string body =
         head.prologue.empty() ? shaders::glsl::OutputPrologue(params, *final_shape, linear.has_value()) : head.prologue;
+    const bool blocked = !head.block.single();
     if (group.output_pad >= 0) {
-      // Slices past the unpadded tensor are zeros.
+      // Slices past the unpadded tensor are zeros (a blocked shader cannot
+      // return early for them: generators block only with
+      // ctx.workgroup_reduction, which such a group turns off).
+      if (blocked) return Error(group.head, absl::InternalError("a blocked shader cannot write a padded output"));
       body += fmt::format("  if (s >= {}) {{ out0_set(out_index, vec4(0.0)); return; }}\n",
                           params.Int("unpadded_s", head.output.slices()));
     }
     body += head.code.body;
+    std::string per_output;
     int channels = head.output.channels;
     for (size_t k = 0; k < group.tails.size(); ++k) {
       const auto [n, position] = group.tails[k];
@@ -292,12 +296,13 @@ class Builder {
         if (!b.ok()) return Error(n, b.status());
         d.bindings.push_back({*b, false});
       }
-      body += update->code;
+      per_output += update->code;
       params.Append(update->params);
       channels = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(node.outputs[0])].shape)->channels;
     }
-    body += shaders::glsl::MaskPadding(params, channels, "value");
-    body += "  out0_set(out_index, value);\n";
+    per_output += shaders::glsl::MaskPadding(params, channels, "value");
+    per_output += "  out0_set(out_index, value);\n";
+    body += blocked ? shaders::glsl::ForEachBlockOutput(params, *final_shape, head.block, per_output) : per_output;
     if (linear) {
       d.code.workgroup = shaders::kLinearWorkgroup;
       d.groups = *linear;

@@ -167,6 +167,10 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& s
   if (compile.precision.half_arithmetic()) compile.fp32_layers = Fp32LayersFor(graph, structure_digest);
   compile.dont_unroll = device_->info().is_software();
   compile.split_conv_outputs = tuning::FirstSet(tables_, &tuning::Table::split_conv_outputs, shaders::kSplitConvOutputs);
+  compile.conv_block.x =
+      static_cast<int>(tuning::FirstSet(tables_, &tuning::Table::conv_block_x, shaders::kConvBlock.x));
+  compile.conv_block.slices =
+      static_cast<int>(tuning::FirstSet(tables_, &tuning::Table::conv_block_slices, shaders::kConvBlock.slices));
   compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;
   compile.memory.problem = needs_.every_tensor ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
   compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;

@@ -22,9 +22,16 @@ bool SameBhwc(const Shape& a, const Shape& b) {
   return x.ok() && y.ok() && *x == *y;
 }
 
-std::array<uint32_t, 3> GridFor(const layout::Bhwc& s, const std::array<uint32_t, 3>& wg) {
-  auto up = [](int n, uint32_t w) { return std::max<uint32_t>(1, (static_cast<uint32_t>(n) + w - 1) / w); };
-  return {up(s.width, wg[0]), up(s.height, wg[1]), up(s.batch * s.slices(), wg[2])};
+std::array<uint32_t, 3> BlockedExtent(const layout::Bhwc& s, OutputBlock block) {
+  auto up = [](int n, int b) { return static_cast<uint32_t>((n + b - 1) / b); };
+  return {up(s.width, block.x), static_cast<uint32_t>(s.height),
+          static_cast<uint32_t>(s.batch) * up(s.slices(), block.slices)};
+}
+
+std::array<uint32_t, 3> GridFor(const layout::Bhwc& s, const std::array<uint32_t, 3>& wg, OutputBlock block) {
+  const std::array<uint32_t, 3> e = BlockedExtent(s, block);
+  auto up = [](uint32_t n, uint32_t w) { return std::max<uint32_t>(1, (n + w - 1) / w); };
+  return {up(e[0], wg[0]), up(e[1], wg[1]), up(e[2], wg[2])};
 }
 
 std::optional<std::array<uint32_t, 3>> LinearGridFor(const layout::Bhwc& s) {

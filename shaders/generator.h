@@ -37,6 +37,22 @@ struct FusedPad {
 // idle with one invocation per output (docs/perf.md).
 constexpr int64_t kSplitConvOutputs = 8192;
 
+// The outputs one invocation of a linkable shader computes: `x` pixels
+// along a row times `slices` slices (register tiling: a convolution reads
+// each input vec4 once for all the block's slices and each weight once for
+// all its pixels).
+struct OutputBlock {
+  int x = 1, slices = 1;
+  int count() const { return x * slices; }
+  bool single() const { return count() == 1; }
+  bool operator==(const OutputBlock& o) const { return x == o.x && slices == o.slices; }
+};
+
+// A plain convolution's block where the GPU's table says nothing: 4
+// accumulators, about what TFLite's GPU delegate gives a mobile GPU's
+// convolution thread.
+constexpr OutputBlock kConvBlock{2, 2};
+
 struct NodeContext {
   const Graph* graph = nullptr;
   int node_index = -1;
@@ -54,6 +70,9 @@ struct NodeContext {
   // A convolution with at most this many output vec4s splits each sum
   // across several invocations (the device's table may say otherwise).
   int64_t split_conv_outputs = kSplitConvOutputs;
+  // The block of outputs a convolution's invocation computes, when the
+  // convolution can (the device's table may say; see OutputBlock).
+  OutputBlock conv_block = kConvBlock;
   // An elementwise operand (input position) that is the input of a fused
   // channel PAD: it has fewer channels, and reads as zeros past them.
   int channel_padded_operand = -1;
@@ -95,6 +114,13 @@ struct GeneratedShader {
   // instead of glsl::OutputPrologue; it has returned for the invocations
   // that store nothing by the end of the body.
   std::string prologue;
+  // Above one output per invocation, the shader's own prologue declares y,
+  // b and the block's first output x and s (returning when that one lies
+  // outside), and the body ends with `vec4 value<k>` for k = j * block.x + i
+  // holding the output at (x + i, s + j); the compiler links the tails and
+  // stores each one that lies inside the output. `groups` then covers
+  // BlockedExtent(output, block).
+  OutputBlock block{};
 };
 
 // A node as an update of `value` (vec4) in a producer's shader: the operand
@@ -127,7 +153,10 @@ bool TakesProducer(const Graph& graph, int producer, int consumer);
 
 // Dispatch grid for one invocation per (x, y, batch * slice) of `shape` with
 // `workgroup`.
-std::array<uint32_t, 3> GridFor(const layout::Bhwc& shape, const std::array<uint32_t, 3>& workgroup);
+std::array<uint32_t, 3> GridFor(const layout::Bhwc& shape, const std::array<uint32_t, 3>& workgroup,
+                                OutputBlock block = {});
+// The invocations (x, y, batch * slice) that cover `shape` in blocks.
+std::array<uint32_t, 3> BlockedExtent(const layout::Bhwc& shape, OutputBlock block = {});
 
 
 // A one-dimensional grid of 64-wide workgroups over every output vec4 of

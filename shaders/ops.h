@@ -32,6 +32,15 @@ namespace glsl {
 // `out` and returns early outside it; `out_index` is its PHWC4 index. With
 // `linear`, the grid is one-dimensional (see LinearGridFor).
 std::string OutputPrologue(ShaderParams& params, const layout::Bhwc& out, bool linear = false);
+// The prologue of a shader whose invocations compute blocks of outputs
+// (OutputBlock): declares y, b and the block's first output x, s, and
+// returns when that one lies outside `out`.
+std::string BlockPrologue(ShaderParams& params, const layout::Bhwc& out, OutputBlock block);
+// `per_output` (which reads `value`, x, s and out_index, and stores) once
+// for each output of the block that lies inside `out`, `value` being the
+// body's value<k>.
+std::string ForEachBlockOutput(ShaderParams& params, const layout::Bhwc& out, OutputBlock block,
+                               const std::string& per_output);
 // "int b = ..., s = ...;": the batch and slice of output slice row z.
 std::string BatchAndSlice(ShaderParams& params, const layout::Bhwc& out);
 // The PHWC4 index of (b, slice, yy, xx) in `tensor`, of `shape`, as GLSL.

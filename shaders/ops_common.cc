@@ -67,6 +67,51 @@ std::string OutputPrologue(ShaderParams& params, const layout::Bhwc& o, bool lin
       fmt::arg("bs", batch_and_slice));
 }
 
+std::string BlockPrologue(ShaderParams& params, const layout::Bhwc& o, OutputBlock block) {
+  const int slice_blocks = (o.slices() + block.slices - 1) / block.slices;
+  const std::string batch_and_slice =
+      o.batch == 1 ? fmt::format("  int b = 0, s = z * {};\n", block.slices)
+                   : fmt::format("  int b = z / {0}, s = (z - b * {0}) * {1};\n",
+                                 params.Int("out_slice_blocks", slice_blocks), block.slices);
+  return fmt::format(
+      "  int x = int(gl_GlobalInvocationID.x) * {bx}, y = int(gl_GlobalInvocationID.y), z = "
+      "int(gl_GlobalInvocationID.z);\n"
+      "  if (x >= {W} || y >= {H} || z >= {Z}) return;\n"
+      "{bs}",
+      fmt::arg("bx", block.x), fmt::arg("W", params.Int("out_w", o.width)), fmt::arg("H", params.Int("out_h", o.height)),
+      fmt::arg("Z", params.Int("out_block_z", static_cast<int64_t>(o.batch) * slice_blocks)),
+      fmt::arg("bs", batch_and_slice));
+}
+
+std::string ForEachBlockOutput(ShaderParams& params, const layout::Bhwc& o, OutputBlock block,
+                               const std::string& per_output) {
+  const std::string w = params.Int("out_w", o.width), h = params.Int("out_h", o.height),
+                    slices = params.Int("out_s", o.slices());
+  std::string code;
+  for (int j = 0; j < block.slices; ++j) {
+    for (int i = 0; i < block.x; ++i) {
+      // The block's first output is inside (the prologue returned otherwise).
+      std::string inside;
+      if (i > 0) inside = fmt::format("ex < {}", w);
+      if (j > 0) inside += fmt::format("{}es < {}", inside.empty() ? "" : " && ", slices);
+      code += fmt::format(
+          "  {{\n"
+          "    int ex = x + {i}, es = s + {j};\n"
+          "    if ({inside}) {{\n"
+          "      int x = ex, s = es;\n"
+          "      int out_index = ((b * {S} + s) * {H} + y) * {W} + x;\n"
+          "      vec4 value = value{k};\n"
+          "{per_output}"
+          "    }}\n"
+          "  }}\n",
+          fmt::arg("i", i), fmt::arg("j", j), fmt::arg("inside", inside.empty() ? "true" : inside),
+          fmt::arg("S", slices), fmt::arg("H", h), fmt::arg("W", w), fmt::arg("k", j * block.x + i),
+          fmt::arg("per_output", per_output));
+    }
+  }
+  return code;
+}
+
 std::string BatchAndSlice(ShaderParams& params, const layout::Bhwc& o) {
   // One image (nearly every model) needs no division, so a shader shared
   // between sizes divides by no parameter either.

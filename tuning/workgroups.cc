@@ -203,7 +203,9 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
     }
   }
   for (const auto& [name, field, most] : {std::tuple{"split_conv_outputs", &Table::split_conv_outputs, int64_t{1} << 30},
-                                          std::tuple{"program_threads", &Table::program_threads, int64_t{1024}}}) {
+                                          std::tuple{"program_threads", &Table::program_threads, int64_t{1024}},
+                                          std::tuple{"conv_block_x", &Table::conv_block_x, int64_t{16}},
+                                          std::tuple{"conv_block_slices", &Table::conv_block_slices, int64_t{16}}}) {
     if (!j.contains(name)) continue;
     const json& v = j[name];
     if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > most) {
@@ -255,6 +257,8 @@ std::string SerializeTable(const Table& t) {
   if (!t.notes.empty()) out += fmt::format("  \"notes\": {},\n", JsonText(json(t.notes)));
   if (t.split_conv_outputs > 0) out += fmt::format("  \"split_conv_outputs\": {},\n", t.split_conv_outputs);
   if (t.program_threads > 0) out += fmt::format("  \"program_threads\": {},\n", t.program_threads);
+  if (t.conv_block_x > 0) out += fmt::format("  \"conv_block_x\": {},\n", t.conv_block_x);
+  if (t.conv_block_slices > 0) out += fmt::format("  \"conv_block_slices\": {},\n", t.conv_block_slices);
   out += "  \"entries\": [";
   for (size_t i = 0; i < entries.size(); ++i) out += (i ? ",\n    " : "\n    ") + JsonText(entries[i]);
   out += entries.empty() ? "]" : "\n  ]";

@@ -71,6 +71,10 @@ struct Table {
   // alone); 0: not said (one per core). NVIDIA's GL driver compiles one
   // program at a time across contexts, so helpers only cost it.
   int64_t program_threads = 0;
+  // "conv_block_x", "conv_block_slices": the block of outputs a plain
+  // convolution's invocation computes (shaders::OutputBlock: pixels along a
+  // row, output slices); 0: not said.
+  int64_t conv_block_x = 0, conv_block_slices = 0;
 };
 
 // Parses and checks a table; errors name `source` and the bad field.

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "ops/conv/conv.h"
+#include "ops/elementwise/elementwise.h"
 #include "tests/delegate/delegate_fixture.h"
 #include "tests/graph_builder.h"
 
@@ -150,6 +151,65 @@ TEST_P(ConvGpuTest, TransposedConvolutions) {
     if (c.bias) ins.push_back(g.Const({3}));
     g.Out(g.Op(OpKind::kTransposeConv, a, ins, {c.out}));
     ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+}
+
+// Convolutions whose invocations compute blocks of outputs (the tables'
+// conv_block_x and conv_block_slices): rows the block's width does not
+// divide, a padded last slice, two images, 3x3 filters whose block's pixels
+// reach past the padding at different taps (strided, dilated), and a fused
+// activation and ADD applied to each output of a block.
+TEST_P(ConvGpuTest, BlocksOfOutputsMatchTheCpu) {
+  struct Case {
+    Shape in;
+    int out_channels, k, stride = 1, dilation = 1;
+  };
+  for (auto [bx, bs] : {std::array<int, 2>{1, 1}, {3, 1}, {4, 2}, {8, 4}, {5, 3}}) {
+    SCOPED_TRACE(::testing::Message() << "block " << bx << "x" << bs);
+    GpuDelegateOptions options;
+    options.api = GetParam().api;
+    options.precision = Precision::Of(GetParam().fp16);
+    options.validation = true;
+    options.workgroups = tuning::Table{};
+    options.workgroups->conv_block_x = bx;
+    options.workgroups->conv_block_slices = bs;
+    auto delegate = GpuDelegate::Create(options);
+    ASSERT_TRUE(delegate.ok()) << delegate.status();
+    for (const Case& c : {Case{{1, 5, 13, 20}, 24, 1}, Case{{2, 4, 9, 7}, 10, 1}, Case{{1, 6, 11, 12}, 22, 3},
+                          Case{{1, 7, 15, 5}, 8, 3, 2}, Case{{1, 6, 12, 4}, 4, 3, 1, 2}}) {
+      SCOPED_TRACE(::testing::Message() << ShapeToString(c.in) << " -> " << c.out_channels << " k" << c.k << " s"
+                                        << c.stride << " d" << c.dilation);
+      OneOp g;
+      const int x = g.Input(c.in);
+      const Shape out = {c.in[0], (c.in[1] + c.stride - 1) / c.stride, (c.in[2] + c.stride - 1) / c.stride,
+                         c.out_channels};
+      Conv2dAttributes a;
+      a.padding = Padding::kSame;
+      a.stride_h = a.stride_w = c.stride;
+      a.dilation_h = a.dilation_w = c.dilation;
+      a.activation = Activation::kRelu6;
+      const float scale = 1.0f / std::sqrt(static_cast<float>(c.k * c.k * c.in[3]));
+      const int y = g.Op(OpKind::kConv2d, a,
+                         {x, g.Const({c.out_channels, c.k, c.k, c.in[3]}, scale), g.Const({c.out_channels})}, {out})[0];
+      g.Out(g.Op(OpKind::kAdd, ElementwiseAttributes{}, {y, g.Input(out)}, {out}));
+      const Graph graph = g.b.Build();
+      const auto cpu = Run(graph, g.data, nullptr);
+      ExpectNear(Run(graph, g.data, delegate->get()), cpu);
+      // One dispatch for both nodes (the ADD linked after each output of a
+      // block), and blocks but the single output cover the output with fewer
+      // invocations.
+      std::array<uint32_t, 3> grid{};
+      for (const GpuDelegate::DispatchInfo& d : (*delegate)->dispatch_infos().back()) {
+        if (d.nodes == std::vector<int>{0, 1}) grid = d.grid;
+      }
+      const uint32_t outputs = static_cast<uint32_t>(out[0] * out[1] * out[2] * ((out[3] + 3) / 4));
+      if (bx * bs == 1) {
+        EXPECT_EQ(grid[0] * grid[1] * grid[2], outputs);
+      } else {
+        EXPECT_LT(grid[0] * grid[1] * grid[2], outputs);
+      }
+    }
+    EXPECT_THAT((*delegate)->device().validation_messages(), ::testing::IsEmpty());
   }
 }
 

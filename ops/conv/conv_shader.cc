@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "layout/weights.h"
 #include "model/constants.h"
 #include "model/geometry.h"
@@ -20,13 +22,24 @@ bool HasBias(const NodeContext& ctx, int bias_input) {
   return bias_input >= 0 && ctx.has_input(static_cast<size_t>(bias_input));
 }
 
-std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
-  if (!HasBias(ctx, bias_input)) return "vec4(0.0)";
+// Appends the bias to the weights and returns where it starts (a parameter),
+// or "" without one.
+std::string AppendBias(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
+  if (!HasBias(ctx, bias_input)) return "";
   const std::vector<float> padded = PaddedBias(ctx, bias_input, channels);
   std::vector<float>& weights = g.constants.at(0);
   const size_t offset = weights.size() / 4;
   weights.insert(weights.end(), padded.begin(), padded.end());
-  return fmt::format("weights_at({} + s)", g.code.params.Int("bias_at", static_cast<int64_t>(offset)));
+  return g.code.params.Int("bias_at", static_cast<int64_t>(offset));
+}
+
+// The bias of output slice `slice` from AppendBias's start.
+std::string BiasAt(const std::string& start, const std::string& slice) {
+  return start.empty() ? "vec4(0.0)" : fmt::format("weights_at({} + {})", start, slice);
+}
+
+std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
+  return BiasAt(AppendBias(ctx, g, bias_input, channels), "s");
 }
 
 // A tap's sum over input slices of in0 at (iy, ix), O4I4 weights of a
@@ -222,6 +235,115 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
   return g;
 }
 
+// A plain convolution's invocation computes its block of outputs from its
+// context, in slices that divide the output's (so that weight reads stay
+// inside the filter) and, where it can, in a width that divides the rows.
+OutputBlock BlockFor(const NodeContext& ctx, const layout::Bhwc& out) {
+  if (!ctx.workgroup_reduction) return {};
+  OutputBlock block = ctx.conv_block;
+  block.x = std::max(1, std::min(block.x, out.width));
+  block.slices = std::max(1, std::min(block.slices, out.slices()));
+  while (out.slices() % block.slices != 0) --block.slices;
+  // A row that the block's width divides wastes no invocations (a 14- or
+  // 28-pixel row in blocks of 7, not 8): the widest such block from half
+  // the asked width up.
+  for (int x = block.x; 2 * x >= block.x; --x) {
+    if (out.width % x == 0) {
+      block.x = x;
+      break;
+    }
+  }
+  return block;
+}
+
+// A 1x1 convolution that keeps its input's size: each output pixel reads
+// its own input pixel, so a block's pixels past the row's end may read the
+// last one (and are never stored) instead of being checked.
+bool KeepsPixels(const ConvGeometry& g, const layout::Bhwc& in, const layout::Bhwc& out) {
+  return g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 && g.pad_w == 0 &&
+         in.width == out.width && in.height == out.height;
+}
+
+// A convolution whose invocations compute a block of outputs, each summed
+// over the same taps in the same order as one output alone (filter rows,
+// columns, input slices): each weight vec4 is read once for the block's
+// pixels, each input vec4 once for its slices.
+GeneratedShader BlockedConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
+                            const layout::Bhwc& in, const layout::Bhwc& out, OutputBlock block) {
+  GeneratedShader g = StartConvShader(ctx, out, 0);
+  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  g.block = block;
+  g.groups = GridFor(out, g.code.workgroup, block);
+  ShaderParams& params = g.code.params;
+  g.prologue = glsl::BlockPrologue(params, out, block);
+  const std::string bias = AppendBias(ctx, g, 2, out.channels);
+  auto acc = [](int j, int i) { return fmt::format("acc{}_{}", j, i); };
+  std::string& body = g.code.body;
+  for (int j = 0; j < block.slices; ++j) {
+    for (int i = 0; i < block.x; ++i) {
+      body += fmt::format("  {}vec4 {} = {};\n", glsl::AccumulatorPrecision(ctx), acc(j, i),
+                          BiasAt(bias, fmt::format("s + {}", j)));
+    }
+  }
+  const std::string is = params.Int("in0_s", in.slices()), kh = params.Int("filter_h", geometry.kh),
+                    kw = params.Int("filter_w", geometry.kw), iw = params.Int("in0_w", in.width);
+  const bool keeps_pixels = KeepsPixels(geometry, in, out);
+  // Pixel i's input column at tap kx, and whether it lies inside the input
+  // (else the tap is skipped, as for a single output).
+  std::string columns;
+  for (int i = 0; i < block.x; ++i) {
+    if (keeps_pixels) {
+      columns += fmt::format("      int ix{0} = min(x + {0}, {1} - 1);\n", i, iw);
+    } else {
+      columns += fmt::format("      int ix{0} = (x + {0}) * {1} - {2} + kx * {3};\n", i,
+                             params.Int("stride_w", geometry.stride_w), params.Int("pad_w", geometry.pad_w),
+                             params.Int("dilation_w", geometry.dilation_w));
+    }
+  }
+  std::string slices_loop = fmt::format("      MGD_LOOP for (int is = 0; is < {}; ++is) {{\n", is);
+  for (int j = 0; j < block.slices; ++j) {
+    slices_loop += fmt::format(
+        "        int w{j} = ((((s + {j}) * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
+        "        vec4 w{j}x = weights_at(w{j}), w{j}y = weights_at(w{j} + 1), w{j}z = weights_at(w{j} + 2), "
+        "w{j}w = weights_at(w{j} + 3);\n",
+        fmt::arg("j", j), fmt::arg("kh", kh), fmt::arg("kw", kw), fmt::arg("is", is));
+  }
+  for (int i = 0; i < block.x; ++i) {
+    const std::string inside = keeps_pixels ? "true" : fmt::format("ix{0} >= 0 && ix{0} < {1}", i, iw);
+    slices_loop += fmt::format("        if ({}) {{\n          vec4 v = {};\n", inside,
+                               glsl::Read(params, "in0", in, "b", "is", "iy", fmt::format("ix{}", i)));
+    for (int j = 0; j < block.slices; ++j) {
+      slices_loop += fmt::format(
+          "          {0} += w{1}x * v.x;\n"
+          "          {0} += w{1}y * v.y;\n"
+          "          {0} += w{1}z * v.z;\n"
+          "          {0} += w{1}w * v.w;\n",
+          acc(j, i), j);
+    }
+    slices_loop += "        }\n";
+  }
+  slices_loop += "      }\n";
+  body += fmt::format(
+      "  MGD_LOOP for (int ky = 0; ky < {kh}; ++ky) {{\n"
+      "    int iy = y * {sh} - {ph} + ky * {dh};\n"
+      "    if (iy < 0 || iy >= {ih}) continue;\n"
+      "    MGD_LOOP for (int kx = 0; kx < {kw}; ++kx) {{\n"
+      "{columns}{slices}"
+      "    }}\n"
+      "  }}\n",
+      fmt::arg("kh", kh), fmt::arg("sh", params.Int("stride_h", geometry.stride_h)),
+      fmt::arg("ph", params.Int("pad_h", geometry.pad_h)), fmt::arg("dh", params.Int("dilation_h", geometry.dilation_h)),
+      fmt::arg("ih", params.Int("in0_h", in.height)), fmt::arg("kw", kw), fmt::arg("columns", columns),
+      fmt::arg("slices", slices_loop));
+  for (int j = 0; j < block.slices; ++j) {
+    for (int i = 0; i < block.x; ++i) {
+      body += glsl::Activation(activation, acc(j, i));
+      body += fmt::format("  vec4 value{} = vec4({});\n", j * block.x + i, acc(j, i));
+    }
+  }
+  return g;
+}
+
 }  // namespace
 
 bool SplitPays(const NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out) {
@@ -234,6 +356,9 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
   if (SplitPays(ctx, in, out)) {
     return ctx.precision.half_storage() ? SplitConv(ctx, geometry, activation, in, out)
                                         : LaneConv(ctx, geometry, activation, in, out);
+  }
+  if (const OutputBlock block = BlockFor(ctx, out); !block.single()) {
+    return BlockedConv(ctx, geometry, activation, in, out, block);
   }
   GeneratedShader g = StartConvShader(ctx, out, 0);
   g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};

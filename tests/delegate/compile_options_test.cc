@@ -20,7 +20,8 @@ TEST(CompileOptionsText, EveryFieldChangesTheKey) {
     changed.push_back(o);
   };
   vary([](CompileOptions& o) {
-    auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory, fp32_layers, split_conv_outputs] = o;
+    auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory, fp32_layers, split_conv_outputs,
+           conv_block] = o;
     linear_grid = !linear_grid;
   });
   vary([](CompileOptions& o) { o.fp32_layers = {"head"}; });
@@ -29,6 +30,8 @@ TEST(CompileOptionsText, EveryFieldChangesTheKey) {
   vary([](CompileOptions& o) { o.fp32_layers = {"head tail"}; });
   vary([](CompileOptions& o) { o.dont_unroll = !o.dont_unroll; });
   vary([](CompileOptions& o) { o.split_conv_outputs = 32768; });
+  vary([](CompileOptions& o) { o.conv_block.x = 1; });
+  vary([](CompileOptions& o) { o.conv_block.slices = 4; });
   vary([](CompileOptions& o) { o.fusion = !o.fusion; });
   vary([](CompileOptions& o) { o.share_programs = !o.share_programs; });
   vary([](CompileOptions& o) {

@@ -107,7 +107,8 @@ TEST(WorkgroupTable, AccuracyEntriesParseRoundTripAndMerge) {
   EXPECT_EQ(SerializeTable(plain).find("accuracy"), std::string::npos);
 }
 
-// The tables' single numbers: split_conv_outputs and program_threads.
+// The tables' single numbers: split_conv_outputs, program_threads and the
+// convolutions' block.
 TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
   struct Case {
     std::string name;
@@ -116,7 +117,9 @@ TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
     const char* too_large;
   };
   for (const Case& c : {Case{"split_conv_outputs", &Table::split_conv_outputs, 32768, "2000000000"},
-                        Case{"program_threads", &Table::program_threads, 3, "1025"}}) {
+                        Case{"program_threads", &Table::program_threads, 3, "1025"},
+                        Case{"conv_block_x", &Table::conv_block_x, 8, "17"},
+                        Case{"conv_block_slices", &Table::conv_block_slices, 2, "17"}}) {
     SCOPED_TRACE(c.name);
     const std::string head = R"({"format": "mgd-workgroups", "version": 1, ")" + c.name + "\": ";
     auto table = ParseTable(head + std::to_string(c.value) + "}", "t.json");
