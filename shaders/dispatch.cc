@@ -54,6 +54,10 @@ bool TakesProducer(const Graph& graph, int producer, int consumer) {
   ctx.producer = &made_by;
   ctx.producer_index = producer;
   ctx.precision = Precision::Fp32();  // the most shared memory a tile can take
+  // Whether the GPU's blocks of convolution outputs pay better is for the
+  // compile (whose options hold the GPU's block) to decide: it makes the two
+  // nodes two dispatches then.
+  ctx.conv_block = {};
   ctx.support_only = true;
   return GenerateShader(ctx).ok();
 }

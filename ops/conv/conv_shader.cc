@@ -235,27 +235,6 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
   return g;
 }
 
-// A plain convolution's invocation computes its block of outputs from its
-// context, in slices that divide the output's (so that weight reads stay
-// inside the filter) and, where it can, in a width that divides the rows.
-OutputBlock BlockFor(const NodeContext& ctx, const layout::Bhwc& out) {
-  if (!ctx.workgroup_reduction) return {};
-  OutputBlock block = ctx.conv_block;
-  block.x = std::max(1, std::min(block.x, out.width));
-  block.slices = std::max(1, std::min(block.slices, out.slices()));
-  while (out.slices() % block.slices != 0) --block.slices;
-  // A row that the block's width divides wastes no invocations (a 14- or
-  // 28-pixel row in blocks of 7, not 8): the widest such block from half
-  // the asked width up.
-  for (int x = block.x; 2 * x >= block.x; --x) {
-    if (out.width % x == 0) {
-      block.x = x;
-      break;
-    }
-  }
-  return block;
-}
-
 // A 1x1 convolution that keeps its input's size: each output pixel reads
 // its own input pixel, so a block's pixels past the row's end may read the
 // last one (and are never stored) instead of being checked.
@@ -346,6 +325,24 @@ GeneratedShader BlockedConv(const NodeContext& ctx, const ConvGeometry& geometry
 
 }  // namespace
 
+OutputBlock ConvBlock(const NodeContext& ctx, const layout::Bhwc& out) {
+  if (!ctx.workgroup_reduction) return {};
+  OutputBlock block = ctx.conv_block;
+  block.x = std::max(1, std::min(block.x, out.width));
+  block.slices = std::max(1, std::min(block.slices, out.slices()));
+  while (out.slices() % block.slices != 0) --block.slices;
+  // A row that the block's width divides wastes no invocations (a 14- or
+  // 28-pixel row in blocks of 7, not 8): the widest such block from half
+  // the asked width up.
+  for (int x = block.x; 2 * x >= block.x; --x) {
+    if (out.width % x == 0) {
+      block.x = x;
+      break;
+    }
+  }
+  return block;
+}
+
 bool SplitPays(const NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out) {
   const int64_t outputs = static_cast<int64_t>(out.batch) * out.height * out.width * out.slices();
   return ctx.workgroup_reduction && outputs <= ctx.split_conv_outputs && in.slices() >= 2 * kSplit;
@@ -357,7 +354,7 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
     return ctx.precision.half_storage() ? SplitConv(ctx, geometry, activation, in, out)
                                         : LaneConv(ctx, geometry, activation, in, out);
   }
-  if (const OutputBlock block = BlockFor(ctx, out); !block.single()) {
+  if (const OutputBlock block = ConvBlock(ctx, out); !block.single()) {
     return BlockedConv(ctx, geometry, activation, in, out, block);
   }
   GeneratedShader g = StartConvShader(ctx, out, 0);

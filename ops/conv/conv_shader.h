@@ -78,6 +78,12 @@ std::string DepthwiseSum(shaders::ShaderParams& params, const layout::Bhwc& in, 
 // invocations per output vec4 (few outputs, long sums).
 bool SplitPays(const shaders::NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out);
 
+// The block of outputs (shaders::OutputBlock) each invocation of a plain
+// convolution over `out` computes: ctx.conv_block in slices that divide the
+// output's (so that weight reads stay inside the filter) and, where it can,
+// in a width that divides the rows.
+shaders::OutputBlock ConvBlock(const shaders::NodeContext& ctx, const layout::Bhwc& out);
+
 // A 1x1 CONV_2D computing its input's DEPTHWISE_CONV_2D (ctx.producer) in
 // the same shader (depthwise_pointwise.cc).
 absl::StatusOr<shaders::GeneratedShader> DepthwisePointwise(const shaders::NodeContext& ctx);

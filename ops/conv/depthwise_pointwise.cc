@@ -74,8 +74,13 @@ absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
       out->batch != mid->batch) {
     return absl::UnimplementedError("not a 1x1 convolution with stride 1 over the depthwise output");
   }
-  // Small, deep layers keep the split sum of the plain convolution.
+  // Small, deep layers keep the split sum of the plain convolution, and a
+  // GPU that wants blocks of outputs per invocation the plain convolution's
+  // blocks: this shader sums one output per invocation (on lavapipe,
+  // MobileNet v1's first such pair took 26.6 ms fused against 3.7 + 4.1
+  // unfused with 8 x 2 blocks, docs/perf.md).
   if (SplitPays(ctx, *mid, *out)) return absl::UnimplementedError("the split convolution pays better");
+  if (!ConvBlock(ctx, *out).single()) return absl::UnimplementedError("the plain convolution's blocks pay better");
   const int mid_slices = mid->slices(), out_slices = out->slices();
   const int pixels = out->batch * out->height * out->width;
   const int repeats = (out_slices + kMaxSlicesAcross - 1) / kMaxSlicesAcross;

@@ -1,6 +1,8 @@
 // GPU fusion planning: what each kind of fusion groups, then fused against
 // unfused on the GPU: the same results within the bounds, with fewer
 // dispatches. The graph passes have their tests in tests/passes/.
+#include <functional>
+
 #include "delegate/fusion.h"
 #include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
@@ -236,8 +238,29 @@ TEST(FusionPlan, AChannelPadOperandIsReadThrough) {
   EXPECT_EQ(plan.groups[0].nodes(), (std::vector<int>{0, 1, 2, 3}));
 }
 
-// Fused and unfused on the GPU.
-using FusionTest = testing::DelegateTest;
+// Fused and unfused on the GPU, on a GPU whose table asks for one output per
+// convolution invocation (where the planner's depthwise + 1x1 fusion runs;
+// lavapipe's table asks for blocks, which decline it).
+class FusionTest : public testing::DelegateTest {
+ protected:
+  void SetUp() override {
+    testing::DelegateTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    auto delegate = WithTable([](tuning::Table& t) { t.conv_block_x = t.conv_block_slices = 1; });
+    ASSERT_TRUE(delegate.ok()) << delegate.status();
+    delegate_ = std::move(*delegate);
+  }
+
+  absl::StatusOr<std::unique_ptr<GpuDelegate>> WithTable(const std::function<void(tuning::Table&)>& fill) {
+    GpuDelegateOptions options;
+    options.api = GetParam().api;
+    options.precision = Precision::Of(GetParam().fp16);
+    options.validation = true;
+    options.workgroups = tuning::Table{};
+    fill(*options.workgroups);
+    return GpuDelegate::Create(options);
+  }
+};
 
 TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
   struct Case {
@@ -285,13 +308,10 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
 TEST_P(FusionTest, AConvolutionThatSplitsItsSumsLeavesItsDepthwiseToItself) {
   const Graph g = SeparableConv({.in = {1, 48, 48, 64}, .out_channels = 16});  // 9216 output vec4s
   const std::vector<std::vector<float>> inputs = {Uniform(48 * 48 * 64, 77)};
-  GpuDelegateOptions options;
-  options.api = GetParam().api;
-  options.precision = Precision::Of(GetParam().fp16);
-  options.validation = true;
-  options.workgroups = tuning::Table{};
-  options.workgroups->split_conv_outputs = 1 << 20;
-  auto splitting = GpuDelegate::Create(options);
+  auto splitting = WithTable([](tuning::Table& t) {
+    t.split_conv_outputs = 1 << 20;
+    t.conv_block_x = t.conv_block_slices = 1;
+  });
   ASSERT_TRUE(splitting.ok()) << splitting.status();
   const auto cpu = Run(g, inputs, nullptr);
   ExpectNear(Run(g, inputs, delegate_.get()), cpu, 2.0);
@@ -300,6 +320,25 @@ TEST_P(FusionTest, AConvolutionThatSplitsItsSumsLeavesItsDepthwiseToItself) {
   EXPECT_LT(delegate_->last_dispatch_count(), (*splitting)->last_dispatch_count());
   EXPECT_EQ((*splitting)->last_dispatch_count(), Unfused().last_dispatch_count());
   EXPECT_THAT((*splitting)->device().validation_messages(), ::testing::IsEmpty());
+}
+
+// So does a table that has convolutions compute blocks of outputs (a
+// compute-bound GPU): the fused shader sums one output per invocation.
+TEST_P(FusionTest, AConvolutionInBlocksLeavesItsDepthwiseToItself) {
+  const Graph g = SeparableConv({.in = {1, 20, 24, 12}, .out_channels = 16});
+  const std::vector<std::vector<float>> inputs = {Uniform(20 * 24 * 12, 78)};
+  auto blocking = WithTable([](tuning::Table& t) {
+    t.conv_block_x = 8;
+    t.conv_block_slices = 2;
+  });
+  ASSERT_TRUE(blocking.ok()) << blocking.status();
+  const auto cpu = Run(g, inputs, nullptr);
+  ExpectNear(Run(g, inputs, delegate_.get()), cpu, 2.0);
+  ExpectNear(Run(g, inputs, blocking->get()), cpu, 2.0);
+  ExpectNear(Run(g, inputs, &Unfused()), cpu, 2.0);
+  EXPECT_LT(delegate_->last_dispatch_count(), (*blocking)->last_dispatch_count());
+  EXPECT_EQ((*blocking)->last_dispatch_count(), Unfused().last_dispatch_count());
+  EXPECT_THAT((*blocking)->device().validation_messages(), ::testing::IsEmpty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, FusionTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
