@@ -79,6 +79,7 @@ class DelegateTest : public ::testing::TestWithParam<Backend> {
       GTEST_SKIP() << "no device";
     }
     delegate_ = MakeDelegate(true);
+    ASSERT_NE(delegate_, nullptr);  // say so, rather than crash in the test (no validation layer, say)
   }
   void TearDown() override {
     for (auto* d : {delegate_.get(), unfused_.get()}) {
