@@ -45,7 +45,6 @@ struct OutputBlock {
   int x = 1, slices = 1;
   int count() const { return x * slices; }
   bool single() const { return count() == 1; }
-  bool operator==(const OutputBlock& o) const { return x == o.x && slices == o.slices; }
 };
 
 // A plain convolution's block where the GPU's table says nothing: 4

@@ -136,6 +136,16 @@ std::vector<float> PackedConvWeights(const Tensor& w, int out_channels, int kh, 
 
 namespace {
 
+// A convolution's shader over `out` with node input 1's OHWI weights packed
+// O4I4 as its first constant.
+GeneratedShader StartPlainConv(const NodeContext& ctx, const ConvGeometry& geometry, const layout::Bhwc& in,
+                               const layout::Bhwc& out) {
+  GeneratedShader g = StartConvShader(ctx, out, 0);
+  g.constants = {PackUnlessSupportOnly(
+      ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  return g;
+}
+
 // Few output vec4s, each a long sum (the 7x7 and 14x14 layers of a
 // classifier): a thread per output leaves the GPU mostly idle and waiting on
 // one long chain of loads, so several threads share each output vec4 and
@@ -212,8 +222,7 @@ absl::StatusOr<GeneratedShader> LaneConv(const NodeContext& ctx, const ConvGeome
 
 absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                           const layout::Bhwc& in, const layout::Bhwc& out) {
-  GeneratedShader g = StartConvShader(ctx, out, 0);
-  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  GeneratedShader g = StartPlainConv(ctx, geometry, in, out);
   g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
   g.groups = SharedOutputGroups(out, kOutputsPerGroup);
   g.code.shared = fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
@@ -249,8 +258,7 @@ bool KeepsPixels(const ConvGeometry& g, const layout::Bhwc& in, const layout::Bh
 // pixels, each input vec4 once for its slices.
 GeneratedShader BlockedConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                             const layout::Bhwc& in, const layout::Bhwc& out, OutputBlock block) {
-  GeneratedShader g = StartConvShader(ctx, out, 0);
-  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  GeneratedShader g = StartPlainConv(ctx, geometry, in, out);
   g.block = block;
   g.groups = GridFor(out, g.code.workgroup, block);
   ShaderParams& params = g.code.params;
@@ -357,8 +365,7 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
   if (const OutputBlock block = ConvBlock(ctx, out); !block.single()) {
     return BlockedConv(ctx, geometry, activation, in, out, block);
   }
-  GeneratedShader g = StartConvShader(ctx, out, 0);
-  g.constants = {PackUnlessSupportOnly(ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  GeneratedShader g = StartPlainConv(ctx, geometry, in, out);
   const std::string inner = InputSlices(g.code.params, in, geometry.kh, geometry.kw, "0", "++is");
   const std::string bias = BiasInit(ctx, g, 2, out.channels);
   g.code.body += Finish(bias + WindowLoops(g.code.params, in, geometry, inner), activation);
