@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -136,6 +137,7 @@ void LogProgramBuilds(const RealizeOptions& options, const std::vector<absl::Sta
   size_t from_binary = 0, driver_known = 0, cache_hits = 0;
   double driver_ms = 0, sum_ms = 0, max_ms = 0;
   std::vector<std::pair<std::string, double>> phases;  // summed by name, in first-seen order
+  std::vector<std::pair<double, std::string>> slowest;  // (ms, program): where a cold start's time went
   for (size_t k = 0; k < built.size(); ++k) {
     if (!built[k].ok()) continue;
     const gpu::Program& p = **built[k];
@@ -150,6 +152,7 @@ void LogProgramBuilds(const RealizeOptions& options, const std::vector<absl::Sta
     }
     sum_ms += ms;
     max_ms = std::max(max_ms, ms);
+    slowest.emplace_back(ms, p.name());
     if (!f.driver_known) continue;
     ++driver_known;
     cache_hits += f.cache_hit ? 1 : 0;
@@ -166,6 +169,13 @@ void LogProgramBuilds(const RealizeOptions& options, const std::vector<absl::Sta
     line += fmt::format(", {} of {} pipelines from the pipeline cache, {:.1f} ms in the driver", cache_hits, driver_known,
                         driver_ms);
   }
+  constexpr size_t kSlowest = 3;
+  std::partial_sort(slowest.begin(), slowest.begin() + static_cast<ptrdiff_t>(std::min(kSlowest, slowest.size())), slowest.end(),
+                    std::greater<>());
+  slowest.resize(std::min(kSlowest, slowest.size()));
+  std::vector<std::string> named;
+  for (const auto& [ms, name] : slowest) named.push_back(fmt::format("{} {:.1f} ms", name, ms));
+  if (!named.empty()) line += fmt::format("; slowest: {}", fmt::join(named, ", "));
   options.logger(LogLevel::kDebug, line);
 }
 

@@ -257,7 +257,8 @@ class VulkanDevice : public Device {
   std::unique_ptr<MemoryAllocator> allocator_;
   std::unique_ptr<VulkanBuffer> staging_;
   std::mutex mutex_;  // the queue, the command pool, the fence and staging
-  std::thread layouts_warm_up_;  // WarmUpLayouts; joined first at destruction
+  std::thread glslang_warm_up_;  // WarmUpGlslang, begun first in Create; joined first at destruction
+  std::thread layouts_warm_up_;  // WarmUpLayouts; joined next
   bool mappable_device_memory_ = false;  // some device-local memory type is host-visible
 };
 

@@ -9,13 +9,19 @@
 #include <cstring>
 
 #include "backends/vulkan/device.h"
+#include "backends/vulkan/glsl_compiler.h"
 
 namespace mgd::gpu::vulkan {
 
 absl::StatusOr<std::unique_ptr<Device>> VulkanDevice::Create(const DeviceOptions& options) {
+  auto self = std::unique_ptr<VulkanDevice>(new VulkanDevice());
+  // glslang's first compile in the process builds its built-in symbol tables
+  // (H200: 70-75 ms, which every program of a cold prepare waits for); begun
+  // here, it overlaps loading the driver and making the device (and then
+  // reading the model and compiling the graph).
+  self->glslang_warm_up_ = std::thread(WarmUpGlslang);
   auto instance = Instance::Create(ValidationRequested(options));
   if (!instance.ok()) return instance.status();
-  auto self = std::unique_ptr<VulkanDevice>(new VulkanDevice());
   self->instance_ = *instance;
   const std::vector<VkPhysicalDevice> devices = self->instance_->SortedDevices();
   std::vector<GpuInfo> infos;
@@ -36,6 +42,7 @@ absl::StatusOr<std::unique_ptr<Device>> VulkanDevice::Create(const DeviceOptions
 }
 
 VulkanDevice::~VulkanDevice() {
+  if (glslang_warm_up_.joinable()) glslang_warm_up_.join();
   if (layouts_warm_up_.joinable()) layouts_warm_up_.join();
   if (device_ != VK_NULL_HANDLE) {
     vkDeviceWaitIdle(device_);

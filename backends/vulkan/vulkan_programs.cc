@@ -96,10 +96,6 @@ void VulkanDevice::WarmUpLayouts() {
   layouts_warm_up_ = std::thread([this] {
     VulkanProgram unused(device_, "layouts warm-up");
     (void)SharedLayouts(3, 0, unused);  // a failure here is met again, and reported, by the first program
-    // glslang's first compile in the process builds its built-in symbol
-    // tables (H200: 70-140 ms, which every program of a cold prepare waited
-    // for); here it overlaps reading the model and compiling the graph.
-    WarmUpGlslang();
   });
 }
 

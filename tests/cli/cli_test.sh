@@ -12,7 +12,7 @@ source "$(dirname "$0")/common.sh"
 
 # --- the happy path ---
 if expect_ok "run --json" run "$face" --backend cpu --input "$face_input" --output-dir "$work/o" --json; then
-  for field in '"backend":"cpu"' '"nodes":164' '"delegated_nodes":0' '"partitions":0' '"prepare_ms":' '"run_ms":' \
+  for field in '"backend":"cpu"' '"nodes":164' '"delegated_nodes":0' '"partitions":0' '"prepare_ms":' '"run_ms":' '"device_ms":' \
                '"name":"classificators"' '"shape":\[1,896,1\]'; do
     grep -qE "$field" "$work/out" || fail "run --json lacks $field: $(cat "$work/out")"
   done

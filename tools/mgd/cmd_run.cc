@@ -101,7 +101,9 @@ absl::StatusOr<RunResult> RunOnce(const RunOptions& given) {
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(options));
   r.tensors = std::make_unique<TensorKeeper>();
   if (!options.dump_tensors.empty()) gpu_options.observers.push_back(r.tensors.get());
+  const auto device_start = std::chrono::steady_clock::now();
   MGD_ASSIGN_OR_RETURN(r.backend, ChooseBackend(options.backend, gpu_options));
+  r.device_ms = MsSince(device_start);
   r.precision = r.backend.delegate ? options.precision : "fp32";
   const auto start = std::chrono::steady_clock::now();
   InterpreterOptions interpreter_options;
@@ -219,6 +221,7 @@ absl::Status Run(const RunOptions& given) {
                         {"partitions", interpreter->partitions().size()},
                         {"prepare_ms", prepare_ms},
                         {"read_ms", read_ms},
+                        {"device_ms", r.device_ms},
                         {"run_ms", run_ms},
                         {"activation_bytes", activation_bytes},
                         {"memory_plans", plans},
