@@ -1,0 +1,80 @@
+// FloatToHalf (branch-free) against a plain case-by-case conversion, at every
+// rounding boundary of binary16 and on both sides of it.
+#include "model/fp16.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace mgd {
+namespace {
+
+float Bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Round to nearest, ties to even, case by case.
+uint16_t ReferenceHalf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t abs = bits & 0x7fffffffu;
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN, quiet
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past 65504: inf
+  if (abs < 0x38800000u) {                                                 // subnormal or zero
+    if (abs < 0x33000000u) return sign;
+    const uint32_t exponent = abs >> 23, mantissa = (abs & 0x7fffffu) | 0x800000u, shift = 126 - exponent;
+    uint32_t half = mantissa >> shift;
+    const uint32_t rest = mantissa & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = (abs - 0x38000000u) >> 13;
+  const uint32_t rest = abs & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+
+TEST(Fp16Test, EveryRoundingBoundaryAsTheReference) {
+  for (uint32_t h = 0; h < 0x7c00u; ++h) {
+    // The float of half h, and the midpoint to h + 1 (a tie) with its
+    // neighbours, of both signs.
+    const uint32_t exact = [&] {
+      float f = HalfToFloat(static_cast<uint16_t>(h));
+      uint32_t u;
+      std::memcpy(&u, &f, sizeof u);
+      return u;
+    }();
+    const float next = HalfToFloat(static_cast<uint16_t>(h + 1));
+    const float mid = (Bits(exact) + next) / 2;  // exact in float: halves have 11 significant bits
+    uint32_t mid_bits;
+    std::memcpy(&mid_bits, &mid, sizeof mid_bits);
+    for (uint32_t u : {exact, exact + 1, mid_bits - 1, mid_bits, mid_bits + 1}) {
+      for (uint32_t s : {0u, 0x80000000u}) {
+        const float f = Bits(u | s);
+        ASSERT_EQ(FloatToHalf(f), ReferenceHalf(f)) << std::hexfloat << f;
+      }
+    }
+  }
+}
+
+TEST(Fp16Test, SpecialValues) {
+  EXPECT_EQ(FloatToHalf(std::numeric_limits<float>::infinity()), 0x7c00u);
+  EXPECT_EQ(FloatToHalf(-std::numeric_limits<float>::infinity()), 0xfc00u);
+  EXPECT_EQ(FloatToHalf(std::numeric_limits<float>::quiet_NaN()) & 0x7e00u, 0x7e00u);
+  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bffu);
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00u);  // the tie above the largest half rounds to inf
+  EXPECT_EQ(FloatToHalf(1e30f), 0x7c00u);
+  EXPECT_EQ(FloatToHalf(-0.0f), 0x8000u);
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -24)), 0x0001u);  // the smallest subnormal
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000u);  // its half: a tie, to even
+  EXPECT_EQ(FloatToHalf(1.0f), 0x3c00u);
+  for (uint32_t h = 0; h < 0x7c00u; ++h) EXPECT_EQ(FloatToHalf(HalfToFloat(static_cast<uint16_t>(h))), h);
+}
+
+}  // namespace
+}  // namespace mgd
