@@ -245,6 +245,13 @@ TEST(DefaultCalculator, RespectsTheLimitsAndFollowsTheGrid) {
   EXPECT_EQ(DefaultWorkgroup({1, 1, 256}, Desktop()), (Workgroup{1, 1, 64}));   // a 1x1 output: all in z
   EXPECT_EQ(DefaultWorkgroup({64, 64, 8}, powervr), (Workgroup{8, 4, 1}));      // 32 invocations, wide x
   EXPECT_EQ(DefaultWorkgroup({3, 2, 1}, Desktop()), (Workgroup{4, 2, 1}));      // no more than the grid needs
+  // The widest x within 50% padding: a blocked convolution's 7 columns of
+  // blocks (1x8x8 fits exactly, and ran 3.5x slower on lavapipe).
+  EXPECT_EQ(DefaultWorkgroup({7, 56, 16}, Desktop()), (Workgroup{8, 8, 1}));
+  EXPECT_EQ(DefaultWorkgroup({3, 56, 16}, Desktop()), (Workgroup{4, 8, 2}));
+  EXPECT_EQ(DefaultWorkgroup({9, 64, 1}, Desktop())[0], 4u);  // 8 wide would pad by 78%
+  EXPECT_EQ(DefaultWorkgroup({5, 64, 1}, Desktop())[0], 2u);
+  EXPECT_EQ(DefaultWorkgroup({1, 64, 4}, Desktop())[0], 1u);
 }
 
 TEST(Tuner, SuccessiveHalvingFindsTheFastestAndPrunes) {
