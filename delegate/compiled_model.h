@@ -10,36 +10,12 @@
 #include <vector>
 
 #include "layout/phwc4.h"
+#include "model/graph.h"
 #include "memory/strategy.h"
 #include "tuning/workgroups.h"
 #include "shaders/dialect.h"
 
 namespace mgd {
-
-// One constant's bytes in its GPU layout, immutable once made: its own, or a
-// range of a buffer it shares (a model parsed from a cache entry points into
-// the entry instead of copying megabytes of weights out of it again).
-class ConstantBytes {
- public:
-  ConstantBytes() = default;
-  ConstantBytes(std::vector<uint8_t> bytes)  // NOLINT(google-explicit-constructor): owned bytes
-      : ConstantBytes(std::make_shared<const std::vector<uint8_t>>(std::move(bytes))) {}
-  // `size` bytes at `data`, inside what `owner` keeps alive (a cache entry
-  // read into memory), which the caller has bounds-checked.
-  ConstantBytes(std::shared_ptr<const void> owner, const uint8_t* data, size_t size)
-      : whole_(std::move(owner)), data_(data), size_(size) {}
-  const uint8_t* data() const { return data_; }
-  size_t size() const { return size_; }
-  void truncate(size_t size) { size_ = std::min(size_, size); }
-
- private:
-  explicit ConstantBytes(const std::shared_ptr<const std::vector<uint8_t>>& owned)
-      : whole_(owned), data_(owned->data()), size_(owned->size()) {}
-
-  std::shared_ptr<const void> whole_;  // keeps data_ alive
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 enum class BufferRole {
   kActivation,  // a PHWC4 tensor inside the partition

@@ -65,7 +65,9 @@ absl::Status Interpreter::Build(InterpreterOptions options) {
     r.shape = t.shape;
     r.is_constant = t.is_constant;
     r.bytes = t.is_constant ? t.data.size() : static_cast<size_t>(NumElements(t.shape)) * ElementSize(t.type);
-    r.data = t.is_constant ? t.data.data() : nullptr;
+    // Kernels read constants and never write them (TensorRef's pointer is
+    // writable for the tensors they compute).
+    r.data = t.is_constant ? const_cast<uint8_t*>(t.data.data()) : nullptr;
   }
 
   kernels_.resize(num_nodes);
@@ -194,7 +196,7 @@ absl::Status Interpreter::Fold(size_t n) {
   TensorRef& out = ctx.out(0);
   Tensor& folded = graph_.tensors[static_cast<size_t>(out.index)];
   folded.data.assign(out.bytes, 0);
-  out.data = folded.data.data();
+  out.data = folded.data.mutable_data();
   MGD_RETURN_IF_ERROR(kernels_[n]->Invoke(ctx));
   folded.is_constant = true;
   out.is_constant = true;

@@ -18,8 +18,9 @@ int AddConstant(Graph& graph, const Shape& shape, const std::vector<float>& data
   t.shape = shape;
   t.type = DataType::kFloat32;
   t.is_constant = true;
-  t.data.resize(data.size() * 4);
-  std::memcpy(t.data.data(), data.data(), t.data.size());
+  std::vector<uint8_t> bytes(data.size() * 4);
+  std::memcpy(bytes.data(), data.data(), bytes.size());
+  t.data = std::move(bytes);
   graph.tensors.push_back(std::move(t));
   return static_cast<int>(graph.tensors.size()) - 1;
 }

@@ -31,8 +31,8 @@ class GraphBuilder {
   }
   void SetData(int t, const void* data, size_t bytes) {
     auto& tensor = graph_.tensors[static_cast<size_t>(t)];
-    tensor.data.resize(bytes);
-    if (bytes > 0) std::memcpy(tensor.data.data(), data, bytes);
+    const auto* begin = static_cast<const uint8_t*>(data);
+    tensor.data.assign(begin, begin + bytes);
     tensor.is_constant = true;
   }
   int Op(OpKind op, Attributes attributes, std::vector<int> inputs, std::vector<int> outputs) {

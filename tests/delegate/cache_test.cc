@@ -190,13 +190,13 @@ TEST_P(CacheTest, OneChangedWeightIsAnotherEntry) {
     if (t.is_constant && (largest == nullptr || t.data.size() > largest->data.size())) largest = &t;
   }
   ASSERT_TRUE(largest != nullptr && largest->data.size() > 32);
-  largest->data[32] ^= 1;  // a low bit of one weight
+  largest->data.mutable_data()[32] ^= 1;  // a low bit of one weight
   const Result changed = RunCachedGraph(*graph, model);
   EXPECT_EQ(changed.events, (std::vector<std::string>{"miss: no entry for these weights", "stored"}));
-  largest->data[32] ^= 1;
+  largest->data.mutable_data()[32] ^= 1;
   const Result original = RunCachedGraph(*graph, model);
   EXPECT_EQ(original.events, (std::vector<std::string>{"hit"}));
-  largest->data[32] ^= 1;
+  largest->data.mutable_data()[32] ^= 1;
   const Result changed_again = RunCachedGraph(*graph, model);
   EXPECT_EQ(changed_again.events, (std::vector<std::string>{"hit"}));
   ASSERT_EQ(changed_again.outputs.size(), changed.outputs.size());
