@@ -44,6 +44,13 @@ const TBuiltInResource& Resources() {
   return resources;
 }
 
+// SPIRV-Tools' messages, appended to `diagnostics` with where they point.
+spvtools::MessageConsumer Collect(std::string& diagnostics) {
+  return [&diagnostics](spv_message_level_t, const char*, const spv_position_t& position, const char* message) {
+    diagnostics += fmt::format("[word {}] {}; ", position.index, message);
+  };
+}
+
 }  // namespace
 
 // The execution mode SignedZeroInfNanPreserve (4461) for 32-bit floats and
@@ -90,16 +97,12 @@ absl::StatusOr<SpirvModule> CompileGlsl(const std::string& name, const std::stri
   }
   spvtools::SpirvTools tools(kTargetEnv);
   std::string diagnostics;
-  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& position, const char* message) {
-    diagnostics += fmt::format("[word {}] {}; ", position.index, message);
-  });
+  tools.SetMessageConsumer(Collect(diagnostics));
   // Validated once on each side of the optimizer, which validates its input
   // itself (a third pass cost 10% of a cold prepare's CPU time on lavapipe).
   if (optimize) {
     spvtools::Optimizer optimizer(kTargetEnv);
-    optimizer.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& position, const char* message) {
-      diagnostics += fmt::format("[word {}] {}; ", position.index, message);
-    });
+    optimizer.SetMessageConsumer(Collect(diagnostics));
     optimizer.RegisterPerformancePasses();
     std::vector<uint32_t> optimized;
     if (!optimizer.Run(module.words.data(), module.words.size(), &optimized)) {
@@ -122,9 +125,7 @@ void WarmUpGlslang() {
 absl::StatusOr<SpirvModule> LoadSpirv(const std::string& name, std::vector<uint32_t> words) {
   spvtools::SpirvTools tools(kTargetEnv);
   std::string diagnostics;
-  tools.SetMessageConsumer([&](spv_message_level_t, const char*, const spv_position_t& position, const char* message) {
-    diagnostics += fmt::format("[word {}] {}; ", position.index, message);
-  });
+  tools.SetMessageConsumer(Collect(diagnostics));
   if (words.empty() || !tools.Validate(words)) {
     return absl::InvalidArgumentError(fmt::format("program '{}': the given SPIR-V does not validate: {}", name, diagnostics));
   }

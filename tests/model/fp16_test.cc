@@ -17,6 +17,12 @@ float Bits(uint32_t u) {
   return f;
 }
 
+uint32_t BitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
 // Round to nearest, ties to even, case by case.
 uint16_t ReferenceHalf(float f) {
   uint32_t bits;
@@ -43,16 +49,9 @@ TEST(Fp16Test, EveryRoundingBoundaryAsTheReference) {
   for (uint32_t h = 0; h < 0x7c00u; ++h) {
     // The float of half h, and the midpoint to h + 1 (a tie) with its
     // neighbours, of both signs.
-    const uint32_t exact = [&] {
-      float f = HalfToFloat(static_cast<uint16_t>(h));
-      uint32_t u;
-      std::memcpy(&u, &f, sizeof u);
-      return u;
-    }();
-    const float next = HalfToFloat(static_cast<uint16_t>(h + 1));
-    const float mid = (Bits(exact) + next) / 2;  // exact in float: halves have 11 significant bits
-    uint32_t mid_bits;
-    std::memcpy(&mid_bits, &mid, sizeof mid_bits);
+    const float here = HalfToFloat(static_cast<uint16_t>(h)), next = HalfToFloat(static_cast<uint16_t>(h + 1));
+    const uint32_t exact = BitsOf(here);
+    const uint32_t mid_bits = BitsOf((here + next) / 2);  // exact in float: halves have 11 significant bits
     for (uint32_t u : {exact, exact + 1, mid_bits - 1, mid_bits, mid_bits + 1}) {
       for (uint32_t s : {0u, 0x80000000u}) {
         const float f = Bits(u | s);
