@@ -301,7 +301,10 @@ absl::StatusOr<std::unique_ptr<DelegateKernel>> GpuDelegate::Prepare(const Graph
     prepared = Realize(*device_, *compiled, realize);
   }
   if (!prepared.ok()) return prepared.status();
-  auto kernel = std::make_unique<GpuKernel>(*device_, std::move(*prepared), timed_runs_);
+  auto layout = std::make_shared<CompiledModel>(*compiled);  // what more executions are made from
+  layout->constants.clear();
+  layout->pipeline_cache.clear();
+  auto kernel = std::make_unique<GpuKernel>(*device_, std::move(*prepared), std::move(layout), timed_runs_);
   // Stored once it ran: Realize filled in each program's SPIR-V or binary,
   // and the driver's pipeline cache now holds the pipelines (read only when
   // it is kept: serializing it costs milliseconds).

@@ -266,6 +266,14 @@ absl::StatusOr<Execution> NewExecution(gpu::Device& device, const CompiledModel&
   return execution;
 }
 
+GpuKernel::GpuKernel(gpu::Device& device, PreparedPartition prepared, std::shared_ptr<const CompiledModel> model,
+                     std::shared_ptr<bool> timed_runs)
+    : device_(device),
+      prepared_(std::move(prepared)),
+      model_(std::move(model)),
+      tickets_(1),
+      timed_runs_(std::move(timed_runs)) {}
+
 absl::Status GpuKernel::Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) {
   const Execution& e = prepared_.execution;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -275,6 +283,52 @@ absl::Status GpuKernel::Invoke(const std::vector<TensorRef*>& inputs, const std:
   if (absl::Status s = device_.Run(replay); !s.ok()) return s;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (absl::Status s = device_.Download(*e.outputs[i], outputs[i]->data, outputs[i]->bytes); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GpuKernel::SetSlots(size_t slots) {
+  if (slots == 0) return absl::InvalidArgumentError("SetSlots: at least one slot");
+  while (more_executions_.size() + 1 < slots) {
+    absl::StatusOr<Execution> e = NewExecution(device_, *model_, *prepared_.shared, /*profile=*/false);
+    if (!e.ok()) return e.status();
+    more_executions_.push_back(std::move(*e));
+  }
+  tickets_.resize(std::max(tickets_.size(), slots));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const Execution*> GpuKernel::SlotExecution(size_t slot) const {
+  if (slot == 0) return &prepared_.execution;
+  if (slot > more_executions_.size()) {
+    return absl::InvalidArgumentError(fmt::format("slot {} of {}", slot, more_executions_.size() + 1));
+  }
+  return &more_executions_[slot - 1];
+}
+
+absl::Status GpuKernel::Start(size_t slot, const std::vector<const void*>& inputs) {
+  absl::StatusOr<const Execution*> e = SlotExecution(slot);
+  if (!e.ok()) return e.status();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const size_t bytes = model_->buffers[static_cast<size_t>(model_->inputs[i])].bytes;
+    if (absl::Status s = device_.Upload(*(*e)->inputs[i], inputs[i], bytes); !s.ok()) return s;
+  }
+  absl::StatusOr<uint64_t> ticket = device_.Submit(*(*e)->recording);
+  if (!ticket.ok()) return ticket.status();
+  tickets_[slot] = *ticket;
+  return absl::OkStatus();
+}
+
+absl::Status GpuKernel::Finish(size_t slot, const std::vector<void*>& outputs) {
+  absl::StatusOr<const Execution*> e = SlotExecution(slot);
+  if (!e.ok()) return e.status();
+  if (!tickets_[slot].has_value()) return absl::FailedPreconditionError(fmt::format("slot {} was not started", slot));
+  const uint64_t ticket = *tickets_[slot];
+  tickets_[slot].reset();
+  if (absl::Status s = device_.Wait(ticket); !s.ok()) return s;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const size_t bytes = model_->buffers[static_cast<size_t>(model_->outputs[i])].bytes;
+    if (absl::Status s = device_.Download(*(*e)->outputs[i], outputs[i], bytes); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backends/gpu/gpu.h"
@@ -65,13 +66,19 @@ absl::StatusOr<Execution> NewExecution(gpu::Device& device, const CompiledModel&
 
 // A prepared partition as the interpreter runs it: uploads the inputs,
 // replays the recording (the timed one while `timed_runs` is set), downloads
-// the outputs.
+// the outputs. With slots (several invokes in flight), slot 0 is the
+// prepared execution and each other one a NewExecution of its own.
 class GpuKernel : public DelegateKernel {
  public:
-  GpuKernel(gpu::Device& device, PreparedPartition prepared, std::shared_ptr<bool> timed_runs)
-      : device_(device), prepared_(std::move(prepared)), timed_runs_(std::move(timed_runs)) {}
+  // `model` is the compiled partition without its constants (they are in
+  // the shared part): what another execution is made from.
+  GpuKernel(gpu::Device& device, PreparedPartition prepared, std::shared_ptr<const CompiledModel> model,
+            std::shared_ptr<bool> timed_runs);
 
   absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) override;
+  absl::Status SetSlots(size_t slots) override;
+  absl::Status Start(size_t slot, const std::vector<const void*>& inputs) override;
+  absl::Status Finish(size_t slot, const std::vector<void*>& outputs) override;
 
   const PreparedPartition& prepared() const { return prepared_; }
   // Lets the delegate's records (tuning, kept tensors, profiles) see that
@@ -79,8 +86,13 @@ class GpuKernel : public DelegateKernel {
   std::weak_ptr<bool> alive() const { return alive_; }
 
  private:
+  absl::StatusOr<const Execution*> SlotExecution(size_t slot) const;
+
   gpu::Device& device_;
   PreparedPartition prepared_;
+  std::shared_ptr<const CompiledModel> model_;
+  std::vector<Execution> more_executions_;  // slots 1, 2, ...
+  std::vector<std::optional<uint64_t>> tickets_;  // per slot: its submission while in flight
   std::shared_ptr<bool> timed_runs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -12,6 +12,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -66,6 +67,27 @@ bool OptionsGiven(const MgdInterpreterOptions* options, const char* function) {
   return false;
 }
 
+// The C arrays of an invoke with buffers, checked for NULLs (the sizes
+// are the interpreter's to check).
+struct Buffers {
+  std::vector<mgd::InputBytes> inputs;
+  std::vector<mgd::OutputBytes> outputs;
+};
+absl::StatusOr<Buffers> BuffersOf(const void* const* inputs, const size_t* input_sizes, int32_t num_inputs,
+                                  void* const* outputs, const size_t* output_sizes, int32_t num_outputs) {
+  if (num_inputs < 0 || num_outputs < 0) {
+    return absl::InvalidArgumentError(fmt::format("{} inputs and {} outputs", num_inputs, num_outputs));
+  }
+  if ((num_inputs > 0 && (inputs == nullptr || input_sizes == nullptr)) ||
+      (num_outputs > 0 && (outputs == nullptr || output_sizes == nullptr))) {
+    return absl::InvalidArgumentError("an array of buffers or of their sizes is NULL");
+  }
+  Buffers b;
+  for (int32_t i = 0; i < num_inputs; ++i) b.inputs.push_back({inputs[i], input_sizes[i]});
+  for (int32_t i = 0; i < num_outputs; ++i) b.outputs.push_back({outputs[i], output_sizes[i]});
+  return b;
+}
+
 bool NodeGiven(const MgdOpNode* node, const char* function) {
   if (node != nullptr) return true;
   kStderr(fmt::format("{}: node is NULL", function));
@@ -111,6 +133,7 @@ MgdInterpreter* CreateInterpreter(const MgdModel* model, const MgdInterpreterOpt
   cpp.resolver = options->resolver;
   cpp.max_delegated_partitions = options->max_partitions;
   cpp.check_finite = options->check_finite;
+  cpp.max_in_flight = options->max_in_flight;
   for (MgdDelegate* d : options->delegates) {
     // Checked again: the app may have changed the struct since it was added.
     if (const std::string problem = DelegateProblem(*d); !problem.empty()) {
@@ -270,6 +293,15 @@ void MgdInterpreterOptionsSetMaxDelegatedPartitions(MgdInterpreterOptions* optio
   options->max_partitions = max;
 }
 
+void MgdInterpreterOptionsSetMaxInFlight(MgdInterpreterOptions* options, int32_t max_in_flight) {
+  if (!OptionsGiven(options, "MgdInterpreterOptionsSetMaxInFlight")) return;
+  if (max_in_flight < 1) {
+    options->reporter(fmt::format("MgdInterpreterOptionsSetMaxInFlight: {} is less than 1; ignored", max_in_flight));
+    return;
+  }
+  options->max_in_flight = max_in_flight;
+}
+
 void MgdInterpreterOptionsSetCheckFinite(MgdInterpreterOptions* options, int32_t check) {
   if (!OptionsGiven(options, "MgdInterpreterOptionsSetCheckFinite")) return;
   options->check_finite = check != 0;
@@ -348,6 +380,76 @@ MgdStatus MgdInterpreterInvoke(MgdInterpreter* interpreter) {
   }
   return kMgdOk;
 }
+
+MgdStatus MgdInterpreterInvokeWithBuffers(MgdInterpreter* interpreter, const void* const* inputs,
+                                           const size_t* input_sizes, int32_t num_inputs, void* const* outputs,
+                                           const size_t* output_sizes, int32_t num_outputs) {
+  static constexpr const char* kFunction = "MgdInterpreterInvokeWithBuffers";
+  if (!InterpreterGiven(interpreter, kFunction)) return kMgdError;
+  absl::StatusOr<Buffers> buffers = BuffersOf(inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs);
+  absl::Status s = buffers.status();
+  if (s.ok()) {
+    s = NoThrow(interpreter->reporter, kFunction, absl::InternalError("unexpected failure"),
+                [&] { return interpreter->interpreter->Invoke(buffers->inputs, buffers->outputs); });
+  }
+  if (!s.ok()) {
+    interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(s.message())));
+    return kMgdError;
+  }
+  return kMgdOk;
+}
+
+MgdInvokeEvent* MgdInterpreterInvokeAsync(MgdInterpreter* interpreter, const void* const* inputs,
+                                          const size_t* input_sizes, int32_t num_inputs, void* const* outputs,
+                                          const size_t* output_sizes, int32_t num_outputs, MgdInvokeCallback callback,
+                                          void* user_data) {
+  static constexpr const char* kFunction = "MgdInterpreterInvokeAsync";
+  if (!InterpreterGiven(interpreter, kFunction)) return nullptr;
+  absl::StatusOr<Buffers> buffers = BuffersOf(inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs);
+  if (!buffers.ok()) {
+    interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(buffers.status().message())));
+    return nullptr;
+  }
+  // A failed run is reported here, on the completion thread, before the
+  // callback hears of it.
+  const Reporter* report = &interpreter->reporter;
+  mgd::InvokeCallback done = [report, callback, user_data](const absl::Status& status) {
+    if (!status.ok()) (*report)("MgdInterpreterInvokeAsync: " + std::string(status.message()));
+    if (callback != nullptr) callback(user_data, status.ok() ? kMgdOk : kMgdError);
+  };
+  absl::StatusOr<std::shared_ptr<mgd::InvokeEvent>> event = NoThrow(
+      interpreter->reporter, kFunction,
+      absl::StatusOr<std::shared_ptr<mgd::InvokeEvent>>(absl::InternalError("unexpected failure")),
+      [&] { return interpreter->interpreter->InvokeAsync(buffers->inputs, buffers->outputs, std::move(done)); });
+  if (!event.ok()) {
+    interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(event.status().message())));
+    return nullptr;
+  }
+  return new MgdInvokeEvent{std::move(*event)};
+}
+
+MgdStatus MgdInvokeEventWait(const MgdInvokeEvent* event, int64_t timeout_ns) {
+  if (event == nullptr) {
+    kStderr("MgdInvokeEventWait: event is NULL");
+    return kMgdError;
+  }
+  if (timeout_ns < 0) {
+    event->event->Wait();
+  } else if (!event->event->WaitFor(std::chrono::nanoseconds(timeout_ns))) {
+    return kMgdError;
+  }
+  return event->event->status().ok() ? kMgdOk : kMgdError;
+}
+
+int32_t MgdInvokeEventIsDone(const MgdInvokeEvent* event) {
+  if (event == nullptr) {
+    kStderr("MgdInvokeEventIsDone: event is NULL");
+    return 0;
+  }
+  return event->event->done() ? 1 : 0;
+}
+
+void MgdInvokeEventDelete(MgdInvokeEvent* event) { delete event; }
 
 MgdType MgdTensorType(const MgdTensor* tensor) {
   if (!TensorGiven(tensor, "MgdTensorType")) return kMgdNoType;

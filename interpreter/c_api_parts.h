@@ -47,6 +47,7 @@ struct MgdInterpreterOptions {
   std::vector<MgdDelegate*> delegates;
   int32_t max_partitions = 0;
   bool check_finite = false;
+  int32_t max_in_flight = 2;
   Reporter reporter;
 };
 
@@ -56,10 +57,19 @@ struct MgdTensor {
 };
 
 struct MgdInterpreter {
+  // The interpreter goes first: its pending async invokes complete (and
+  // report) and its kernels are freed while the reporter and the C
+  // delegates' adapters still exist.
+  ~MgdInterpreter() { interpreter.reset(); }
+
   std::unique_ptr<mgd::Interpreter> interpreter;
   std::vector<std::unique_ptr<mgd::Delegate>> delegates;
   Reporter reporter;
   std::vector<MgdTensor> inputs, outputs;
+};
+
+struct MgdInvokeEvent {
+  std::shared_ptr<mgd::InvokeEvent> event;
 };
 
 struct MgdOpContext {

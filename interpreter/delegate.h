@@ -34,6 +34,23 @@ class DelegateKernel {
   virtual ~DelegateKernel() = default;
   // `inputs` and `outputs` follow the Partition's order.
   virtual absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) = 0;
+
+  // Several invokes in flight (Interpreter::InvokeAsync), for kernels that
+  // can: SetSlots(n) gives the kernel n sets of what one invoke uses alone
+  // (slot 0 is Invoke's own); Start(slot, inputs) reads the inputs (each its
+  // tensor's bytes, in the Partition's order) and begins the work; Finish
+  // (slot, outputs) waits for it and writes the outputs. Start of one slot
+  // may run on one thread while Finish of another runs on a second; one
+  // slot is Finished before it is Started again, and Invoke is called only
+  // when no slot is in flight. By default no slots: the interpreter then
+  // runs async invokes one after another.
+  virtual absl::Status SetSlots(size_t /*slots*/) { return absl::UnimplementedError("no slots"); }
+  virtual absl::Status Start(size_t /*slot*/, const std::vector<const void*>& /*inputs*/) {
+    return absl::UnimplementedError("no slots");
+  }
+  virtual absl::Status Finish(size_t /*slot*/, const std::vector<void*>& /*outputs*/) {
+    return absl::UnimplementedError("no slots");
+  }
 };
 
 class Delegate {

@@ -16,11 +16,6 @@
 
 namespace mgd {
 
-struct Interpreter::Step {
-  int node = -1;       // a CPU kernel
-  int partition = -1;  // or a delegate partition
-};
-
 namespace {
 constexpr size_t kTensorAlignment = 64;
 constexpr size_t kMaxArenaBytes = size_t{4} << 30;
@@ -29,7 +24,7 @@ bool FoldableAtLoad(OpKind op) { return op == OpKind::kDequantize || op == OpKin
 }  // namespace
 
 
-Interpreter::~Interpreter() = default;
+Interpreter::~Interpreter() { StopAsync(); }
 
 absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(Graph graph, InterpreterOptions options) {
   MGD_RETURN_IF_ERROR(ValidateGraph(graph));
@@ -52,6 +47,10 @@ absl::Status Interpreter::Build(InterpreterOptions options) {
   logger_ = std::move(options.logger);
   preserve_all_tensors_ = options.preserve_all_tensors;
   check_finite_ = options.check_finite;
+  if (options.max_in_flight < 1) {
+    return absl::InvalidArgumentError(fmt::format("max_in_flight is {}; at least 1", options.max_in_flight));
+  }
+  max_in_flight_ = options.max_in_flight;
   const size_t num_tensors = graph_.tensors.size();
   const size_t num_nodes = graph_.nodes.size();
 
@@ -373,11 +372,8 @@ absl::Status Interpreter::PlanArena() {
   return absl::OkStatus();
 }
 
-namespace {
-
-// The first NaN or Inf of a float tensor, as an error naming it; OK for
-// other types.
-absl::Status CheckFinite(const TensorRef& t, const char* role, size_t index) {
+// OK for other types than float.
+absl::Status Interpreter::CheckFinite(const TensorRef& t, const char* role, size_t index) {
   if (t.data == nullptr || (t.type != DataType::kFloat32 && t.type != DataType::kFloat16)) return absl::OkStatus();
   const int64_t n = t.elements();
   int64_t first = -1, count = 0;
@@ -398,9 +394,47 @@ absl::Status CheckFinite(const TensorRef& t, const char* role, size_t index) {
   return std::string(role) == "input" ? absl::InvalidArgumentError(message) : absl::DataLossError(message);
 }
 
-}  // namespace
-
 absl::Status Interpreter::Invoke() {
+  std::lock_guard<std::mutex> turn(run_mutex_);
+  return CheckedRun();
+}
+
+absl::Status Interpreter::CheckBuffers(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs) const {
+  if (inputs.size() != num_inputs() || outputs.size() != num_outputs()) {
+    return absl::InvalidArgumentError(fmt::format("{} input and {} output buffers for a model of {} inputs and {} outputs",
+                                                  inputs.size(), outputs.size(), num_inputs(), num_outputs()));
+  }
+  auto check = [](const char* role, size_t i, const TensorRef& t, const void* data, size_t bytes) -> absl::Status {
+    if (bytes != t.bytes) {
+      return absl::InvalidArgumentError(fmt::format("{} {} '{}' {} is {} bytes; its buffer has {}", role, i, t.name,
+                                                    ShapeToString(t.shape), t.bytes, bytes));
+    }
+    if (data == nullptr && bytes > 0) return absl::InvalidArgumentError(fmt::format("{} {} '{}': no buffer", role, i, t.name));
+    return absl::OkStatus();
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    MGD_RETURN_IF_ERROR(check("input", i, tensors_[static_cast<size_t>(graph_.inputs[i])], inputs[i].data, inputs[i].bytes));
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    MGD_RETURN_IF_ERROR(check("output", i, output(i), outputs[i].data, outputs[i].bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::Invoke(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs) {
+  MGD_RETURN_IF_ERROR(CheckBuffers(inputs, outputs));
+  std::lock_guard<std::mutex> turn(run_mutex_);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].bytes > 0) std::memcpy(input(i).data, inputs[i].data, inputs[i].bytes);
+  }
+  MGD_RETURN_IF_ERROR(CheckedRun());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outputs[i].bytes > 0) std::memcpy(outputs[i].data, output(i).data, outputs[i].bytes);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::CheckedRun() {
   if (check_finite_) {
     for (size_t i = 0; i < num_inputs(); ++i) {
       if (absl::Status s = CheckFinite(input(i), "input", i); !s.ok()) return s;

@@ -2,8 +2,12 @@
 // taking over the subgraphs they support.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +35,44 @@ struct InterpreterOptions {
   // NaN or Inf (before anything runs) or an output does (after the run):
   // mgd run --check-finite, MgdInterpreterOptionsSetCheckFinite.
   bool check_finite = false;
+  // How many InvokeAsync calls may be in flight at once (at least 1); one
+  // more waits for the oldest to complete. With 2, the host uploads frame
+  // N+1 while the GPU computes frame N. A delegate keeps this many extra
+  // sets of its per-invoke buffers once InvokeAsync is first used.
+  int max_in_flight = 2;
 };
+
+// A model input's bytes in host memory, for the invokes that take buffers.
+struct InputBytes {
+  const void* data = nullptr;
+  size_t bytes = 0;
+};
+// Where a model output goes.
+struct OutputBytes {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// The completion of one InvokeAsync: wait for it or ask whether it is done.
+// Shared by the caller and the interpreter; it may outlive both.
+class InvokeEvent {
+ public:
+  void Wait() const;
+  // False when `timeout` passed first.
+  bool WaitFor(std::chrono::nanoseconds timeout) const;
+  bool done() const;
+  // The invoke's result, once done (Unavailable before).
+  absl::Status status() const;
+
+  void Complete(absl::Status status);  // the interpreter's
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable completed_;
+  std::optional<absl::Status> status_;
+};
+
+using InvokeCallback = std::function<void(const absl::Status&)>;
 
 // Where a node runs, for `mgd ops` and reports.
 struct NodePlacement {
@@ -55,10 +96,37 @@ class Interpreter {
   const TensorRef& output(size_t i) const { return tensors_[static_cast<size_t>(graph_.outputs[i])]; }
   const TensorRef& tensor(int index) const { return tensors_[static_cast<size_t>(index)]; }
 
+  // Threads: every Invoke, Invoke with buffers and InvokeAsync may be called
+  // from any thread, also at once; runs of the graph take turns (an
+  // interpreter's CPU kernels and arena serve one run at a time), except
+  // that a fully delegated graph's async invokes overlap on the GPU. Each
+  // result is bit-identical to a single-threaded run's. Reading input and
+  // output tensors while another thread invokes is a race of the caller's:
+  // threads sharing an interpreter pass their own buffers (the overloads
+  // below). Create and delete an interpreter on any thread; delete it only
+  // when no call on it is running (pending async invokes complete first).
+
   // Runs the graph once: inputs must have been written. The inputs are left
   // as they were, so a second Invoke without writing them again gives the
   // same outputs.
   absl::Status Invoke();
+  // Copies `inputs` in (one per model input, each exactly its tensor's
+  // bytes), runs the graph and copies the outputs out, as one turn: what
+  // threads sharing an interpreter call. Leaves the interpreter's input and
+  // output tensors with this run's data.
+  absl::Status Invoke(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs);
+  // Returns at once (or once fewer than max_in_flight invokes are pending):
+  // the inputs are read before it returns, the outputs are written before
+  // the event completes. `done`, when given, is called first, on mgd's
+  // completion thread, in the order the invokes were made; it may invoke
+  // again but must not delete the interpreter. Where the graph is one
+  // delegated partition whose kernel has slots (mgd's GPU delegate), the
+  // invokes overlap: frame N+1's inputs are uploaded while frame N computes.
+  // Otherwise they run one after another on that thread. An error in the
+  // arguments is returned here; one of the run completes the event.
+  absl::StatusOr<std::shared_ptr<InvokeEvent>> InvokeAsync(const std::vector<InputBytes>& inputs,
+                                                           std::vector<OutputBytes> outputs,
+                                                           InvokeCallback done = nullptr);
 
   const std::vector<NodePlacement>& placements() const { return placements_; }
   const std::vector<Partition>& partitions() const { return partitions_; }
@@ -68,7 +136,10 @@ class Interpreter {
   std::vector<int> ExecutionOrder() const;
 
  private:
-  struct Step;  // one kernel or one delegate partition in execution order
+  struct Step {  // one kernel or one delegate partition in execution order
+    int node = -1;       // a CPU kernel
+    int partition = -1;  // or a delegate partition
+  };
   Interpreter() = default;
 
   absl::Status Build(InterpreterOptions options);
@@ -78,7 +149,16 @@ class Interpreter {
   absl::Status Fold(size_t n);
   absl::Status ApplyDelegate(Delegate& delegate, int max_partitions);
   absl::Status PlanArena();
-  absl::Status RunSteps();  // Invoke without its checks
+  absl::Status RunSteps();  // Invoke without its checks or turn
+  absl::Status CheckedRun();  // Invoke in its turn
+  // Buffers for the invokes that take them: counts, sizes, pointers.
+  absl::Status CheckBuffers(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs) const;
+  // The first NaN or Inf of a float tensor, as an error naming it.
+  static absl::Status CheckFinite(const TensorRef& t, const char* role, size_t index);
+  struct Async;  // invoke_async.cc: the in-flight invokes and their thread
+  absl::Status StartAsync();
+  void CompleteAsync();  // the completion thread's loop
+  void StopAsync();      // completes what is in flight, ends the thread
   void Log(LogLevel level, const std::string& message) const;
 
   Graph graph_;
@@ -96,6 +176,11 @@ class Interpreter {
   bool preserve_all_tensors_ = false;
   bool check_finite_ = false;
   size_t arena_size_ = 0;
+  int max_in_flight_ = 2;
+  std::mutex run_mutex_;  // one run of the steps at a time
+  std::shared_ptr<Async> async_;  // made by the first InvokeAsync (shared: Async is incomplete here)
+  std::once_flag async_once_;
+  absl::Status async_status_;  // why async invokes cannot run, when they cannot
 };
 
 }  // namespace mgd

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "backends/gl/egl_context.h"
@@ -25,6 +26,7 @@ namespace {
 // software GPU on a loaded machine can take minutes over a cold model.
 constexpr std::chrono::seconds kRunTimeout{600};
 constexpr GLuint64 kWaitSliceNs = 100'000'000;  // 100 ms per glClientWaitSync
+constexpr GLuint64 kWaitTurnNs = 1'000'000;     // Wait's turn on the context thread
 
 // ---------------------------------------------------------------------------
 // Argument checks (no GL: they run on the caller's thread)
@@ -275,6 +277,62 @@ class GlDevice final : public Device {
     return core_->worker.Call([&] { return RunOnThread(*gl); });
   }
 
+  // The dispatches and a fence, flushed to the GPU; the context thread is
+  // free again at once.
+  absl::StatusOr<uint64_t> Submit(Recording& recording) override {
+    auto* gl = dynamic_cast<GlRecording*>(&recording);
+    if (gl == nullptr || gl->core() != core_.get()) {
+      return absl::InvalidArgumentError("Submit: the recording does not belong to this GL device");
+    }
+    return core_->worker.Call([&]() -> absl::StatusOr<uint64_t> {
+      DrainGlErrors();
+      glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);  // as RunOnThread
+      absl::Status status;
+      const std::vector<GlRecording::Step>& steps = gl->steps();
+      for (size_t i = 0; i < steps.size() && status.ok(); ++i) {
+        status = DispatchStep(steps[i], i, core_->ext, nullptr, core_->check_each_call);
+      }
+      glUseProgram(0);
+      // A fence even after an error: the caller waits before freeing buffers.
+      GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+      if (sync == nullptr) return CheckGl("Submit", "glFenceSync");
+      glFlush();  // the fence must reach the GPU, or a wait on another thread's turn never ends
+      submitted_[++last_ticket_] = sync;
+      if (!status.ok()) return status;
+      if (absl::Status s = CheckGl(fmt::format("Submit of {} dispatches", steps.size()), "a GL call"); !s.ok()) return s;
+      return last_ticket_;
+    });
+  }
+
+  // In slices of a millisecond on the context thread, so that uploads and
+  // submissions of other invokes get their turn in between.
+  absl::Status Wait(uint64_t ticket) override {
+    const auto deadline = std::chrono::steady_clock::now() + kRunTimeout;
+    for (;;) {
+      absl::StatusOr<bool> done = core_->worker.Call([&]() -> absl::StatusOr<bool> {
+        auto it = submitted_.find(ticket);
+        if (it == submitted_.end()) {
+          return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (waited for already?)", ticket));
+        }
+        const GLenum result = glClientWaitSync(it->second, 0, kWaitTurnNs);
+        if (result == GL_TIMEOUT_EXPIRED) return false;
+        glDeleteSync(it->second);
+        submitted_.erase(it);
+        if (result == GL_WAIT_FAILED) {
+          absl::Status s = CheckGl("Wait", "glClientWaitSync");
+          return s.ok() ? absl::InternalError("Wait: glClientWaitSync failed") : s;
+        }
+        return true;
+      });
+      if (!done.ok()) return done.status();
+      if (*done) return absl::OkStatus();
+      if (std::chrono::steady_clock::now() > deadline) {
+        return absl::DeadlineExceededError(fmt::format("Wait: a submission did not complete within {} s (GPU hung?)",
+                                                       kRunTimeout.count()));
+      }
+    }
+  }
+
   // Releases the context on its thread, then ends the thread. Objects still
   // alive find the worker stopped; destroying the context freed theirs.
   static void Shutdown(DeviceCore& core) {
@@ -423,6 +481,10 @@ class GlDevice final : public Device {
   }
 
   std::shared_ptr<DeviceCore> core_;
+  // Submit's fences not yet waited for, by ticket; touched on the context
+  // thread only.
+  std::map<uint64_t, GLsync> submitted_;
+  uint64_t last_ticket_ = 0;
 };
 
 // On the worker thread: probes, selects and keeps one context current.

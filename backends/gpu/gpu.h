@@ -229,8 +229,21 @@ class Device {
 
   virtual absl::StatusOr<std::unique_ptr<Recording>> Record(const std::vector<Dispatch>& dispatches,
                                                             const RecordOptions& options = {}) = 0;
-  // Submits a recording and waits for it to complete.
+  // Submits a recording and waits for it to complete (and, for a recording
+  // with timestamps, reads them).
   virtual absl::Status Run(Recording& recording) = 0;
+  // Submits a recording and returns at once with a ticket for Wait, so that
+  // the host can fill another recording's upload buffers while this one
+  // runs (several invokes in flight). Submissions start in order; they may
+  // overlap on the GPU, so recordings in flight together must not write
+  // memory another one reads or writes. A recording is submitted again only
+  // after its ticket was waited for. Timestamps are read by Run only.
+  // By default Run, and a ticket that is already complete.
+  virtual absl::StatusOr<uint64_t> Submit(Recording& recording);
+  // Waits until submission `ticket` has completed, from any thread; each
+  // ticket is waited for once. DeadlineExceeded when the GPU has not
+  // finished within the device's run timeout.
+  virtual absl::Status Wait(uint64_t ticket);
 
   // Vulkan: the pipeline cache every program is created through
   // (vkGetPipelineCacheData), for a compilation cache to keep; empty on GL.

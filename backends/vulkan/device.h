@@ -170,6 +170,8 @@ class VulkanDevice : public Device {
                                                     const RecordOptions& options) override;
 
   absl::Status Run(Recording& recording) override;
+  absl::StatusOr<uint64_t> Submit(Recording& recording) override;
+  absl::Status Wait(uint64_t ticket) override;
 
  private:
   VulkanDevice() = default;
@@ -256,7 +258,12 @@ class VulkanDevice : public Device {
   float timestamp_period_ = 1.0f;
   std::unique_ptr<MemoryAllocator> allocator_;
   std::unique_ptr<VulkanBuffer> staging_;
-  std::mutex mutex_;  // the queue, the command pool, the fence and staging
+  std::mutex mutex_;  // the queue, the command pool, the fences and staging
+  // Submit's fences: one per submission not yet waited for, by ticket, and
+  // those free for the next (reset).
+  std::map<uint64_t, VkFence> submitted_;
+  std::vector<VkFence> free_fences_;
+  uint64_t last_ticket_ = 0;
   std::thread glslang_warm_up_;  // WarmUpGlslang, begun first in Create; joined first at destruction
   std::thread layouts_warm_up_;  // WarmUpLayouts; joined next
   bool mappable_device_memory_ = false;  // some device-local memory type is host-visible

@@ -99,12 +99,61 @@ absl::StatusOr<std::unique_ptr<Recording>> VulkanDevice::Record(const std::vecto
   return std::unique_ptr<Recording>(std::move(r));
 }
 
-absl::Status VulkanDevice::Run(Recording& recording) {
+absl::StatusOr<uint64_t> VulkanDevice::Submit(Recording& recording) {
   auto& r = static_cast<VulkanRecording&>(recording);
+  std::lock_guard<std::mutex> lock(mutex_);
+  VkFence fence = VK_NULL_HANDLE;
+  if (!free_fences_.empty()) {
+    fence = free_fences_.back();
+    free_fences_.pop_back();
+  } else {
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    MGD_VK(vkCreateFence(device_, &fci, nullptr, &fence));
+  }
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &r.command_buffer;
+  if (VkResult result = vkQueueSubmit(queue_, 1, &si, fence); result != VK_SUCCESS) {
+    free_fences_.push_back(fence);
+    return VkError("vkQueueSubmit", result);
+  }
+  submitted_[++last_ticket_] = fence;
+  return last_ticket_;
+}
+
+// The fence is waited for without the device's lock, so that other threads
+// submit and upload meanwhile (vkWaitForFences needs no external
+// synchronization; resetting it does).
+absl::Status VulkanDevice::Wait(uint64_t ticket) {
+  VkFence fence = VK_NULL_HANDLE;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (absl::Status s = SubmitAndWait(r.command_buffer); !s.ok()) return s;
+    auto it = submitted_.find(ticket);
+    if (it == submitted_.end()) {
+      return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (waited for already?)", ticket));
+    }
+    fence = it->second;
   }
+  const VkResult waited = vkWaitForFences(device_, 1, &fence, VK_TRUE, kRunTimeoutNs);
+  if (waited == VK_TIMEOUT) {
+    return absl::DeadlineExceededError(fmt::format("the GPU did not finish within {} s", kRunTimeoutNs / 1000000000));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  submitted_.erase(ticket);
+  if (waited != VK_SUCCESS) {
+    vkDestroyFence(device_, fence, nullptr);  // its state is unknown (device lost)
+    return VkError("vkWaitForFences", waited);
+  }
+  MGD_VK(vkResetFences(device_, 1, &fence));
+  free_fences_.push_back(fence);
+  return absl::OkStatus();
+}
+
+absl::Status VulkanDevice::Run(Recording& recording) {
+  auto& r = static_cast<VulkanRecording&>(recording);
+  absl::StatusOr<uint64_t> ticket = Submit(recording);
+  if (!ticket.ok()) return ticket.status();
+  if (absl::Status s = Wait(*ticket); !s.ok()) return s;
   if (r.queries != VK_NULL_HANDLE) {
     std::vector<uint64_t> stamps(2 * r.dispatches);
     MGD_VK(vkGetQueryPoolResults(device_, r.queries, 0, static_cast<uint32_t>(stamps.size()),

@@ -22,9 +22,18 @@
  * MgdInterpreterOptionsSetCheckFinite makes an invoke fail, naming the
  * first non-finite input or output instead.
  *
- * Threads: separate interpreters may be created, invoked and deleted on
- * different threads at once, also when they share one delegate (its
- * prepares take turns). One interpreter is for one thread at a time. */
+ * Threads: every function may be called from any thread. Separate
+ * interpreters may be created, invoked and deleted on different threads at
+ * once, also when they share one delegate (its prepares take turns; their
+ * invokes run side by side). Several threads may invoke one interpreter at
+ * once: runs take turns and each gives what a single-threaded run gives,
+ * but the interpreter's tensors are shared, so such threads pass their own
+ * buffers (MgdInterpreterInvokeWithBuffers, MgdInterpreterInvokeAsync)
+ * rather than copying into and out of its tensors. Delete an interpreter
+ * when no call on it is running; its pending async invokes complete first.
+ * Delegates may be created and deleted on any thread (after their
+ * interpreters). Error reporters and async callbacks may be called on mgd's
+ * threads. */
 #ifndef MGD_C_API_H_
 #define MGD_C_API_H_
 
@@ -154,6 +163,48 @@ const MgdTensor* MgdInterpreterGetOutputTensor(const MgdInterpreter* interpreter
 /* Plans tensor memory; also done by the first Invoke. */
 MgdStatus MgdInterpreterAllocateTensors(MgdInterpreter* interpreter);
 MgdStatus MgdInterpreterInvoke(MgdInterpreter* interpreter);
+
+/* ---- Invokes with the caller's buffers, from several threads, in flight ---- */
+
+/* One run, as a turn of its own: copies inputs[i] (input_sizes[i] bytes,
+ * exactly input i's size) in, invokes, copies output j out (output_sizes[j]
+ * bytes, exactly its size). What threads sharing an interpreter call. */
+MgdStatus MgdInterpreterInvokeWithBuffers(MgdInterpreter* interpreter, const void* const* inputs,
+                                          const size_t* input_sizes, int32_t num_inputs, void* const* outputs,
+                                          const size_t* output_sizes, int32_t num_outputs);
+
+typedef struct MgdInvokeEvent MgdInvokeEvent;
+/* status: kMgdOk, or kMgdError after the error was reported. */
+typedef void (*MgdInvokeCallback)(void* user_data, MgdStatus status);
+
+/* How many async invokes may be in flight (default 2, at least 1); one more
+ * waits in MgdInterpreterInvokeAsync for the oldest to complete. A GPU
+ * delegate keeps this many extra sets of its per-invoke buffers once the
+ * first async invoke is made. */
+void MgdInterpreterOptionsSetMaxInFlight(MgdInterpreterOptions* options, int32_t max_in_flight);
+
+/* Starts an invoke and returns at once (or when fewer than max_in_flight are
+ * pending): the inputs are read before it returns, so their buffers may be
+ * reused; the outputs are written before the invoke completes, so theirs
+ * must stay valid until then. On completion, `callback` (may be NULL) is
+ * called on mgd's completion thread, in the order the invokes were made
+ * (it may invoke again, but must not delete the interpreter), then the
+ * event completes. Where the model runs wholly on mgd's GPU delegate the
+ * invokes overlap (frame N+1 is uploaded while frame N computes); otherwise
+ * they run one after another on that thread. Returns NULL (reported) on bad
+ * arguments; a failed run is reported and completes the event with an
+ * error. */
+MgdInvokeEvent* MgdInterpreterInvokeAsync(MgdInterpreter* interpreter, const void* const* inputs,
+                                          const size_t* input_sizes, int32_t num_inputs, void* const* outputs,
+                                          const size_t* output_sizes, int32_t num_outputs, MgdInvokeCallback callback,
+                                          void* user_data);
+/* Waits for the invoke, at most timeout_ns (negative: without a limit).
+ * kMgdOk when it completed and succeeded; kMgdError when it failed or the
+ * timeout passed first (MgdInvokeEventIsDone tells which). */
+MgdStatus MgdInvokeEventWait(const MgdInvokeEvent* event, int64_t timeout_ns);
+int32_t MgdInvokeEventIsDone(const MgdInvokeEvent* event);
+/* May be called before the invoke completed: it still completes. */
+void MgdInvokeEventDelete(MgdInvokeEvent* event);
 
 /* ---- Tensors ---- */
 

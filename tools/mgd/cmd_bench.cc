@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -41,6 +42,7 @@ absl::StatusOr<Model> Load(const BenchOptions& options, Graph graph, double read
   InterpreterOptions interpreter_options;
   if (delegate != nullptr) interpreter_options.delegates.push_back(delegate);
   interpreter_options.check_finite = options.run.check_finite;
+  interpreter_options.max_in_flight = std::max(options.in_flight, 1);
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.run.model, created.status());
   Model m{std::move(*created), read_ms + Ms(Clock::now() - start)};
@@ -106,6 +108,51 @@ absl::StatusOr<std::vector<double>> Time(Interpreter& interpreter, int warmup, i
                {{"iteration", i - warmup}});
   }
   return ms;
+}
+
+// `iterations` async invokes after `warmup` ones, at most `in_flight`
+// pending (the interpreter's max_in_flight), on the inputs the interpreter
+// holds: frames per second, and each invoke's latency from its call to its
+// completion.
+struct Throughput {
+  double frames_per_s = 0;
+  std::vector<double> latency_ms;
+};
+absl::StatusOr<Throughput> TimeInFlight(Interpreter& interpreter, int in_flight, int warmup, int iterations) {
+  std::vector<InputBytes> inputs;
+  for (size_t i = 0; i < interpreter.num_inputs(); ++i) inputs.push_back({interpreter.input(i).data, interpreter.input(i).bytes});
+  // One set of output buffers per invoke in flight: set k % in_flight is
+  // free again when invoke k may start.
+  std::vector<std::vector<std::vector<uint8_t>>> sets(static_cast<size_t>(in_flight));
+  for (auto& set : sets) {
+    for (size_t k = 0; k < interpreter.num_outputs(); ++k) set.emplace_back(interpreter.output(k).bytes);
+  }
+  const int total = warmup + iterations;
+  std::vector<Clock::time_point> called(static_cast<size_t>(total)), completed(static_cast<size_t>(total));
+  std::vector<std::shared_ptr<InvokeEvent>> events;
+  Clock::time_point first{};
+  for (int i = 0; i < total; ++i) {
+    if (i == warmup) {
+      for (auto& e : events) e->Wait();  // the timed ones start on an idle GPU
+      first = Clock::now();
+    }
+    std::vector<OutputBytes> outputs;
+    for (auto& o : sets[static_cast<size_t>(i % in_flight)]) outputs.push_back({o.data(), o.size()});
+    called[static_cast<size_t>(i)] = Clock::now();
+    auto event = interpreter.InvokeAsync(inputs, std::move(outputs), [&completed, i](const absl::Status&) {
+      completed[static_cast<size_t>(i)] = Clock::now();
+    });
+    if (!event.ok()) return absl::InternalError(event.status().message());
+    events.push_back(*event);
+  }
+  for (auto& e : events) {
+    e->Wait();
+    if (!e->status().ok()) return absl::InternalError(e->status().message());
+  }
+  Throughput t;
+  t.frames_per_s = iterations / (Ms(completed.back() - first) / 1000.0);
+  for (int i = warmup; i < total; ++i) t.latency_ms.push_back(Ms(completed[static_cast<size_t>(i)] - called[static_cast<size_t>(i)]));
+  return t;
 }
 
 std::string NodeNames(const Graph& graph, const std::vector<int>& nodes) {
@@ -181,6 +228,10 @@ absl::Status Bench(const BenchOptions& given) {
     Trace unused(Clock::now());
     MGD_ASSIGN_OR_RETURN(cpu_ms, Time(*cpu.interpreter, std::min(options.warmup, 3), std::min(options.iterations, 10), unused));
   }
+  std::optional<Throughput> in_flight;
+  if (options.in_flight > 0) {
+    MGD_ASSIGN_OR_RETURN(in_flight, TimeInFlight(interpreter, options.in_flight, options.warmup, options.iterations));
+  }
   if (!options.trace.empty()) {
     MGD_RETURN_IF_ERROR(trace.Write(options.trace, fmt::format("mgd bench {} ({})", options.run.model, backend.backend)));
   }
@@ -208,6 +259,12 @@ absl::Status Bench(const BenchOptions& given) {
         {"dispatches", dispatches.size()},
         {"partitions", interpreter.partitions().size()},
         {"per_op", per_op}};
+    if (in_flight) {
+      j["in_flight"] = {{"invokes", options.in_flight},
+                        {"frames_per_s", in_flight->frames_per_s},
+                        {"latency_ms", {{"p50", Percentile(in_flight->latency_ms, 0.5)}, {"p90", Percentile(in_flight->latency_ms, 0.9)}}},
+                        {"one_at_a_time_frames_per_s", 1000.0 / p50}};
+    }
     if (!cpu_ms.empty()) j["vs_cpu"] = {{"cpu_p50_ms", Percentile(cpu_ms, 0.5)}, {"speedup", Percentile(cpu_ms, 0.5) / p50}};
     std::printf("%s\n", JsonText(j).c_str());
     return absl::OkStatus();
@@ -220,6 +277,11 @@ absl::Status Bench(const BenchOptions& given) {
   fmt::print("prepare    {:.1f} ms ({})\n", model.prepare_ms, warm ? "from the cache or compiled model" : "cold");
   fmt::print("run        min {:.3f}  p50 {:.3f}  p90 {:.3f}  max {:.3f} ms over {} runs (upload and download included)\n",
              Percentile(run_ms, 0), p50, Percentile(run_ms, 0.9), Percentile(run_ms, 1), run_ms.size());
+  if (in_flight) {
+    fmt::print("in flight  {} invokes: {:.1f} frames/s (one at a time: {:.1f}), latency p50 {:.3f} p90 {:.3f} ms\n",
+               options.in_flight, in_flight->frames_per_s, 1000.0 / p50, Percentile(in_flight->latency_ms, 0.5),
+               Percentile(in_flight->latency_ms, 0.9));
+  }
   if (backend.delegate) {
     fmt::print("gpu        p50 {:.3f} ms in {} dispatches ({} partition(s))\n", Percentile(gpu_total_ms, 0.5),
                dispatches.size(), interpreter.partitions().size());

@@ -130,6 +130,7 @@ struct BenchOptions {
   RunOptions run;
   int warmup = 10;
   int iterations = 100;
+  int in_flight = 0;  // > 0: also async throughput with this many invokes in flight
   std::string trace;
   std::string vs;
 };

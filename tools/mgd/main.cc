@@ -121,6 +121,8 @@ int main(int argc, char** argv) {
   AddRunOptions(bench_cmd, bench.run);
   bench_cmd->add_option("--warmup", bench.warmup, "Untimed runs first (default 10)");
   bench_cmd->add_option("--iterations", bench.iterations, "Timed runs (default 100)");
+  bench_cmd->add_option("--in-flight", bench.in_flight,
+                        "Also measure throughput (frames/s) with N async invokes in flight (InvokeAsync), beside one at a time");
   bench_cmd->add_option("--vs", bench.vs, "cpu: also time the CPU reference kernels and print the speed-up");
   bench_cmd->add_option("--trace", bench.trace, "Write a Chrome trace-event JSON timeline (opens in Perfetto)");
 

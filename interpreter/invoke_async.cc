@@ -1,0 +1,212 @@
+// Interpreter::InvokeAsync: invokes in flight, completed in the order they
+// were made on one thread per interpreter. A graph that is one delegated
+// partition whose kernel has slots is pipelined (each invoke in a slot of
+// its own: inputs uploaded and work submitted by the caller, waited for and
+// downloaded by the completion thread); any other graph runs its queued
+// invokes one after another on that thread, from copies of their inputs.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <deque>
+#include <thread>
+
+#include "interpreter/interpreter.h"
+#include "model/status_macros.h"
+
+namespace mgd {
+
+void InvokeEvent::Wait() const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  completed_.wait(lock, [&] { return status_.has_value(); });
+}
+
+bool InvokeEvent::WaitFor(std::chrono::nanoseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return completed_.wait_for(lock, timeout, [&] { return status_.has_value(); });
+}
+
+bool InvokeEvent::done() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return status_.has_value();
+}
+
+absl::Status InvokeEvent::status() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return status_.has_value() ? *status_ : absl::UnavailableError("the invoke has not completed");
+}
+
+void InvokeEvent::Complete(absl::Status status) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    status_ = std::move(status);
+  }
+  completed_.notify_all();
+}
+
+struct Interpreter::Async {
+  struct Request {
+    size_t slot = 0;                            // pipelined: the kernel's slot
+    absl::Status started;                       // pipelined: how Start went
+    std::vector<std::vector<uint8_t>> inputs;   // one after another: the inputs, copied
+    std::vector<OutputBytes> outputs;
+    InvokeCallback done;
+    std::shared_ptr<InvokeEvent> event;
+  };
+
+  // Pipelined: the partition's kernel, and which graph input (output) each
+  // of the partition's inputs (outputs) is.
+  DelegateKernel* kernel = nullptr;
+  std::vector<size_t> input_of, output_of;
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Request> queue;
+  std::vector<bool> slot_busy;  // pipelined; slot 0 stays Invoke's
+  int pending = 0;              // made and not yet completed
+  bool stopping = false;
+  std::thread thread;
+};
+
+namespace {
+
+// Where each of `part` lies in `whole`; empty when one is not there.
+std::vector<size_t> PositionsIn(const std::vector<int>& part, const std::vector<int>& whole) {
+  std::vector<size_t> positions;
+  for (int t : part) {
+    auto it = std::find(whole.begin(), whole.end(), t);
+    if (it == whole.end()) return {};
+    positions.push_back(static_cast<size_t>(it - whole.begin()));
+  }
+  return positions;
+}
+
+}  // namespace
+
+absl::Status Interpreter::StartAsync() {
+  async_ = std::make_shared<Async>();
+  Async& a = *async_;
+  if (steps_.size() == 1 && steps_[0].partition >= 0) {
+    const Partition& p = partitions_[static_cast<size_t>(steps_[0].partition)];
+    a.input_of = PositionsIn(p.inputs, graph_.inputs);
+    a.output_of = PositionsIn(p.outputs, graph_.outputs);
+    const bool all_outputs = a.output_of.size() == graph_.outputs.size() && PositionsIn(graph_.outputs, p.outputs).size() == graph_.outputs.size();
+    if (a.input_of.size() == p.inputs.size() && all_outputs) {
+      DelegateKernel* kernel = delegate_kernels_[static_cast<size_t>(steps_[0].partition)].get();
+      std::lock_guard<std::mutex> turn(run_mutex_);
+      absl::Status slots = kernel->SetSlots(static_cast<size_t>(max_in_flight_) + 1);
+      if (slots.ok()) {
+        a.kernel = kernel;
+      } else if (!absl::IsUnimplemented(slots)) {
+        return absl::Status(slots.code(), fmt::format("buffers for {} invokes in flight: {}", max_in_flight_, slots.message()));
+      }
+    }
+  }
+  a.slot_busy.assign(static_cast<size_t>(max_in_flight_) + 1, false);
+  a.thread = std::thread([this] { CompleteAsync(); });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<InvokeEvent>> Interpreter::InvokeAsync(const std::vector<InputBytes>& inputs,
+                                                                      std::vector<OutputBytes> outputs,
+                                                                      InvokeCallback done) {
+  MGD_RETURN_IF_ERROR(CheckBuffers(inputs, outputs));
+  std::call_once(async_once_, [&] { async_status_ = StartAsync(); });
+  MGD_RETURN_IF_ERROR(async_status_);
+  Async& a = *async_;
+  Async::Request r;
+  r.outputs = std::move(outputs);
+  r.done = std::move(done);
+  r.event = std::make_shared<InvokeEvent>();
+  {
+    std::unique_lock<std::mutex> lock(a.mutex);
+    a.changed.wait(lock, [&] { return a.pending < max_in_flight_ || a.stopping; });
+    if (a.stopping) return absl::FailedPreconditionError("InvokeAsync: the interpreter is being deleted");
+    ++a.pending;
+    if (a.kernel != nullptr) {
+      r.slot = static_cast<size_t>(std::find(a.slot_busy.begin() + 1, a.slot_busy.end(), false) - a.slot_busy.begin());
+      a.slot_busy[r.slot] = true;
+    }
+  }
+  if (a.kernel != nullptr) {
+    std::lock_guard<std::mutex> turn(run_mutex_);
+    for (size_t i = 0; i < inputs.size() && check_finite_ && r.started.ok(); ++i) {
+      TensorRef given = tensors_[static_cast<size_t>(graph_.inputs[i])];
+      given.data = static_cast<uint8_t*>(const_cast<void*>(inputs[i].data));
+      r.started = CheckFinite(given, "input", i);
+    }
+    if (r.started.ok()) {
+      std::vector<const void*> ins;
+      for (size_t k : a.input_of) ins.push_back(inputs[k].data);
+      r.started = a.kernel->Start(r.slot, ins);
+    }
+  } else {
+    for (const InputBytes& in : inputs) {
+      const auto* bytes = static_cast<const uint8_t*>(in.data);
+      r.inputs.emplace_back(bytes, bytes + in.bytes);
+    }
+  }
+  std::shared_ptr<InvokeEvent> event = r.event;
+  {
+    std::lock_guard<std::mutex> lock(a.mutex);
+    a.queue.push_back(std::move(r));
+  }
+  a.changed.notify_all();
+  return event;
+}
+
+void Interpreter::CompleteAsync() {
+  Async& a = *async_;
+  for (;;) {
+    Async::Request r;
+    {
+      std::unique_lock<std::mutex> lock(a.mutex);
+      a.changed.wait(lock, [&] { return !a.queue.empty() || a.stopping; });
+      if (a.queue.empty()) return;
+      r = std::move(a.queue.front());
+      a.queue.pop_front();
+    }
+    absl::Status status;
+    if (a.kernel != nullptr) {
+      status = r.started;
+      if (status.ok()) {
+        std::vector<void*> outs;
+        for (size_t k : a.output_of) outs.push_back(r.outputs[k].data);
+        status = a.kernel->Finish(r.slot, outs);
+      }
+      for (size_t i = 0; i < r.outputs.size() && check_finite_ && status.ok(); ++i) {
+        TensorRef written = output(i);
+        written.data = static_cast<uint8_t*>(r.outputs[i].data);
+        status = CheckFinite(written, "output", i);
+      }
+    } else {
+      std::lock_guard<std::mutex> turn(run_mutex_);
+      for (size_t i = 0; i < r.inputs.size(); ++i) {
+        if (!r.inputs[i].empty()) std::memcpy(input(i).data, r.inputs[i].data(), r.inputs[i].size());
+      }
+      status = CheckedRun();
+      for (size_t i = 0; i < r.outputs.size() && status.ok(); ++i) {
+        if (r.outputs[i].bytes > 0) std::memcpy(r.outputs[i].data, output(i).data, r.outputs[i].bytes);
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(a.mutex);
+      if (a.kernel != nullptr) a.slot_busy[r.slot] = false;
+      --a.pending;
+    }
+    a.changed.notify_all();
+    if (r.done) r.done(status);
+    r.event->Complete(std::move(status));
+  }
+}
+
+void Interpreter::StopAsync() {
+  if (async_ == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(async_->mutex);
+    async_->stopping = true;
+  }
+  async_->changed.notify_all();
+  if (async_->thread.joinable()) async_->thread.join();
+}
+
+}  // namespace mgd
