@@ -271,64 +271,121 @@ GpuKernel::GpuKernel(gpu::Device& device, PreparedPartition prepared, std::share
     : device_(device),
       prepared_(std::move(prepared)),
       model_(std::move(model)),
-      tickets_(1),
+      slots_(1),
       timed_runs_(std::move(timed_runs)) {}
 
-absl::Status GpuKernel::Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) {
-  const Execution& e = prepared_.execution;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (absl::Status s = device_.Upload(*e.inputs[i], inputs[i]->data, inputs[i]->bytes); !s.ok()) return s;
-  }
-  gpu::Recording& replay = (*timed_runs_ && e.timed_recording) ? *e.timed_recording : *e.recording;
-  if (absl::Status s = device_.Run(replay); !s.ok()) return s;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (absl::Status s = device_.Download(*e.outputs[i], outputs[i]->data, outputs[i]->bytes); !s.ok()) return s;
+namespace {
+
+// A timestamped recording's last run on the GPU, from the first dispatch's
+// start to the last one's end; unknown without timestamps.
+std::optional<double> SpanMs(const gpu::Recording& recording) {
+  const std::vector<double> start = recording.dispatch_start_ns(), ns = recording.dispatch_ns();
+  if (ns.empty() || start.size() != ns.size()) return std::nullopt;
+  return (start.back() + ns.back()) * 1e-6;
+}
+
+}  // namespace
+
+Execution& GpuKernel::ExecutionOf(size_t slot) { return slot == 0 ? prepared_.execution : more_executions_[slot - 1]; }
+
+absl::Status GpuKernel::SetTiming(bool timing) {
+  timing_ = timing;
+  if (!timing || !device_.info().timestamps) return absl::OkStatus();
+  for (size_t slot = 0; slot < slots_.size(); ++slot) {
+    Execution& e = ExecutionOf(slot);
+    if (e.timed_recording) continue;
+    auto timed = device_.Record(e.dispatches, gpu::RecordOptions{true});
+    if (!timed.ok()) return timed.status();
+    e.timed_recording = std::move(*timed);
   }
   return absl::OkStatus();
+}
+
+std::optional<double> GpuKernel::DeviceMs(size_t slot) const {
+  return slot < slots_.size() ? slots_[slot].device_ms : std::nullopt;
 }
 
 absl::Status GpuKernel::SetSlots(size_t slots) {
   if (slots == 0) return absl::InvalidArgumentError("SetSlots: at least one slot");
+  const bool timed = timing_ && device_.info().timestamps;
   while (more_executions_.size() + 1 < slots) {
-    absl::StatusOr<Execution> e = NewExecution(device_, *model_, *prepared_.shared, /*profile=*/false);
+    absl::StatusOr<Execution> e = NewExecution(device_, *model_, *prepared_.shared, timed);
     if (!e.ok()) return e.status();
     more_executions_.push_back(std::move(*e));
   }
-  tickets_.resize(std::max(tickets_.size(), slots));
+  slots_.resize(std::max(slots_.size(), slots));
   return absl::OkStatus();
 }
 
-absl::StatusOr<const Execution*> GpuKernel::SlotExecution(size_t slot) const {
-  if (slot == 0) return &prepared_.execution;
-  if (slot > more_executions_.size()) {
-    return absl::InvalidArgumentError(fmt::format("slot {} of {}", slot, more_executions_.size() + 1));
+absl::Status GpuKernel::WaitFor(size_t slot, const Deadline& deadline) {
+  Slot& s = slots_[slot];
+  if (!s.ticket) return absl::OkStatus();
+  const std::chrono::nanoseconds timeout =
+      deadline ? std::chrono::duration_cast<std::chrono::nanoseconds>(*deadline - std::chrono::steady_clock::now())
+               : gpu::kRunTimeout;
+  absl::Status waited = device_.Wait(*s.ticket, std::max(timeout, std::chrono::nanoseconds(0)));
+  if (absl::IsDeadlineExceeded(waited) && deadline) {
+    return absl::DeadlineExceededError(
+        fmt::format("deadline exceeded: the GPU's work was still running; it is abandoned ({})", std::string(waited.message())));
   }
-  return &more_executions_[slot - 1];
+  s.ticket.reset();  // completed, or failed for good
+  if (!waited.ok()) return waited;
+  s.device_ms = SpanMs(*s.submitted);
+  return absl::OkStatus();
 }
 
 absl::Status GpuKernel::Start(size_t slot, const std::vector<const void*>& inputs) {
-  absl::StatusOr<const Execution*> e = SlotExecution(slot);
-  if (!e.ok()) return e.status();
+  if (slot >= slots_.size()) return absl::InvalidArgumentError(fmt::format("slot {} of {}", slot, slots_.size()));
+  // Work abandoned at a deadline still uses the slot's buffers.
+  if (absl::Status s = WaitFor(slot, std::nullopt); !s.ok()) return s;
+  Execution& e = ExecutionOf(slot);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const size_t bytes = model_->buffers[static_cast<size_t>(model_->inputs[i])].bytes;
-    if (absl::Status s = device_.Upload(*(*e)->inputs[i], inputs[i], bytes); !s.ok()) return s;
+    if (absl::Status s = device_.Upload(*e.inputs[i], inputs[i], bytes); !s.ok()) return s;
   }
-  absl::StatusOr<uint64_t> ticket = device_.Submit(*(*e)->recording);
+  const bool timed = (timing_ || *timed_runs_) && e.timed_recording;
+  gpu::Recording& replay = timed ? *e.timed_recording : *e.recording;
+  absl::StatusOr<uint64_t> ticket = device_.Submit(replay);
   if (!ticket.ok()) return ticket.status();
-  tickets_[slot] = *ticket;
+  slots_[slot].ticket = *ticket;
+  slots_[slot].submitted = &replay;
   return absl::OkStatus();
 }
 
-absl::Status GpuKernel::Finish(size_t slot, const std::vector<void*>& outputs) {
-  absl::StatusOr<const Execution*> e = SlotExecution(slot);
-  if (!e.ok()) return e.status();
-  if (!tickets_[slot].has_value()) return absl::FailedPreconditionError(fmt::format("slot {} was not started", slot));
-  const uint64_t ticket = *tickets_[slot];
-  tickets_[slot].reset();
-  if (absl::Status s = device_.Wait(ticket); !s.ok()) return s;
+absl::Status GpuKernel::Finish(size_t slot, const std::vector<void*>& outputs, const Deadline& deadline) {
+  if (slot >= slots_.size()) return absl::InvalidArgumentError(fmt::format("slot {} of {}", slot, slots_.size()));
+  if (!slots_[slot].ticket) return absl::FailedPreconditionError(fmt::format("slot {} was not started", slot));
+  if (absl::Status s = WaitFor(slot, deadline); !s.ok()) return s;
+  Execution& e = ExecutionOf(slot);
   for (size_t i = 0; i < outputs.size(); ++i) {
     const size_t bytes = model_->buffers[static_cast<size_t>(model_->outputs[i])].bytes;
-    if (absl::Status s = device_.Download(*(*e)->outputs[i], outputs[i], bytes); !s.ok()) return s;
+    if (absl::Status s = device_.Download(*e.outputs[i], outputs[i], bytes); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GpuKernel::Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs,
+                               const Deadline& deadline) {
+  std::vector<const void*> ins;
+  for (const TensorRef* t : inputs) ins.push_back(t->data);
+  std::vector<void*> outs;
+  for (TensorRef* t : outputs) outs.push_back(t->data);
+  if (deadline || slots_[0].ticket) {
+    if (absl::Status s = Start(0, ins); !s.ok()) return s;
+    return Finish(0, outs, deadline);
+  }
+  // Without a deadline, Run: on GL one task on the context thread instead
+  // of a submission and turns of waiting.
+  Execution& e = prepared_.execution;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (absl::Status s = device_.Upload(*e.inputs[i], inputs[i]->data, inputs[i]->bytes); !s.ok()) return s;
+  }
+  const bool timed = (timing_ || *timed_runs_) && e.timed_recording;
+  gpu::Recording& replay = timed ? *e.timed_recording : *e.recording;
+  if (absl::Status s = device_.Run(replay); !s.ok()) return s;
+  slots_[0].device_ms = timed ? SpanMs(replay) : std::nullopt;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (absl::Status s = device_.Download(*e.outputs[i], outputs[i]->data, outputs[i]->bytes); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -65,9 +65,11 @@ absl::StatusOr<Execution> NewExecution(gpu::Device& device, const CompiledModel&
                                        bool profile);
 
 // A prepared partition as the interpreter runs it: uploads the inputs,
-// replays the recording (the timed one while `timed_runs` is set), downloads
-// the outputs. With slots (several invokes in flight), slot 0 is the
-// prepared execution and each other one a NewExecution of its own.
+// replays the recording (the timed one while `timed_runs` is set or timing
+// was asked for), downloads the outputs. With slots (several invokes in
+// flight), slot 0 is the prepared execution and each other one a
+// NewExecution of its own. A run that misses its deadline leaves its
+// submission in the slot, waited for before the slot runs again.
 class GpuKernel : public DelegateKernel {
  public:
   // `model` is the compiled partition without its constants (they are in
@@ -75,10 +77,16 @@ class GpuKernel : public DelegateKernel {
   GpuKernel(gpu::Device& device, PreparedPartition prepared, std::shared_ptr<const CompiledModel> model,
             std::shared_ptr<bool> timed_runs);
 
-  absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) override;
+  absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) override {
+    return Invoke(inputs, outputs, std::nullopt);
+  }
+  absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs,
+                      const Deadline& deadline) override;
+  absl::Status SetTiming(bool timing) override;
+  std::optional<double> DeviceMs(size_t slot) const override;
   absl::Status SetSlots(size_t slots) override;
   absl::Status Start(size_t slot, const std::vector<const void*>& inputs) override;
-  absl::Status Finish(size_t slot, const std::vector<void*>& outputs) override;
+  absl::Status Finish(size_t slot, const std::vector<void*>& outputs, const Deadline& deadline) override;
 
   const PreparedPartition& prepared() const { return prepared_; }
   // Lets the delegate's records (tuning, kept tensors, profiles) see that
@@ -86,13 +94,22 @@ class GpuKernel : public DelegateKernel {
   std::weak_ptr<bool> alive() const { return alive_; }
 
  private:
-  absl::StatusOr<const Execution*> SlotExecution(size_t slot) const;
+  struct Slot {
+    std::optional<uint64_t> ticket;  // its submission, in flight or abandoned at a deadline
+    gpu::Recording* submitted = nullptr;
+    std::optional<double> device_ms;  // of its last completed run
+  };
+  Execution& ExecutionOf(size_t slot);
+  // Waits for the slot's submission by `deadline` (none: the device's run
+  // timeout); a miss keeps it for the next wait.
+  absl::Status WaitFor(size_t slot, const Deadline& deadline);
 
   gpu::Device& device_;
   PreparedPartition prepared_;
   std::shared_ptr<const CompiledModel> model_;
   std::vector<Execution> more_executions_;  // slots 1, 2, ...
-  std::vector<std::optional<uint64_t>> tickets_;  // per slot: its submission while in flight
+  std::vector<Slot> slots_;
+  bool timing_ = false;
   std::shared_ptr<bool> timed_runs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

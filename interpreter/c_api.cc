@@ -88,6 +88,13 @@ absl::StatusOr<Buffers> BuffersOf(const void* const* inputs, const size_t* input
   return b;
 }
 
+MgdTiming ToC(const mgd::InvokeTiming& t) { return {t.total_ms, t.in_delegates_ms, t.device_ms.value_or(-1.0)}; }
+
+void KeepTiming(MgdInterpreter& interpreter, const mgd::InvokeTiming& timing) {
+  std::lock_guard<std::mutex> lock(interpreter.timing_mutex);
+  interpreter.last_timing = timing;
+}
+
 bool NodeGiven(const MgdOpNode* node, const char* function) {
   if (node != nullptr) return true;
   kStderr(fmt::format("{}: node is NULL", function));
@@ -134,6 +141,7 @@ MgdInterpreter* CreateInterpreter(const MgdModel* model, const MgdInterpreterOpt
   cpp.max_delegated_partitions = options->max_partitions;
   cpp.check_finite = options->check_finite;
   cpp.max_in_flight = options->max_in_flight;
+  cpp.measure_timing = options->measure_timing;
   for (MgdDelegate* d : options->delegates) {
     // Checked again: the app may have changed the struct since it was added.
     if (const std::string problem = DelegateProblem(*d); !problem.empty()) {
@@ -372,12 +380,14 @@ MgdStatus MgdInterpreterAllocateTensors(MgdInterpreter* interpreter) {
 
 MgdStatus MgdInterpreterInvoke(MgdInterpreter* interpreter) {
   if (!InterpreterGiven(interpreter, "MgdInterpreterInvoke")) return kMgdError;
+  mgd::InvokeTiming timing;
   absl::Status s = NoThrow(interpreter->reporter, "MgdInterpreterInvoke", absl::InternalError("unexpected failure"),
-                           [&] { return interpreter->interpreter->Invoke(); });
+                           [&] { return interpreter->interpreter->Invoke(interpreter->InvokeOptionsFor(&timing)); });
   if (!s.ok()) {
     interpreter->reporter(std::string(s.message()));
     return kMgdError;
   }
+  KeepTiming(*interpreter, timing);
   return kMgdOk;
 }
 
@@ -388,14 +398,17 @@ MgdStatus MgdInterpreterInvokeWithBuffers(MgdInterpreter* interpreter, const voi
   if (!InterpreterGiven(interpreter, kFunction)) return kMgdError;
   absl::StatusOr<Buffers> buffers = BuffersOf(inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs);
   absl::Status s = buffers.status();
+  mgd::InvokeTiming timing;
   if (s.ok()) {
-    s = NoThrow(interpreter->reporter, kFunction, absl::InternalError("unexpected failure"),
-                [&] { return interpreter->interpreter->Invoke(buffers->inputs, buffers->outputs); });
+    s = NoThrow(interpreter->reporter, kFunction, absl::InternalError("unexpected failure"), [&] {
+      return interpreter->interpreter->Invoke(buffers->inputs, buffers->outputs, interpreter->InvokeOptionsFor(&timing));
+    });
   }
   if (!s.ok()) {
     interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(s.message())));
     return kMgdError;
   }
+  KeepTiming(*interpreter, timing);
   return kMgdOk;
 }
 
@@ -420,7 +433,10 @@ MgdInvokeEvent* MgdInterpreterInvokeAsync(MgdInterpreter* interpreter, const voi
   absl::StatusOr<std::shared_ptr<mgd::InvokeEvent>> event = NoThrow(
       interpreter->reporter, kFunction,
       absl::StatusOr<std::shared_ptr<mgd::InvokeEvent>>(absl::InternalError("unexpected failure")),
-      [&] { return interpreter->interpreter->InvokeAsync(buffers->inputs, buffers->outputs, std::move(done)); });
+      [&] {
+        return interpreter->interpreter->InvokeAsync(buffers->inputs, buffers->outputs, std::move(done),
+                                                     interpreter->InvokeOptionsFor(nullptr));
+      });
   if (!event.ok()) {
     interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(event.status().message())));
     return nullptr;
@@ -450,6 +466,40 @@ int32_t MgdInvokeEventIsDone(const MgdInvokeEvent* event) {
 }
 
 void MgdInvokeEventDelete(MgdInvokeEvent* event) { delete event; }
+
+void MgdInterpreterSetInvokeTimeout(MgdInterpreter* interpreter, int64_t timeout_ns) {
+  if (!InterpreterGiven(interpreter, "MgdInterpreterSetInvokeTimeout")) return;
+  interpreter->timeout_ns.store(timeout_ns);
+}
+
+void MgdInterpreterOptionsSetMeasureTiming(MgdInterpreterOptions* options, int32_t measure) {
+  if (!OptionsGiven(options, "MgdInterpreterOptionsSetMeasureTiming")) return;
+  options->measure_timing = measure != 0;
+}
+
+MgdStatus MgdInterpreterGetLastTiming(const MgdInterpreter* interpreter, MgdTiming* timing) {
+  if (!InterpreterGiven(interpreter, "MgdInterpreterGetLastTiming")) return kMgdError;
+  if (timing == nullptr) {
+    interpreter->reporter("MgdInterpreterGetLastTiming: timing is NULL");
+    return kMgdError;
+  }
+  std::lock_guard<std::mutex> lock(interpreter->timing_mutex);
+  *timing = ToC(interpreter->last_timing);
+  return kMgdOk;
+}
+
+MgdStatus MgdInvokeEventGetTiming(const MgdInvokeEvent* event, MgdTiming* timing) {
+  if (event == nullptr || timing == nullptr) {
+    kStderr("MgdInvokeEventGetTiming: event or timing is NULL");
+    return kMgdError;
+  }
+  if (!event->event->done() || !event->event->status().ok()) {
+    kStderr("MgdInvokeEventGetTiming: the invoke has not completed successfully");
+    return kMgdError;
+  }
+  *timing = ToC(event->event->timing());
+  return kMgdOk;
+}
 
 MgdType MgdTensorType(const MgdTensor* tensor) {
   if (!TensorGiven(tensor, "MgdTensorType")) return kMgdNoType;

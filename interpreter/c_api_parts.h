@@ -4,7 +4,10 @@
 // interpreter/c_api*.cc.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +51,7 @@ struct MgdInterpreterOptions {
   int32_t max_partitions = 0;
   bool check_finite = false;
   int32_t max_in_flight = 2;
+  bool measure_timing = false;
   Reporter reporter;
 };
 
@@ -66,6 +70,16 @@ struct MgdInterpreter {
   std::vector<std::unique_ptr<mgd::Delegate>> delegates;
   Reporter reporter;
   std::vector<MgdTensor> inputs, outputs;
+  std::atomic<int64_t> timeout_ns{0};  // MgdInterpreterSetInvokeTimeout; <= 0: none
+  mutable std::mutex timing_mutex;
+  mgd::InvokeTiming last_timing;  // of the last successful synchronous invoke
+
+  mgd::InvokeOptions InvokeOptionsFor(mgd::InvokeTiming* timing) const {
+    mgd::InvokeOptions o;
+    if (const int64_t ns = timeout_ns.load(); ns > 0) o.timeout = std::chrono::nanoseconds(ns);
+    o.timing = timing;
+    return o;
+  }
 };
 
 struct MgdInvokeEvent {

@@ -6,7 +6,9 @@
 // RefuseModel: then the interpreter is not created at all.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,26 +31,46 @@ struct Partition {
   std::vector<int> outputs;  // tensors read outside the partition or graph outputs
 };
 
+// When a run must be done by (InvokeOptions::timeout); none: no limit.
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+// DeadlineExceeded ("deadline exceeded " + where) once `deadline` passed.
+absl::Status Exceeded(const Deadline& deadline, const std::string& where);
+
 class DelegateKernel {
  public:
   virtual ~DelegateKernel() = default;
   // `inputs` and `outputs` follow the Partition's order.
   virtual absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) = 0;
+  // Invoke by a deadline: work still running then fails the run with
+  // DeadlineExceeded and is abandoned (a kernel that cannot stop it lets it
+  // finish before that slot is used again). By default the deadline is not
+  // looked at (the interpreter checks it between steps).
+  virtual absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs,
+                              const Deadline& /*deadline*/) {
+    return Invoke(inputs, outputs);
+  }
+
+  // Timing (InterpreterOptions::measure_timing): after SetTiming(true) the
+  // kernel times its work on the device, and DeviceMs(slot) is that time for
+  // the last run completed in `slot` (slot 0: Invoke's). Unknown (nullopt)
+  // where the device has no timestamps or the kernel cannot say.
+  virtual absl::Status SetTiming(bool /*timing*/) { return absl::UnimplementedError("no timing"); }
+  virtual std::optional<double> DeviceMs(size_t /*slot*/) const { return std::nullopt; }
 
   // Several invokes in flight (Interpreter::InvokeAsync), for kernels that
   // can: SetSlots(n) gives the kernel n sets of what one invoke uses alone
   // (slot 0 is Invoke's own); Start(slot, inputs) reads the inputs (each its
   // tensor's bytes, in the Partition's order) and begins the work; Finish
-  // (slot, outputs) waits for it and writes the outputs. Start of one slot
-  // may run on one thread while Finish of another runs on a second; one
-  // slot is Finished before it is Started again, and Invoke is called only
-  // when no slot is in flight. By default no slots: the interpreter then
-  // runs async invokes one after another.
+  // (slot, outputs, deadline) waits for it and writes the outputs (a missed
+  // deadline as for Invoke). Start or Invoke on one thread may meet Finish
+  // of another slot on a second; a slot is Finished before it is Started
+  // again. By default no slots: the interpreter then runs async invokes one
+  // after another.
   virtual absl::Status SetSlots(size_t /*slots*/) { return absl::UnimplementedError("no slots"); }
   virtual absl::Status Start(size_t /*slot*/, const std::vector<const void*>& /*inputs*/) {
     return absl::UnimplementedError("no slots");
   }
-  virtual absl::Status Finish(size_t /*slot*/, const std::vector<void*>& /*outputs*/) {
+  virtual absl::Status Finish(size_t /*slot*/, const std::vector<void*>& /*outputs*/, const Deadline& /*deadline*/) {
     return absl::UnimplementedError("no slots");
   }
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -51,6 +52,7 @@ absl::Status Interpreter::Build(InterpreterOptions options) {
     return absl::InvalidArgumentError(fmt::format("max_in_flight is {}; at least 1", options.max_in_flight));
   }
   max_in_flight_ = options.max_in_flight;
+  measure_timing_ = options.measure_timing;
   const size_t num_tensors = graph_.tensors.size();
   const size_t num_nodes = graph_.nodes.size();
 
@@ -114,6 +116,12 @@ absl::Status Interpreter::Build(InterpreterOptions options) {
 
   for (Delegate* delegate : options.delegates) {
     if (delegate != nullptr) MGD_RETURN_IF_ERROR(ApplyDelegate(*delegate, options.max_delegated_partitions));
+  }
+  if (measure_timing_) {
+    for (auto& kernel : delegate_kernels_) {
+      absl::Status s = kernel->SetTiming(true);
+      if (!s.ok() && !absl::IsUnimplemented(s)) return s;  // unimplemented: its device time is unknown
+    }
   }
 
   // Steps: CPU nodes and partitions, topologically sorted as units.
@@ -394,9 +402,30 @@ absl::Status Interpreter::CheckFinite(const TensorRef& t, const char* role, size
   return std::string(role) == "input" ? absl::InvalidArgumentError(message) : absl::DataLossError(message);
 }
 
-absl::Status Interpreter::Invoke() {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MsSince(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+
+Deadline DeadlineOf(const InvokeOptions& options) {
+  if (!options.timeout) return std::nullopt;
+  return Clock::now() + *options.timeout;
+}
+
+}  // namespace
+
+absl::Status Exceeded(const Deadline& deadline, const std::string& where) {
+  if (!deadline || Clock::now() <= *deadline) return absl::OkStatus();
+  return absl::DeadlineExceededError("deadline exceeded " + where);
+}
+
+absl::Status Interpreter::Invoke() { return Invoke(InvokeOptions{}); }
+
+absl::Status Interpreter::Invoke(const InvokeOptions& options) {
+  const Deadline deadline = DeadlineOf(options);
   std::lock_guard<std::mutex> turn(run_mutex_);
-  return CheckedRun();
+  return CheckedRun(deadline, options.timing);
 }
 
 absl::Status Interpreter::CheckBuffers(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs) const {
@@ -421,54 +450,74 @@ absl::Status Interpreter::CheckBuffers(const std::vector<InputBytes>& inputs, co
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::Invoke(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs) {
+absl::Status Interpreter::Invoke(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs,
+                                 const InvokeOptions& options) {
   MGD_RETURN_IF_ERROR(CheckBuffers(inputs, outputs));
+  const Deadline deadline = DeadlineOf(options);
   std::lock_guard<std::mutex> turn(run_mutex_);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].bytes > 0) std::memcpy(input(i).data, inputs[i].data, inputs[i].bytes);
   }
-  MGD_RETURN_IF_ERROR(CheckedRun());
+  MGD_RETURN_IF_ERROR(CheckedRun(deadline, options.timing));
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outputs[i].bytes > 0) std::memcpy(outputs[i].data, output(i).data, outputs[i].bytes);
   }
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::CheckedRun() {
+absl::Status Interpreter::CheckedRun(const Deadline& deadline, InvokeTiming* timing) {
+  const Clock::time_point start = Clock::now();
   if (check_finite_) {
     for (size_t i = 0; i < num_inputs(); ++i) {
       if (absl::Status s = CheckFinite(input(i), "input", i); !s.ok()) return s;
     }
   }
-  if (absl::Status s = RunSteps(); !s.ok()) return s;
+  InvokeTiming measured;
+  if (absl::Status s = RunSteps(deadline, measured); !s.ok()) return s;
+  // Work that cannot be stopped midway (a CPU kernel, a driver that runs
+  // dispatches as they are issued) may end past the deadline: still missed.
+  MGD_RETURN_IF_ERROR(Exceeded(deadline, "by the end of the run"));
   if (check_finite_) {
     for (size_t i = 0; i < num_outputs(); ++i) {
       if (absl::Status s = CheckFinite(output(i), "output", i); !s.ok()) return s;
     }
   }
+  measured.total_ms = MsSince(start);
+  if (timing != nullptr) *timing = measured;
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::RunSteps() {
+absl::Status Interpreter::RunSteps(const Deadline& deadline, InvokeTiming& timing) {
   std::vector<TensorRef*> ins, outs;
+  bool device_known = measure_timing_ && !partitions_.empty();
+  double device_ms = 0;
   for (const Step& step : steps_) {
     if (step.node >= 0) {
       const size_t n = static_cast<size_t>(step.node);
+      MGD_RETURN_IF_ERROR(Exceeded(deadline, fmt::format("before node {} ({})", n, OpName(graph_.nodes[n].op))));
       absl::Status s = kernels_[n]->Invoke(contexts_[n]);
       if (!s.ok()) return s;
       continue;
     }
-    const Partition& p = partitions_[static_cast<size_t>(step.partition)];
+    const auto index = static_cast<size_t>(step.partition);
+    const Partition& p = partitions_[index];
+    MGD_RETURN_IF_ERROR(Exceeded(deadline, fmt::format("before delegate partition {}", step.partition)));
     ins.clear();
     outs.clear();
     for (int t : p.inputs) ins.push_back(&tensors_[static_cast<size_t>(t)]);
     for (int t : p.outputs) outs.push_back(&tensors_[static_cast<size_t>(t)]);
-    absl::Status s = delegate_kernels_[static_cast<size_t>(step.partition)]->Invoke(ins, outs);
+    const Clock::time_point start = Clock::now();
+    absl::Status s = delegate_kernels_[index]->Invoke(ins, outs, deadline);
     if (!s.ok()) {
       return absl::Status(s.code(), fmt::format("delegate partition {} (nodes {}..): {}", step.partition,
                                                 p.nodes.front(), s.message()));
     }
+    timing.in_delegates_ms += MsSince(start);
+    const std::optional<double> ms = delegate_kernels_[index]->DeviceMs(0);
+    device_known = device_known && ms.has_value();
+    if (ms) device_ms += *ms;
   }
+  if (device_known) timing.device_ms = device_ms;
   return absl::OkStatus();
 }
 

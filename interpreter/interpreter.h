@@ -40,6 +40,30 @@ struct InterpreterOptions {
   // N+1 while the GPU computes frame N. A delegate keeps this many extra
   // sets of its per-invoke buffers once InvokeAsync is first used.
   int max_in_flight = 2;
+  // Time each invoke on the device too (NNAPI's measureTiming): delegates
+  // replay timestamped work, which costs a little. Without it InvokeTiming
+  // says only the wall times.
+  bool measure_timing = false;
+};
+
+// What one invoke took (NNAPI's timing): in all, inside delegate kernels
+// (uploads, device work, downloads), and on the device, unknown (nullopt)
+// without measure_timing, without delegates, without device timestamps or where a delegate
+// cannot say.
+struct InvokeTiming {
+  double total_ms = 0;
+  double in_delegates_ms = 0;
+  std::optional<double> device_ms;
+};
+
+// Per invoke: a limit, and where its timing goes.
+struct InvokeOptions {
+  // A run not done this long after the call fails with DeadlineExceeded
+  // ("deadline exceeded"), between steps or while the device works (whose
+  // work is then abandoned: it completes in the background, and the next
+  // invoke waits for it before reusing its buffers). None: no limit.
+  std::optional<std::chrono::nanoseconds> timeout;
+  InvokeTiming* timing = nullptr;  // filled when the run succeeded
 };
 
 // A model input's bytes in host memory, for the invokes that take buffers.
@@ -63,13 +87,16 @@ class InvokeEvent {
   bool done() const;
   // The invoke's result, once done (Unavailable before).
   absl::Status status() const;
+  // Its timing, once done and successful.
+  InvokeTiming timing() const;
 
-  void Complete(absl::Status status);  // the interpreter's
+  void Complete(absl::Status status, const InvokeTiming& timing);  // the interpreter's
 
  private:
   mutable std::mutex mutex_;
   mutable std::condition_variable completed_;
   std::optional<absl::Status> status_;
+  InvokeTiming timing_;
 };
 
 using InvokeCallback = std::function<void(const absl::Status&)>;
@@ -110,11 +137,13 @@ class Interpreter {
   // as they were, so a second Invoke without writing them again gives the
   // same outputs.
   absl::Status Invoke();
+  absl::Status Invoke(const InvokeOptions& options);
   // Copies `inputs` in (one per model input, each exactly its tensor's
   // bytes), runs the graph and copies the outputs out, as one turn: what
   // threads sharing an interpreter call. Leaves the interpreter's input and
   // output tensors with this run's data.
-  absl::Status Invoke(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs);
+  absl::Status Invoke(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs,
+                      const InvokeOptions& options = {});
   // Returns at once (or once fewer than max_in_flight invokes are pending):
   // the inputs are read before it returns, the outputs are written before
   // the event completes. `done`, when given, is called first, on mgd's
@@ -126,7 +155,8 @@ class Interpreter {
   // arguments is returned here; one of the run completes the event.
   absl::StatusOr<std::shared_ptr<InvokeEvent>> InvokeAsync(const std::vector<InputBytes>& inputs,
                                                            std::vector<OutputBytes> outputs,
-                                                           InvokeCallback done = nullptr);
+                                                           InvokeCallback done = nullptr,
+                                                           const InvokeOptions& options = {});
 
   const std::vector<NodePlacement>& placements() const { return placements_; }
   const std::vector<Partition>& partitions() const { return partitions_; }
@@ -149,8 +179,10 @@ class Interpreter {
   absl::Status Fold(size_t n);
   absl::Status ApplyDelegate(Delegate& delegate, int max_partitions);
   absl::Status PlanArena();
-  absl::Status RunSteps();  // Invoke without its checks or turn
-  absl::Status CheckedRun();  // Invoke in its turn
+  // Invoke without its checks or turn; the delegates' share of the time
+  // added to `timing`.
+  absl::Status RunSteps(const Deadline& deadline, InvokeTiming& timing);
+  absl::Status CheckedRun(const Deadline& deadline, InvokeTiming* timing);  // Invoke in its turn
   // Buffers for the invokes that take them: counts, sizes, pointers.
   absl::Status CheckBuffers(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs) const;
   // The first NaN or Inf of a float tensor, as an error naming it.
@@ -177,6 +209,7 @@ class Interpreter {
   bool check_finite_ = false;
   size_t arena_size_ = 0;
   int max_in_flight_ = 2;
+  bool measure_timing_ = false;
   std::mutex run_mutex_;  // one run of the steps at a time
   std::shared_ptr<Async> async_;  // made by the first InvokeAsync (shared: Async is incomplete here)
   std::once_flag async_once_;

@@ -35,10 +35,16 @@ absl::Status InvokeEvent::status() const {
   return status_.has_value() ? *status_ : absl::UnavailableError("the invoke has not completed");
 }
 
-void InvokeEvent::Complete(absl::Status status) {
+InvokeTiming InvokeEvent::timing() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return timing_;
+}
+
+void InvokeEvent::Complete(absl::Status status, const InvokeTiming& timing) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     status_ = std::move(status);
+    timing_ = timing;
   }
   completed_.notify_all();
 }
@@ -51,6 +57,9 @@ struct Interpreter::Async {
     std::vector<OutputBytes> outputs;
     InvokeCallback done;
     std::shared_ptr<InvokeEvent> event;
+    Deadline deadline;
+    std::chrono::steady_clock::time_point called;
+    InvokeTiming timing;  // pipelined: the time Start took, so far
   };
 
   // Pipelined: the partition's kernel, and which graph input (output) each
@@ -108,7 +117,8 @@ absl::Status Interpreter::StartAsync() {
 
 absl::StatusOr<std::shared_ptr<InvokeEvent>> Interpreter::InvokeAsync(const std::vector<InputBytes>& inputs,
                                                                       std::vector<OutputBytes> outputs,
-                                                                      InvokeCallback done) {
+                                                                      InvokeCallback done, const InvokeOptions& options) {
+  using Clock = std::chrono::steady_clock;
   MGD_RETURN_IF_ERROR(CheckBuffers(inputs, outputs));
   std::call_once(async_once_, [&] { async_status_ = StartAsync(); });
   MGD_RETURN_IF_ERROR(async_status_);
@@ -117,6 +127,8 @@ absl::StatusOr<std::shared_ptr<InvokeEvent>> Interpreter::InvokeAsync(const std:
   r.outputs = std::move(outputs);
   r.done = std::move(done);
   r.event = std::make_shared<InvokeEvent>();
+  r.called = Clock::now();
+  if (options.timeout) r.deadline = r.called + *options.timeout;
   {
     std::unique_lock<std::mutex> lock(a.mutex);
     a.changed.wait(lock, [&] { return a.pending < max_in_flight_ || a.stopping; });
@@ -137,7 +149,9 @@ absl::StatusOr<std::shared_ptr<InvokeEvent>> Interpreter::InvokeAsync(const std:
     if (r.started.ok()) {
       std::vector<const void*> ins;
       for (size_t k : a.input_of) ins.push_back(inputs[k].data);
+      const Clock::time_point start = Clock::now();
       r.started = a.kernel->Start(r.slot, ins);
+      r.timing.in_delegates_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     }
   } else {
     for (const InputBytes& in : inputs) {
@@ -165,25 +179,31 @@ void Interpreter::CompleteAsync() {
       r = std::move(a.queue.front());
       a.queue.pop_front();
     }
+    using Clock = std::chrono::steady_clock;
     absl::Status status;
     if (a.kernel != nullptr) {
       status = r.started;
       if (status.ok()) {
         std::vector<void*> outs;
         for (size_t k : a.output_of) outs.push_back(r.outputs[k].data);
-        status = a.kernel->Finish(r.slot, outs);
+        const Clock::time_point start = Clock::now();
+        status = a.kernel->Finish(r.slot, outs, r.deadline);
+        if (status.ok()) status = Exceeded(r.deadline, "by the end of the run");
+        r.timing.in_delegates_ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+        if (measure_timing_) r.timing.device_ms = a.kernel->DeviceMs(r.slot);
       }
       for (size_t i = 0; i < r.outputs.size() && check_finite_ && status.ok(); ++i) {
         TensorRef written = output(i);
         written.data = static_cast<uint8_t*>(r.outputs[i].data);
         status = CheckFinite(written, "output", i);
       }
+      r.timing.total_ms = std::chrono::duration<double, std::milli>(Clock::now() - r.called).count();
     } else {
       std::lock_guard<std::mutex> turn(run_mutex_);
       for (size_t i = 0; i < r.inputs.size(); ++i) {
         if (!r.inputs[i].empty()) std::memcpy(input(i).data, r.inputs[i].data(), r.inputs[i].size());
       }
-      status = CheckedRun();
+      status = CheckedRun(r.deadline, &r.timing);
       for (size_t i = 0; i < r.outputs.size() && status.ok(); ++i) {
         if (r.outputs[i].bytes > 0) std::memcpy(r.outputs[i].data, output(i).data, r.outputs[i].bytes);
       }
@@ -195,7 +215,7 @@ void Interpreter::CompleteAsync() {
     }
     a.changed.notify_all();
     if (r.done) r.done(status);
-    r.event->Complete(std::move(status));
+    r.event->Complete(std::move(status), r.timing);
   }
 }
 

@@ -22,11 +22,9 @@
 namespace mgd::gpu::gl {
 namespace {
 
-// How long Run waits for the GPU before calling it hung: generous, since a
-// software GPU on a loaded machine can take minutes over a cold model.
-constexpr std::chrono::seconds kRunTimeout{600};
+// Run waits for the GPU up to kRunTimeout (gpu.h) before calling it hung.
 constexpr GLuint64 kWaitSliceNs = 100'000'000;  // 100 ms per glClientWaitSync
-constexpr GLuint64 kWaitTurnNs = 1'000'000;     // Wait's turn on the context thread
+constexpr int64_t kWaitTurnNs = 1'000'000;      // Wait's turn on the context thread
 
 // ---------------------------------------------------------------------------
 // Argument checks (no GL: they run on the caller's thread)
@@ -146,7 +144,7 @@ absl::Status WaitForGpu(size_t num_dispatches) {
     }
     if (std::chrono::steady_clock::now() > deadline) {
       status = absl::DeadlineExceededError(fmt::format("Run: {} dispatches did not complete within {} s (GPU hung?)",
-                                                       num_dispatches, kRunTimeout.count()));
+                                                       num_dispatches, std::chrono::duration_cast<std::chrono::seconds>(kRunTimeout).count()));
       break;
     }
   }
@@ -285,50 +283,52 @@ class GlDevice final : public Device {
       return absl::InvalidArgumentError("Submit: the recording does not belong to this GL device");
     }
     return core_->worker.Call([&]() -> absl::StatusOr<uint64_t> {
-      DrainGlErrors();
-      glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);  // as RunOnThread
-      absl::Status status;
-      const std::vector<GlRecording::Step>& steps = gl->steps();
-      for (size_t i = 0; i < steps.size() && status.ok(); ++i) {
-        status = DispatchStep(steps[i], i, core_->ext, nullptr, core_->check_each_call);
-      }
-      glUseProgram(0);
+      absl::Status status = DispatchAll(*gl);
       // A fence even after an error: the caller waits before freeing buffers.
       GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
       if (sync == nullptr) return CheckGl("Submit", "glFenceSync");
       glFlush();  // the fence must reach the GPU, or a wait on another thread's turn never ends
-      submitted_[++last_ticket_] = sync;
+      submitted_[++last_ticket_] = {sync, gl};
       if (!status.ok()) return status;
-      if (absl::Status s = CheckGl(fmt::format("Submit of {} dispatches", steps.size()), "a GL call"); !s.ok()) return s;
+      if (absl::Status s = CheckGl(fmt::format("Submit of {} dispatches", gl->steps().size()), "a GL call"); !s.ok()) {
+        return s;
+      }
       return last_ticket_;
     });
   }
 
-  // In slices of a millisecond on the context thread, so that uploads and
-  // submissions of other invokes get their turn in between.
-  absl::Status Wait(uint64_t ticket) override {
-    const auto deadline = std::chrono::steady_clock::now() + kRunTimeout;
+  // In turns of at most a millisecond on the context thread, so that
+  // uploads and submissions of other invokes get in between.
+  using Device::Wait;
+  absl::Status Wait(uint64_t ticket, std::chrono::nanoseconds timeout) override {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now());
+      const auto turn = static_cast<GLuint64>(std::clamp<int64_t>(left.count(), 0, kWaitTurnNs));
       absl::StatusOr<bool> done = core_->worker.Call([&]() -> absl::StatusOr<bool> {
         auto it = submitted_.find(ticket);
         if (it == submitted_.end()) {
-          return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (waited for already?)", ticket));
+          return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (completed already?)", ticket));
         }
-        const GLenum result = glClientWaitSync(it->second, 0, kWaitTurnNs);
+        const GLenum result = glClientWaitSync(it->second.sync, 0, turn);
         if (result == GL_TIMEOUT_EXPIRED) return false;
-        glDeleteSync(it->second);
+        const Submitted submitted = it->second;
+        glDeleteSync(submitted.sync);
         submitted_.erase(it);
         if (result == GL_WAIT_FAILED) {
           absl::Status s = CheckGl("Wait", "glClientWaitSync");
           return s.ok() ? absl::InternalError("Wait: glClientWaitSync failed") : s;
         }
+        if (!submitted.recording->queries().empty()) {
+          submitted.recording->set_timestamps(ReadTimestamps(core_->ext, submitted.recording->queries()));
+        }
         return true;
       });
       if (!done.ok()) return done.status();
       if (*done) return absl::OkStatus();
-      if (std::chrono::steady_clock::now() > deadline) {
-        return absl::DeadlineExceededError(fmt::format("Wait: a submission did not complete within {} s (GPU hung?)",
-                                                       kRunTimeout.count()));
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return absl::DeadlineExceededError(fmt::format(
+            "the GPU did not finish within {:.3f} ms", std::chrono::duration<double, std::milli>(timeout).count()));
       }
     }
   }
@@ -431,7 +431,9 @@ class GlDevice final : public Device {
     return std::unique_ptr<Recording>(std::move(recording));
   }
 
-  absl::Status RunOnThread(GlRecording& recording) {
+  // A recording's dispatches issued (not waited for), with its timestamp
+  // queries when it has them.
+  absl::Status DispatchAll(GlRecording& recording) {
     DrainGlErrors();
     const std::vector<GLuint>& queries = recording.queries();
     const bool timed = !queries.empty();
@@ -448,13 +450,18 @@ class GlDevice final : public Device {
       status = DispatchStep(steps[i], i, core_->ext, timed ? &queries[2 * i] : nullptr, core_->check_each_call);
     }
     glUseProgram(0);
+    return status;
+  }
+
+  absl::Status RunOnThread(GlRecording& recording) {
+    const absl::Status status = DispatchAll(recording);
     // Wait even after an error: the caller may free buffers the GPU still uses.
-    absl::Status waited = WaitForGpu(steps.size());
+    absl::Status waited = WaitForGpu(recording.steps().size());
     if (!status.ok()) return status;
     if (!waited.ok()) return waited;
-    if (timed) recording.set_timestamps(ReadTimestamps(core_->ext, queries));
+    if (!recording.queries().empty()) recording.set_timestamps(ReadTimestamps(core_->ext, recording.queries()));
     // Without per-call checks only the run as a whole is known to have failed.
-    return CheckGl(fmt::format("Run of {} dispatches", steps.size()),
+    return CheckGl(fmt::format("Run of {} dispatches", recording.steps().size()),
                    core_->check_each_call ? "a GL call" : "a GL call (MGD_VALIDATION=1 names which)");
   }
 
@@ -483,7 +490,11 @@ class GlDevice final : public Device {
   std::shared_ptr<DeviceCore> core_;
   // Submit's fences not yet waited for, by ticket; touched on the context
   // thread only.
-  std::map<uint64_t, GLsync> submitted_;
+  struct Submitted {
+    GLsync sync = nullptr;
+    GlRecording* recording = nullptr;  // its timestamps are read when it completes
+  };
+  std::map<uint64_t, Submitted> submitted_;
   uint64_t last_ticket_ = 0;
 };
 

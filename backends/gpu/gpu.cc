@@ -183,7 +183,7 @@ absl::StatusOr<uint64_t> Device::Submit(Recording& recording) {
   return 0;
 }
 
-absl::Status Device::Wait(uint64_t /*ticket*/) { return absl::OkStatus(); }
+absl::Status Device::Wait(uint64_t /*ticket*/, std::chrono::nanoseconds /*timeout*/) { return absl::OkStatus(); }
 
 std::vector<absl::StatusOr<std::unique_ptr<Program>>> Device::CreatePrograms(const std::vector<ProgramSource>& sources,
                                                                              size_t threads) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,6 +15,11 @@
 #include "absl/status/statusor.h"
 
 namespace mgd::gpu {
+
+// How long a run may take before the GPU is taken to be hung. Generous: a
+// software GPU compiles pipelines lazily at their first dispatch, which on a
+// loaded 2-core machine can take minutes for a whole model.
+inline constexpr std::chrono::nanoseconds kRunTimeout = std::chrono::seconds(600);
 
 enum class Api { kVulkan, kGles };
 const char* ApiName(Api api);  // "vulkan", "gl"
@@ -237,13 +243,16 @@ class Device {
   // runs (several invokes in flight). Submissions start in order; they may
   // overlap on the GPU, so recordings in flight together must not write
   // memory another one reads or writes. A recording is submitted again only
-  // after its ticket was waited for. Timestamps are read by Run only.
-  // By default Run, and a ticket that is already complete.
+  // after its ticket completed, and lives until then. By default Run, and a
+  // ticket that is already complete.
   virtual absl::StatusOr<uint64_t> Submit(Recording& recording);
-  // Waits until submission `ticket` has completed, from any thread; each
-  // ticket is waited for once. DeadlineExceeded when the GPU has not
-  // finished within the device's run timeout.
-  virtual absl::Status Wait(uint64_t ticket);
+  // Waits until submission `ticket` has completed (and reads a timestamped
+  // recording's timestamps), from any thread. After `timeout`:
+  // DeadlineExceeded, and the ticket stays to be waited for again (the GPU
+  // cannot be stopped; its work must complete before the buffers it uses
+  // are reused or freed). Once completed, a ticket is gone.
+  virtual absl::Status Wait(uint64_t ticket, std::chrono::nanoseconds timeout);
+  absl::Status Wait(uint64_t ticket) { return Wait(ticket, kRunTimeout); }
 
   // Vulkan: the pipeline cache every program is created through
   // (vkGetPipelineCacheData), for a compilation cache to keep; empty on GL.

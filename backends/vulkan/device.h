@@ -23,9 +23,7 @@
 
 namespace mgd::gpu::vulkan {
 
-// Generous: a software GPU compiles pipelines lazily at their first dispatch,
-// which on a loaded 2-core machine can take minutes for a whole model.
-inline constexpr uint64_t kRunTimeoutNs = uint64_t{600} * 1000 * 1000 * 1000;
+inline constexpr uint64_t kRunTimeoutNs = static_cast<uint64_t>(kRunTimeout.count());
 
 #ifdef NDEBUG
 inline constexpr bool kOptimizeSpirv = true;
@@ -171,7 +169,8 @@ class VulkanDevice : public Device {
 
   absl::Status Run(Recording& recording) override;
   absl::StatusOr<uint64_t> Submit(Recording& recording) override;
-  absl::Status Wait(uint64_t ticket) override;
+  using Device::Wait;
+  absl::Status Wait(uint64_t ticket, std::chrono::nanoseconds timeout) override;
 
  private:
   VulkanDevice() = default;
@@ -231,6 +230,9 @@ class VulkanDevice : public Device {
   // Caller holds mutex_.
   absl::Status SubmitAndWait(VkCommandBuffer cb);
 
+  // A completed timestamped recording's times (last_ns, last_start_ns).
+  absl::Status ReadTimestamps(VulkanRecording& r);
+
   std::shared_ptr<Instance> instance_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   GpuInfo info_;
@@ -261,7 +263,11 @@ class VulkanDevice : public Device {
   std::mutex mutex_;  // the queue, the command pool, the fences and staging
   // Submit's fences: one per submission not yet waited for, by ticket, and
   // those free for the next (reset).
-  std::map<uint64_t, VkFence> submitted_;
+  struct Submitted {
+    VkFence fence = VK_NULL_HANDLE;
+    VulkanRecording* recording = nullptr;  // its timestamps are read when it completes
+  };
+  std::map<uint64_t, Submitted> submitted_;
   std::vector<VkFence> free_fences_;
   uint64_t last_ticket_ = 0;
   std::thread glslang_warm_up_;  // WarmUpGlslang, begun first in Create; joined first at destruction

@@ -55,7 +55,7 @@ VulkanDevice::~VulkanDevice() {
     }
     if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device_, fence_, nullptr);
     for (VkFence f : free_fences_) vkDestroyFence(device_, f, nullptr);
-    for (const auto& [ticket, f] : submitted_) vkDestroyFence(device_, f, nullptr);
+    for (const auto& [ticket, s] : submitted_) vkDestroyFence(device_, s.fence, nullptr);
     if (command_pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device_, command_pool_, nullptr);
     vkDestroyDevice(device_, nullptr);
   }

@@ -117,56 +117,60 @@ absl::StatusOr<uint64_t> VulkanDevice::Submit(Recording& recording) {
     free_fences_.push_back(fence);
     return VkError("vkQueueSubmit", result);
   }
-  submitted_[++last_ticket_] = fence;
+  submitted_[++last_ticket_] = {fence, &r};
   return last_ticket_;
 }
 
 // The fence is waited for without the device's lock, so that other threads
 // submit and upload meanwhile (vkWaitForFences needs no external
 // synchronization; resetting it does).
-absl::Status VulkanDevice::Wait(uint64_t ticket) {
-  VkFence fence = VK_NULL_HANDLE;
+absl::Status VulkanDevice::Wait(uint64_t ticket, std::chrono::nanoseconds timeout) {
+  Submitted submitted;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = submitted_.find(ticket);
     if (it == submitted_.end()) {
-      return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (waited for already?)", ticket));
+      return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (completed already?)", ticket));
     }
-    fence = it->second;
+    submitted = it->second;
   }
-  const VkResult waited = vkWaitForFences(device_, 1, &fence, VK_TRUE, kRunTimeoutNs);
+  const auto ns = static_cast<uint64_t>(std::max<int64_t>(timeout.count(), 0));
+  const VkResult waited = vkWaitForFences(device_, 1, &submitted.fence, VK_TRUE, ns);
   if (waited == VK_TIMEOUT) {
-    return absl::DeadlineExceededError(fmt::format("the GPU did not finish within {} s", kRunTimeoutNs / 1000000000));
+    return absl::DeadlineExceededError(fmt::format("the GPU did not finish within {:.3f} ms", static_cast<double>(ns) * 1e-6));
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  submitted_.erase(ticket);
-  if (waited != VK_SUCCESS) {
-    vkDestroyFence(device_, fence, nullptr);  // its state is unknown (device lost)
-    return VkError("vkWaitForFences", waited);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    submitted_.erase(ticket);
+    if (waited != VK_SUCCESS) {
+      vkDestroyFence(device_, submitted.fence, nullptr);  // its state is unknown (device lost)
+      return VkError("vkWaitForFences", waited);
+    }
+    MGD_VK(vkResetFences(device_, 1, &submitted.fence));
+    free_fences_.push_back(submitted.fence);
   }
-  MGD_VK(vkResetFences(device_, 1, &fence));
-  free_fences_.push_back(fence);
+  return ReadTimestamps(*submitted.recording);
+}
+
+absl::Status VulkanDevice::ReadTimestamps(VulkanRecording& r) {
+  if (r.queries == VK_NULL_HANDLE) return absl::OkStatus();
+  std::vector<uint64_t> stamps(2 * r.dispatches);
+  MGD_VK(vkGetQueryPoolResults(device_, r.queries, 0, static_cast<uint32_t>(stamps.size()),
+                               stamps.size() * sizeof(uint64_t), stamps.data(), sizeof(uint64_t),
+                               VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  r.last_ns.resize(r.dispatches);
+  r.last_start_ns.resize(r.dispatches);
+  for (size_t i = 0; i < r.dispatches; ++i) {
+    r.last_start_ns[i] = static_cast<double>(stamps[2 * i] - stamps[0]) * timestamp_period_;
+    r.last_ns[i] = static_cast<double>(stamps[2 * i + 1] - stamps[2 * i]) * timestamp_period_;
+  }
   return absl::OkStatus();
 }
 
 absl::Status VulkanDevice::Run(Recording& recording) {
-  auto& r = static_cast<VulkanRecording&>(recording);
   absl::StatusOr<uint64_t> ticket = Submit(recording);
   if (!ticket.ok()) return ticket.status();
-  if (absl::Status s = Wait(*ticket); !s.ok()) return s;
-  if (r.queries != VK_NULL_HANDLE) {
-    std::vector<uint64_t> stamps(2 * r.dispatches);
-    MGD_VK(vkGetQueryPoolResults(device_, r.queries, 0, static_cast<uint32_t>(stamps.size()),
-                                 stamps.size() * sizeof(uint64_t), stamps.data(), sizeof(uint64_t),
-                                 VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-    r.last_ns.resize(r.dispatches);
-    r.last_start_ns.resize(r.dispatches);
-    for (size_t i = 0; i < r.dispatches; ++i) {
-      r.last_start_ns[i] = static_cast<double>(stamps[2 * i] - stamps[0]) * timestamp_period_;
-      r.last_ns[i] = static_cast<double>(stamps[2 * i + 1] - stamps[2 * i]) * timestamp_period_;
-    }
-  }
-  return absl::OkStatus();
+  return Wait(*ticket);
 }
 
 }  // namespace mgd::gpu::vulkan

@@ -206,6 +206,32 @@ int32_t MgdInvokeEventIsDone(const MgdInvokeEvent* event);
 /* May be called before the invoke completed: it still completes. */
 void MgdInvokeEventDelete(MgdInvokeEvent* event);
 
+/* ---- Deadlines and timing ---- */
+
+/* Every later invoke of this interpreter (of any kind) must be done within
+ * timeout_ns of its call; a missed one fails, reported as "deadline
+ * exceeded", and its GPU work is abandoned (the next invoke waits for it
+ * before reusing its buffers, and then succeeds). 0 or negative: no limit
+ * (the default). */
+void MgdInterpreterSetInvokeTimeout(MgdInterpreter* interpreter, int64_t timeout_ns);
+
+/* Nonzero: invokes are also timed on the GPU (NNAPI's measureTiming), which
+ * costs a little (timestamps around each dispatch). */
+void MgdInterpreterOptionsSetMeasureTiming(MgdInterpreterOptions* options, int32_t measure);
+
+/* What one invoke took: in all, inside delegates (uploads, GPU work,
+ * downloads) and on the GPU; gpu_ms is -1 when unknown (timing not asked
+ * for, nothing delegated, or no GPU timestamps). */
+typedef struct MgdTiming {
+  double total_ms;
+  double in_delegates_ms;
+  double gpu_ms;
+} MgdTiming;
+/* The last successful MgdInterpreterInvoke or InvokeWithBuffers. */
+MgdStatus MgdInterpreterGetLastTiming(const MgdInterpreter* interpreter, MgdTiming* timing);
+/* A completed, successful async invoke; kMgdError (reported) otherwise. */
+MgdStatus MgdInvokeEventGetTiming(const MgdInvokeEvent* event, MgdTiming* timing);
+
 /* ---- Tensors ---- */
 
 MgdType MgdTensorType(const MgdTensor* tensor);

@@ -62,6 +62,67 @@ TEST_P(GpuTest, RecordedSequenceReplays1000Times) {
   for (float value : values) ASSERT_EQ(value, 120000.0f);
 }
 
+// Recordings in flight together (Submit, then Wait in another order) each
+// complete with their own results; a ticket is waited for once.
+TEST_P(GpuTest, SubmittedRecordingsCompleteInAnyWaitOrder) {
+  auto affine = MakeProgram(*device_, "affine", kAffine, 2, 8);
+  ASSERT_NE(affine, nullptr);
+  const uint32_t n = 1 << 14;
+  auto x = MakeBuffer(*device_, std::vector<float>(n, 1.0f));
+  std::vector<std::unique_ptr<Buffer>> outs;
+  std::vector<std::unique_ptr<Recording>> recordings;
+  for (int k = 0; k < 3; ++k) {
+    outs.push_back(MakeBuffer(*device_, std::vector<float>(n, 0.0f)));
+    auto r = device_->Record({{affine.get(), {{x.get(), Access::kRead}, {outs.back().get(), Access::kWrite}},
+                               Params(n, static_cast<float>(k + 2)), {n / 64, 1, 1}}});
+    ASSERT_TRUE(r.ok()) << r.status();
+    recordings.push_back(std::move(*r));
+  }
+  for (int round = 0; round < 3; ++round) {
+    std::vector<uint64_t> tickets;
+    for (auto& r : recordings) {
+      auto ticket = device_->Submit(*r);
+      ASSERT_TRUE(ticket.ok()) << ticket.status();
+      tickets.push_back(*ticket);
+    }
+    for (size_t k : {2u, 0u, 1u}) ASSERT_TRUE(device_->Wait(tickets[k]).ok()) << "ticket " << k;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const auto v = Read(*device_, *outs[k]);
+      EXPECT_EQ(v[100], 1.0f * static_cast<float>(k + 2) + 100) << "recording " << k;
+    }
+    if (round == 0) {
+      EXPECT_FALSE(device_->Wait(tickets[0]).ok()) << "a ticket waited for twice";
+    }
+  }
+  EXPECT_THAT(device_->validation_messages(), ::testing::IsEmpty());
+}
+
+// A wait that times out leaves the submission to be waited for again.
+TEST_P(GpuTest, AWaitThatTimesOutCanBeRepeated) {
+  auto affine = MakeProgram(*device_, "affine", kAffine, 2, 8);
+  ASSERT_NE(affine, nullptr);
+  const uint32_t n = 1 << 20;
+  auto x = MakeBuffer(*device_, std::vector<float>(n, 1.0f));
+  auto y = MakeBuffer(*device_, std::vector<float>(n, 0.0f));
+  std::vector<Dispatch> dispatches(
+      64, Dispatch{affine.get(), {{x.get(), Access::kRead}, {y.get(), Access::kWrite}}, Params(n, 3.0f), {n / 64, 1, 1}});
+  auto recording = device_->Record(dispatches);
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  auto ticket = device_->Submit(**recording);
+  ASSERT_TRUE(ticket.ok()) << ticket.status();
+  const absl::Status early = device_->Wait(*ticket, std::chrono::nanoseconds(0));
+  if (early.ok()) {
+    // llvmpipe's GL runs dispatches as they are flushed: done at Submit,
+    // so the ticket is gone.
+    EXPECT_FALSE(device_->Wait(*ticket).ok());
+  } else {
+    EXPECT_TRUE(absl::IsDeadlineExceeded(early)) << early;
+    ASSERT_TRUE(device_->Wait(*ticket).ok());
+  }
+  EXPECT_EQ(Read(*device_, *y)[7], 3.0f + 7);
+  EXPECT_THAT(device_->validation_messages(), ::testing::IsEmpty());
+}
+
 TEST_P(GpuTest, TimestampsAreMonotonicAndPlausible) {
   if (!device_->info().timestamps) GTEST_SKIP() << "no timestamps on " << device_->info().device_name;
   auto affine = MakeProgram(*device_, "affine", kAffine, 2, 8);

@@ -12,7 +12,7 @@ source "$(dirname "$0")/common.sh"
 
 # --- the happy path ---
 if expect_ok "run --json" run "$face" --backend cpu --input "$face_input" --output-dir "$work/o" --json; then
-  for field in '"backend":"cpu"' '"nodes":164' '"delegated_nodes":0' '"partitions":0' '"prepare_ms":' '"run_ms":' '"device_ms":' \
+  for field in '"backend":"cpu"' '"nodes":164' '"delegated_nodes":0' '"partitions":0' '"prepare_ms":' '"run_ms":' '"device_ms":' '"gpu_ms":null' \
                '"name":"classificators"' '"shape":\[1,896,1\]'; do
     grep -qE "$field" "$work/out" || fail "run --json lacks $field: $(cat "$work/out")"
   done
@@ -48,6 +48,11 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
         --no-fusion --input "$face_input" --json; then
       grep -q '"precision":"fp16"' "$work/out" || fail "run --precision fp16: $(head -c 300 "$work/out")"
       grep -q '"partitions":1' "$work/out" || fail "run --backend $api: not one partition: $(head -c 300 "$work/out")"
+      grep -qE '"invoke_timing":\{"gpu_ms":[0-9][0-9.e-]*,"in_delegates_ms":[0-9]' "$work/out" \
+        || fail "run --backend $api: no invoke timing with the GPU's time: $(grep -o '"invoke_timing":[^}]*}' "$work/out")"
+    fi
+    if expect_ok "bench --backend $api --in-flight 2" bench "$face" --backend "$api" --iterations 4 --warmup 1 --in-flight 2 --json; then
+      grep -qE '"in_flight":\{"frames_per_s":[0-9]' "$work/out" || fail "bench --in-flight: no throughput: $(head -c 400 "$work/out")"
     fi
     if expect_ok "bench --backend $api" bench "$face" --backend "$api" --iterations 3 --warmup 1 --json --trace "$work/trace.json"; then
       grep -qE '"gpu_ms":\{"p50":[0-9]' "$work/out" || fail "bench --backend $api has no GPU time: $(head -c 300 "$work/out")"

@@ -195,6 +195,86 @@ TEST_P(InvokeThreadsTest, AsyncBadBuffersAreRefusedAtOnce) {
   EXPECT_FALSE(event.ok());
 }
 
+// A deadline shorter than the work fails cleanly, whether it passes before
+// the GPU starts or while it works (then the work is abandoned), and the
+// next invoke succeeds with the right outputs; likewise in flight.
+TEST_P(InvokeThreadsTest, MissedDeadlinesFailCleanly) {
+  const std::string model = "face_detection_short_range";
+  auto interpreter = Make(model, delegate_.get());
+  ASSERT_NE(interpreter, nullptr);
+  const std::vector<Bytes> inputs = TwoInputs(model);
+  const std::vector<Outputs> expected = Expected(*interpreter, inputs);
+  // A quarter of the quickest of three runs: passes while the GPU works.
+  double quickest_ms = 1e9;
+  for (int i = 0; i < 3; ++i) {
+    InvokeTiming timing;
+    Outputs out = EmptyOutputs(*interpreter);
+    ASSERT_TRUE(interpreter->Invoke({{inputs[0].data(), inputs[0].size()}}, Targets(out), {.timeout = std::nullopt, .timing = &timing}).ok());
+    quickest_ms = std::min(quickest_ms, timing.total_ms);
+  }
+  const auto during = std::chrono::nanoseconds(static_cast<int64_t>(quickest_ms * 1e6 / 4));
+  for (auto timeout : {std::chrono::nanoseconds(1), during}) {
+    Outputs out = EmptyOutputs(*interpreter);
+    InvokeOptions options;
+    options.timeout = timeout;
+    const absl::Status missed = interpreter->Invoke({{inputs[0].data(), inputs[0].size()}}, Targets(out), options);
+    EXPECT_TRUE(absl::IsDeadlineExceeded(missed)) << "timeout " << timeout.count() << " ns: " << missed;
+    EXPECT_THAT(std::string(missed.message()), ::testing::HasSubstr("deadline exceeded"));
+    options.timeout = std::chrono::seconds(120);
+    ASSERT_TRUE(interpreter->Invoke({{inputs[1].data(), inputs[1].size()}}, Targets(out), options).ok());
+    EXPECT_TRUE(out == expected[1]) << "after a missed deadline";
+  }
+  InvokeOptions tight;
+  tight.timeout = during;
+  Outputs out = EmptyOutputs(*interpreter);
+  auto event = interpreter->InvokeAsync({{inputs[0].data(), inputs[0].size()}}, Targets(out), nullptr, tight);
+  ASSERT_TRUE(event.ok());
+  (*event)->Wait();
+  EXPECT_TRUE(absl::IsDeadlineExceeded((*event)->status())) << (*event)->status();
+  event = interpreter->InvokeAsync({{inputs[1].data(), inputs[1].size()}}, Targets(out));
+  ASSERT_TRUE(event.ok());
+  (*event)->Wait();
+  EXPECT_TRUE((*event)->status().ok()) << (*event)->status();
+  EXPECT_TRUE(out == expected[1]) << "async after a missed deadline";
+}
+
+// Timing per invoke: wall times always, the device's time with
+// measure_timing where the device has timestamps.
+TEST_P(InvokeThreadsTest, TimingPerInvoke) {
+  const std::string model = "face_detection_short_range";
+  auto graph = ReadModelFile(testing::DataPath("models/" + model + ".tflite"));
+  ASSERT_TRUE(graph.ok());
+  InterpreterOptions options;
+  options.delegates.push_back(delegate_.get());
+  options.measure_timing = true;
+  auto interpreter = Interpreter::Create(std::move(*graph), std::move(options));
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  const std::vector<Bytes> inputs = TwoInputs(model);
+  const bool timestamps = delegate_->device().info().timestamps;
+  InvokeTiming timing;
+  Outputs out = EmptyOutputs(**interpreter);
+  ASSERT_TRUE((*interpreter)->Invoke({{inputs[0].data(), inputs[0].size()}}, Targets(out), {.timeout = std::nullopt, .timing = &timing}).ok());
+  EXPECT_GT(timing.in_delegates_ms, 0);
+  EXPECT_GE(timing.total_ms, timing.in_delegates_ms);
+  EXPECT_EQ(timing.device_ms.has_value(), timestamps);
+  if (timing.device_ms) {
+    EXPECT_GT(*timing.device_ms, 0);
+    EXPECT_LE(*timing.device_ms, timing.in_delegates_ms * 1.05 + 0.1) << "the GPU's time within the delegate's";
+  }
+  auto event = (*interpreter)->InvokeAsync({{inputs[1].data(), inputs[1].size()}}, Targets(out));
+  ASSERT_TRUE(event.ok());
+  (*event)->Wait();
+  const InvokeTiming async = (*event)->timing();
+  EXPECT_GT(async.in_delegates_ms, 0);
+  EXPECT_GE(async.total_ms, async.in_delegates_ms);
+  EXPECT_EQ(async.device_ms.has_value(), timestamps);
+  // Without measure_timing the device's time is unknown.
+  auto plain = Make(model, delegate_.get());
+  ASSERT_NE(plain, nullptr);
+  ASSERT_TRUE(plain->Invoke({{inputs[0].data(), inputs[0].size()}}, Targets(out), {.timeout = std::nullopt, .timing = &timing}).ok());
+  EXPECT_FALSE(timing.device_ms.has_value());
+}
+
 struct CallbackLog {
   std::mutex mutex;
   std::vector<int> order;
@@ -282,6 +362,24 @@ TEST_P(InvokeThreadsTest, TheCApi) {
   EXPECT_EQ(MgdInterpreterInvokeAsync(interpreter, nullptr, nullptr, 1, nullptr, nullptr, 0, nullptr, nullptr), nullptr);
   EXPECT_EQ(MgdInterpreterInvokeWithBuffers(interpreter, &in_data, &wrong_size, 1, nullptr, nullptr, 0), kMgdError);
   EXPECT_EQ(MgdInvokeEventWait(nullptr, 0), kMgdError);
+
+  // A timeout too short fails; the next invoke without one succeeds.
+  MgdInterpreterSetInvokeTimeout(interpreter, 1);
+  Outputs out = expected[0];
+  std::vector<void*> targets;
+  for (Bytes& o : out) targets.push_back(o.data());
+  const size_t in_size = inputs[0].size();
+  EXPECT_EQ(MgdInterpreterInvokeWithBuffers(interpreter, &in_data, &in_size, 1, targets.data(), output_sizes.data(),
+                                            num_outputs),
+            kMgdError);
+  MgdInterpreterSetInvokeTimeout(interpreter, 0);
+  run(inputs[1], out, false, nullptr);
+  EXPECT_TRUE(out == expected[1]);
+  MgdTiming timing{};
+  ASSERT_EQ(MgdInterpreterGetLastTiming(interpreter, &timing), kMgdOk);
+  EXPECT_GT(timing.in_delegates_ms, 0);
+  EXPECT_GE(timing.total_ms, timing.in_delegates_ms);
+  EXPECT_EQ(timing.gpu_ms, -1.0) << "timing was not asked for";
 
   MgdInterpreterDelete(interpreter);
   MgdInterpreterOptionsDelete(options);

@@ -6,6 +6,7 @@
 // refused with a report, never crash or trip a sanitizer. CPU only: the GPU
 // delegate has its own tests.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -83,8 +84,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   MgdInterpreterOptions* options = nullptr;
   MgdInterpreter* interpreter = nullptr;
   std::vector<float> buffer(64, 1.0f);
+  std::vector<float> out_buffer(64, 0.0f);  // outputs of invokes with buffers (never overlapping inputs)
   for (int step = 0; step < 64 && !in.empty(); ++step) {
-    switch (in.Byte() % 20) {
+    switch (in.Byte() % 24) {
       case 0:
         MgdModelDelete(model);
         model = MgdModelCreateWithErrorReporter(SmallModel().data(), SmallModel().size(), Quiet, nullptr);
@@ -156,6 +158,46 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         interpreter = nullptr;
         break;
       case 18: (void)MgdModelCreateFromFileWithErrorReporter(in.Byte() % 2 ? nullptr : "/nonexistent/m.tflite", Quiet, nullptr); break;
+      case 20:    // invokes with the caller's buffers: counts, sizes and NULLs fuzzed
+      case 21: {  // the same in flight, waited for or not
+        const bool async = in.Byte() % 2;
+        const int32_t num_in = in.Int() % 3, num_out = in.Int() % 3;
+        std::array<const void*, 2> ins{};
+        std::array<void*, 2> outs{};
+        std::array<size_t, 2> in_sizes{}, out_sizes{};
+        for (size_t k = 0; k < 2; ++k) {
+          const MgdTensor* ti = MgdInterpreterGetInputTensor(interpreter, static_cast<int32_t>(k));
+          const MgdTensor* to = MgdInterpreterGetOutputTensor(interpreter, static_cast<int32_t>(k));
+          in_sizes[k] = in.Byte() % 4 ? MgdTensorByteSize(ti) : in.Byte();
+          out_sizes[k] = in.Byte() % 4 ? MgdTensorByteSize(to) : in.Byte();
+          ins[k] = in.Byte() % 8 && in_sizes[k] <= 128 ? static_cast<const void*>(buffer.data() + 32 * k) : nullptr;
+          outs[k] = in.Byte() % 8 && out_sizes[k] <= 128 ? static_cast<void*>(out_buffer.data() + 32 * k) : nullptr;
+        }
+        const bool arrays = in.Byte() % 8;
+        if (!async) {
+          MgdInterpreterInvokeWithBuffers(interpreter, arrays ? ins.data() : nullptr, in_sizes.data(), num_in,
+                                          arrays ? outs.data() : nullptr, out_sizes.data(), num_out);
+          break;
+        }
+        MgdInvokeEvent* event = MgdInterpreterInvokeAsync(interpreter, arrays ? ins.data() : nullptr, in_sizes.data(),
+                                                          num_in, outs.data(), out_sizes.data(), num_out, nullptr, nullptr);
+        if (in.Byte() % 2) (void)MgdInvokeEventWait(event, in.Byte() % 2 ? -1 : 0);
+        MgdTiming timing;
+        (void)MgdInvokeEventGetTiming(event, in.Byte() % 2 ? &timing : nullptr);
+        (void)MgdInvokeEventIsDone(event);
+        MgdInvokeEventDelete(event);  // the invoke still completes (before the interpreter goes)
+        break;
+      }
+      case 22:
+        MgdInterpreterSetInvokeTimeout(interpreter, in.Int() * 1000);
+        MgdInterpreterOptionsSetMaxInFlight(options, in.Int());
+        MgdInterpreterOptionsSetMeasureTiming(options, in.Int());
+        break;
+      case 23: {
+        MgdTiming timing;
+        (void)MgdInterpreterGetLastTiming(interpreter, in.Byte() % 2 ? &timing : nullptr);
+        break;
+      }
       default: (void)MgdOpNodeNumInputs(nullptr); break;
     }
   }

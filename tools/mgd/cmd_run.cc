@@ -110,6 +110,7 @@ absl::StatusOr<RunResult> RunOnce(const RunOptions& given) {
   if (r.backend.delegate != nullptr) interpreter_options.delegates.push_back(r.backend.delegate.get());
   interpreter_options.preserve_all_tensors = !options.dump_tensors.empty();
   interpreter_options.check_finite = options.check_finite;
+  interpreter_options.measure_timing = true;
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.model, created.status());
   r.interpreter = std::move(*created);
@@ -135,7 +136,7 @@ absl::StatusOr<RunResult> RunOnce(const RunOptions& given) {
   }
 
   const auto run_start = std::chrono::steady_clock::now();
-  absl::Status invoked = interpreter.Invoke();
+  absl::Status invoked = interpreter.Invoke({.timeout = std::nullopt, .timing = &r.timing});
   // A non-finite input (--check-finite) is bad input (exit 2); the rest is a
   // runtime failure.
   if (!invoked.ok()) return absl::IsInvalidArgument(invoked) && options.check_finite ? invoked : absl::InternalError(invoked.message());
@@ -223,6 +224,10 @@ absl::Status Run(const RunOptions& given) {
                         {"read_ms", read_ms},
                         {"device_ms", r.device_ms},
                         {"run_ms", run_ms},
+                        {"invoke_timing",
+                         {{"total_ms", r.timing.total_ms},
+                          {"in_delegates_ms", r.timing.in_delegates_ms},
+                          {"gpu_ms", r.timing.device_ms ? nlohmann::json(*r.timing.device_ms) : nlohmann::json(nullptr)}}},
                         {"activation_bytes", activation_bytes},
                         {"memory_plans", plans},
                         {"dispatches", dispatches},

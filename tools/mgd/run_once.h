@@ -23,6 +23,7 @@ struct RunResult {
   RunOptions options;     // as run: a compiled model's backend and precision filled in
   std::string precision;  // what ran: the CPU path is fp32 whatever was asked
   double read_ms = 0, device_ms = 0, prepare_ms = 0, run_ms = 0;  // device_ms: making the delegate and its device
+  InvokeTiming timing;  // the invoke's own account (measure_timing)
 };
 
 absl::StatusOr<RunResult> RunOnce(const RunOptions& options);
