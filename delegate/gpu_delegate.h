@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/gpu/faults.h"
 #include "backends/gpu/gpu.h"
 #include "delegate/compile_options.h"
 #include "delegate/compiled_file.h"
@@ -31,6 +32,7 @@ struct GpuDelegateOptions {
   std::string device;          // selector (index or name); empty: MGD_DEVICE or the best
   bool validation = false;     // Vulkan validation layer
   bool clamp_limits = false;   // GLES 3.1 minimum limits
+  std::shared_ptr<gpu::FaultSwitches> faults;  // faults to show (backends/gpu/faults.h), for tests
   // Storage, arithmetic and sums. Precision::Fp16() is TFLite's "precision
   // loss allowed"; the delegate computes in fp32 where fp16 arithmetic does
   // not pay or would miss the fp16 bound (software GPUs, GLES), and keeps

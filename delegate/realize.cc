@@ -334,10 +334,10 @@ absl::Status GpuKernel::WaitFor(size_t slot, const Deadline& deadline) {
   return absl::OkStatus();
 }
 
-absl::Status GpuKernel::Start(size_t slot, const std::vector<const void*>& inputs) {
+absl::Status GpuKernel::Start(size_t slot, const std::vector<const void*>& inputs, const Deadline& deadline) {
   if (slot >= slots_.size()) return absl::InvalidArgumentError(fmt::format("slot {} of {}", slot, slots_.size()));
   // Work abandoned at a deadline still uses the slot's buffers.
-  if (absl::Status s = WaitFor(slot, std::nullopt); !s.ok()) return s;
+  if (absl::Status s = WaitFor(slot, deadline); !s.ok()) return s;
   Execution& e = ExecutionOf(slot);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const size_t bytes = model_->buffers[static_cast<size_t>(model_->inputs[i])].bytes;
@@ -371,7 +371,7 @@ absl::Status GpuKernel::Invoke(const std::vector<TensorRef*>& inputs, const std:
   std::vector<void*> outs;
   for (TensorRef* t : outputs) outs.push_back(t->data);
   if (deadline || slots_[0].ticket) {
-    if (absl::Status s = Start(0, ins); !s.ok()) return s;
+    if (absl::Status s = Start(0, ins, deadline); !s.ok()) return s;
     return Finish(0, outs, deadline);
   }
   // Without a deadline, Run: on GL one task on the context thread instead

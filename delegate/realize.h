@@ -85,7 +85,7 @@ class GpuKernel : public DelegateKernel {
   absl::Status SetTiming(bool timing) override;
   std::optional<double> DeviceMs(size_t slot) const override;
   absl::Status SetSlots(size_t slots) override;
-  absl::Status Start(size_t slot, const std::vector<const void*>& inputs) override;
+  absl::Status Start(size_t slot, const std::vector<const void*>& inputs, const Deadline& deadline) override;
   absl::Status Finish(size_t slot, const std::vector<void*>& outputs, const Deadline& deadline) override;
 
   const PreparedPartition& prepared() const { return prepared_; }

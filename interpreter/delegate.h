@@ -59,15 +59,16 @@ class DelegateKernel {
 
   // Several invokes in flight (Interpreter::InvokeAsync), for kernels that
   // can: SetSlots(n) gives the kernel n sets of what one invoke uses alone
-  // (slot 0 is Invoke's own); Start(slot, inputs) reads the inputs (each its
-  // tensor's bytes, in the Partition's order) and begins the work; Finish
+  // (slot 0 is Invoke's own); Start(slot, inputs, deadline) reads the inputs
+  // (each its tensor's bytes, in the Partition's order) and begins the work
+  // (after the slot's abandoned work, if any, by the deadline); Finish
   // (slot, outputs, deadline) waits for it and writes the outputs (a missed
   // deadline as for Invoke). Start or Invoke on one thread may meet Finish
   // of another slot on a second; a slot is Finished before it is Started
   // again. By default no slots: the interpreter then runs async invokes one
   // after another.
   virtual absl::Status SetSlots(size_t /*slots*/) { return absl::UnimplementedError("no slots"); }
-  virtual absl::Status Start(size_t /*slot*/, const std::vector<const void*>& /*inputs*/) {
+  virtual absl::Status Start(size_t /*slot*/, const std::vector<const void*>& /*inputs*/, const Deadline& /*deadline*/) {
     return absl::UnimplementedError("no slots");
   }
   virtual absl::Status Finish(size_t /*slot*/, const std::vector<void*>& /*outputs*/, const Deadline& /*deadline*/) {

@@ -211,9 +211,9 @@ class Interpreter {
   int max_in_flight_ = 2;
   bool measure_timing_ = false;
   std::mutex run_mutex_;  // one run of the steps at a time
-  std::shared_ptr<Async> async_;  // made by the first InvokeAsync (shared: Async is incomplete here)
-  std::once_flag async_once_;
-  absl::Status async_status_;  // why async invokes cannot run, when they cannot
+  std::shared_ptr<Async> async_;  // made by the first InvokeAsync that can (shared: Async is incomplete here)
+  std::mutex async_start_mutex_;
+  bool async_started_ = false;  // under async_start_mutex_; async_ is set for good once it is
 };
 
 }  // namespace mgd

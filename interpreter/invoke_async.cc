@@ -120,8 +120,19 @@ absl::StatusOr<std::shared_ptr<InvokeEvent>> Interpreter::InvokeAsync(const std:
                                                                       InvokeCallback done, const InvokeOptions& options) {
   using Clock = std::chrono::steady_clock;
   MGD_RETURN_IF_ERROR(CheckBuffers(inputs, outputs));
-  std::call_once(async_once_, [&] { async_status_ = StartAsync(); });
-  MGD_RETURN_IF_ERROR(async_status_);
+  {
+    // A failure (no memory for the slots) is for this call only: the next
+    // one tries again.
+    std::lock_guard<std::mutex> lock(async_start_mutex_);
+    if (!async_started_) {
+      absl::Status started = StartAsync();
+      if (!started.ok()) {
+        async_.reset();
+        return started;
+      }
+      async_started_ = true;
+    }
+  }
   Async& a = *async_;
   Async::Request r;
   r.outputs = std::move(outputs);
@@ -150,7 +161,7 @@ absl::StatusOr<std::shared_ptr<InvokeEvent>> Interpreter::InvokeAsync(const std:
       std::vector<const void*> ins;
       for (size_t k : a.input_of) ins.push_back(inputs[k].data);
       const Clock::time_point start = Clock::now();
-      r.started = a.kernel->Start(r.slot, ins);
+      r.started = a.kernel->Start(r.slot, ins, r.deadline);
       r.timing.in_delegates_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     }
   } else {

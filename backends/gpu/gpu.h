@@ -80,6 +80,8 @@ struct DeviceOptions {
   bool validation = false;
   // Report (and enforce) the GLES 3.1 minimum limits, as a phone would.
   bool clamp_limits = false;
+  // Faults to show (faults.h), for tests; also the MGD_FAULTS variable.
+  std::shared_ptr<struct FaultSwitches> faults;
 };
 
 class Buffer {

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/gpu/faults.h"
 #include "backends/vulkan/instance.h"
 #include "backends/vulkan/memory.h"
 #include "backends/vulkan/vulkan_device.h"
@@ -31,7 +32,14 @@ inline constexpr bool kOptimizeSpirv = true;
 inline constexpr bool kOptimizeSpirv = false;
 #endif
 
+// A lost device is for good (Unavailable, saying what to do); running out
+// of memory may pass (ResourceExhausted).
 inline absl::Status VkError(const char* call, VkResult result) {
+  if (result == VK_ERROR_DEVICE_LOST) return DeviceLostError(call);
+  if (result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY) {
+    return absl::ResourceExhaustedError(fmt::format("{} failed: out of {} memory", call,
+                                                    result == VK_ERROR_OUT_OF_DEVICE_MEMORY ? "device" : "host"));
+  }
   return absl::InternalError(fmt::format("{} failed (VkResult {})", call, static_cast<int>(result)));
 }
 
