@@ -274,6 +274,12 @@ GpuKernel::GpuKernel(gpu::Device& device, PreparedPartition prepared, std::share
       slots_(1),
       timed_runs_(std::move(timed_runs)) {}
 
+GpuKernel::~GpuKernel() {
+  for (Slot& slot : slots_) {
+    if (slot.ticket) (void)device_.Wait(*slot.ticket);
+  }
+}
+
 namespace {
 
 // A timestamped recording's last run on the GPU, from the first dispatch's

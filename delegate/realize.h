@@ -76,6 +76,9 @@ class GpuKernel : public DelegateKernel {
   // the shared part): what another execution is made from.
   GpuKernel(gpu::Device& device, PreparedPartition prepared, std::shared_ptr<const CompiledModel> model,
             std::shared_ptr<bool> timed_runs);
+  // Waits for work abandoned at a deadline: the GPU may still use the
+  // buffers it frees.
+  ~GpuKernel() override;
 
   absl::Status Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs) override {
     return Invoke(inputs, outputs, std::nullopt);

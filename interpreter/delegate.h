@@ -33,6 +33,8 @@ struct Partition {
 
 // When a run must be done by (InvokeOptions::timeout); none: no limit.
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+// `timeout` after `start`; none without a timeout or past a year.
+Deadline DeadlineAfter(std::chrono::steady_clock::time_point start, const std::optional<std::chrono::nanoseconds>& timeout);
 // DeadlineExceeded ("deadline exceeded " + where) once `deadline` passed.
 absl::Status Exceeded(const Deadline& deadline, const std::string& where);
 

@@ -408,12 +408,14 @@ using Clock = std::chrono::steady_clock;
 
 double MsSince(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 
-Deadline DeadlineOf(const InvokeOptions& options) {
-  if (!options.timeout) return std::nullopt;
-  return Clock::now() + *options.timeout;
-}
 
 }  // namespace
+
+Deadline DeadlineAfter(std::chrono::steady_clock::time_point start, const std::optional<std::chrono::nanoseconds>& timeout) {
+  // Beyond a year is no limit (and start + timeout could overflow).
+  if (!timeout || *timeout > std::chrono::hours(24 * 365)) return std::nullopt;
+  return start + *timeout;
+}
 
 absl::Status Exceeded(const Deadline& deadline, const std::string& where) {
   if (!deadline || Clock::now() <= *deadline) return absl::OkStatus();
@@ -423,7 +425,7 @@ absl::Status Exceeded(const Deadline& deadline, const std::string& where) {
 absl::Status Interpreter::Invoke() { return Invoke(InvokeOptions{}); }
 
 absl::Status Interpreter::Invoke(const InvokeOptions& options) {
-  const Deadline deadline = DeadlineOf(options);
+  const Deadline deadline = DeadlineAfter(Clock::now(), options.timeout);
   std::lock_guard<std::mutex> turn(run_mutex_);
   return CheckedRun(deadline, options.timing);
 }
@@ -453,7 +455,7 @@ absl::Status Interpreter::CheckBuffers(const std::vector<InputBytes>& inputs, co
 absl::Status Interpreter::Invoke(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs,
                                  const InvokeOptions& options) {
   MGD_RETURN_IF_ERROR(CheckBuffers(inputs, outputs));
-  const Deadline deadline = DeadlineOf(options);
+  const Deadline deadline = DeadlineAfter(Clock::now(), options.timeout);
   std::lock_guard<std::mutex> turn(run_mutex_);
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].bytes > 0) std::memcpy(input(i).data, inputs[i].data, inputs[i].bytes);

@@ -151,7 +151,8 @@ class Interpreter {
   // again but must not delete the interpreter. Where the graph is one
   // delegated partition whose kernel has slots (mgd's GPU delegate), the
   // invokes overlap: frame N+1's inputs are uploaded while frame N computes.
-  // Otherwise they run one after another on that thread. An error in the
+  // Otherwise they run one after another on that thread, through the
+  // interpreter's tensors as Invoke with buffers does. An error in the
   // arguments is returned here; one of the run completes the event.
   absl::StatusOr<std::shared_ptr<InvokeEvent>> InvokeAsync(const std::vector<InputBytes>& inputs,
                                                            std::vector<OutputBytes> outputs,

@@ -21,6 +21,10 @@ void InvokeEvent::Wait() const {
 }
 
 bool InvokeEvent::WaitFor(std::chrono::nanoseconds timeout) const {
+  if (timeout > std::chrono::hours(24 * 365)) {  // no limit (now + timeout could overflow)
+    Wait();
+    return true;
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   return completed_.wait_for(lock, timeout, [&] { return status_.has_value(); });
 }
@@ -139,7 +143,7 @@ absl::StatusOr<std::shared_ptr<InvokeEvent>> Interpreter::InvokeAsync(const std:
   r.done = std::move(done);
   r.event = std::make_shared<InvokeEvent>();
   r.called = Clock::now();
-  if (options.timeout) r.deadline = r.called + *options.timeout;
+  r.deadline = DeadlineAfter(r.called, options.timeout);
   {
     std::unique_lock<std::mutex> lock(a.mutex);
     a.changed.wait(lock, [&] { return a.pending < max_in_flight_ || a.stopping; });
