@@ -340,17 +340,33 @@ absl::Status GpuKernel::WaitFor(size_t slot, const Deadline& deadline) {
   return absl::OkStatus();
 }
 
+absl::Status GpuKernel::Upload(const Execution& e, const std::vector<const void*>& inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const size_t bytes = model_->buffers[static_cast<size_t>(model_->inputs[i])].bytes;
+    if (absl::Status s = device_.Upload(*e.inputs[i], inputs[i], bytes); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GpuKernel::Download(const Execution& e, const std::vector<void*>& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const size_t bytes = model_->buffers[static_cast<size_t>(model_->outputs[i])].bytes;
+    if (absl::Status s = device_.Download(*e.outputs[i], outputs[i], bytes); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+gpu::Recording& GpuKernel::ReplayOf(const Execution& e) const {
+  return (timing_ || *timed_runs_) && e.timed_recording ? *e.timed_recording : *e.recording;
+}
+
 absl::Status GpuKernel::Start(size_t slot, const std::vector<const void*>& inputs, const Deadline& deadline) {
   if (slot >= slots_.size()) return absl::InvalidArgumentError(fmt::format("slot {} of {}", slot, slots_.size()));
   // Work abandoned at a deadline still uses the slot's buffers.
   if (absl::Status s = WaitFor(slot, deadline); !s.ok()) return s;
   Execution& e = ExecutionOf(slot);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const size_t bytes = model_->buffers[static_cast<size_t>(model_->inputs[i])].bytes;
-    if (absl::Status s = device_.Upload(*e.inputs[i], inputs[i], bytes); !s.ok()) return s;
-  }
-  const bool timed = (timing_ || *timed_runs_) && e.timed_recording;
-  gpu::Recording& replay = timed ? *e.timed_recording : *e.recording;
+  if (absl::Status s = Upload(e, inputs); !s.ok()) return s;
+  gpu::Recording& replay = ReplayOf(e);
   absl::StatusOr<uint64_t> ticket = device_.Submit(replay);
   if (!ticket.ok()) return ticket.status();
   slots_[slot].ticket = *ticket;
@@ -362,12 +378,7 @@ absl::Status GpuKernel::Finish(size_t slot, const std::vector<void*>& outputs, c
   if (slot >= slots_.size()) return absl::InvalidArgumentError(fmt::format("slot {} of {}", slot, slots_.size()));
   if (!slots_[slot].ticket) return absl::FailedPreconditionError(fmt::format("slot {} was not started", slot));
   if (absl::Status s = WaitFor(slot, deadline); !s.ok()) return s;
-  Execution& e = ExecutionOf(slot);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const size_t bytes = model_->buffers[static_cast<size_t>(model_->outputs[i])].bytes;
-    if (absl::Status s = device_.Download(*e.outputs[i], outputs[i], bytes); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return Download(ExecutionOf(slot), outputs);
 }
 
 absl::Status GpuKernel::Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs,
@@ -383,17 +394,11 @@ absl::Status GpuKernel::Invoke(const std::vector<TensorRef*>& inputs, const std:
   // Without a deadline, Run: on GL one task on the context thread instead
   // of a submission and turns of waiting.
   Execution& e = prepared_.execution;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (absl::Status s = device_.Upload(*e.inputs[i], inputs[i]->data, inputs[i]->bytes); !s.ok()) return s;
-  }
-  const bool timed = (timing_ || *timed_runs_) && e.timed_recording;
-  gpu::Recording& replay = timed ? *e.timed_recording : *e.recording;
+  if (absl::Status s = Upload(e, ins); !s.ok()) return s;
+  gpu::Recording& replay = ReplayOf(e);
   if (absl::Status s = device_.Run(replay); !s.ok()) return s;
-  slots_[0].device_ms = timed ? SpanMs(replay) : std::nullopt;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (absl::Status s = device_.Download(*e.outputs[i], outputs[i]->data, outputs[i]->bytes); !s.ok()) return s;
-  }
-  return absl::OkStatus();
+  slots_[0].device_ms = SpanMs(replay);  // unknown unless timestamped
+  return Download(e, outs);
 }
 
 }  // namespace mgd

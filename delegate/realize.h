@@ -103,6 +103,11 @@ class GpuKernel : public DelegateKernel {
     std::optional<double> device_ms;  // of its last completed run
   };
   Execution& ExecutionOf(size_t slot);
+  // An execution's user-side buffers, each the partition's bytes for it.
+  absl::Status Upload(const Execution& e, const std::vector<const void*>& inputs);
+  absl::Status Download(const Execution& e, const std::vector<void*>& outputs);
+  // The timestamped recording while timing or profiling, else the plain one.
+  gpu::Recording& ReplayOf(const Execution& e) const;
   // Waits for the slot's submission by `deadline` (none: the device's run
   // timeout); a miss keeps it for the next wait.
   absl::Status WaitFor(size_t slot, const Deadline& deadline);

@@ -17,6 +17,12 @@ using Bytes = std::vector<uint8_t>;
 
 const std::string kModel = "face_detection_short_range";
 
+std::vector<OutputBytes> Targets(std::vector<Bytes>& outputs) {
+  std::vector<OutputBytes> targets;
+  for (Bytes& o : outputs) targets.push_back({o.data(), o.size()});
+  return targets;
+}
+
 class FaultsTest : public ::testing::TestWithParam<testing::Backend> {
  protected:
   void SetUp() override {
@@ -59,10 +65,8 @@ class FaultsTest : public ::testing::TestWithParam<testing::Backend> {
       interpreter = cpu.get();
     }
     std::vector<Bytes> outputs;
-    std::vector<OutputBytes> targets;
     for (size_t k = 0; k < interpreter->num_outputs(); ++k) outputs.emplace_back(interpreter->output(k).bytes);
-    for (Bytes& o : outputs) targets.push_back({o.data(), o.size()});
-    absl::Status s = interpreter->Invoke({{input_.data(), input_.size() * 4}}, targets, options);
+    absl::Status s = interpreter->Invoke({{input_.data(), input_.size() * 4}}, Targets(outputs), options);
     if (status != nullptr) *status = s;
     return outputs;
   }
@@ -104,9 +108,8 @@ TEST_P(FaultsTest, OutOfMemoryForInvokesInFlightFailsThatCallOnly) {
   ASSERT_NE(interpreter, nullptr);
   switches_->out_of_memory = true;
   std::vector<Bytes> outputs;
-  std::vector<OutputBytes> targets;
   for (size_t k = 0; k < interpreter->num_outputs(); ++k) outputs.emplace_back(interpreter->output(k).bytes);
-  for (Bytes& o : outputs) targets.push_back({o.data(), o.size()});
+  const std::vector<OutputBytes> targets = Targets(outputs);
   auto event = interpreter->InvokeAsync({{input_.data(), input_.size() * 4}}, targets);
   ASSERT_FALSE(event.ok());
   EXPECT_TRUE(absl::IsResourceExhausted(event.status())) << event.status();
@@ -142,8 +145,7 @@ TEST_P(FaultsTest, AFenceThatNeverSignalsMeetsTheDeadline) {
   EXPECT_TRUE(absl::IsDeadlineExceeded(s)) << s;
   // In flight too.
   std::vector<Bytes> outputs = expected_;
-  std::vector<OutputBytes> targets;
-  for (Bytes& o : outputs) targets.push_back({o.data(), o.size()});
+  const std::vector<OutputBytes> targets = Targets(outputs);
   auto event = interpreter->InvokeAsync({{input_.data(), input_.size() * 4}}, targets, nullptr, options);
   ASSERT_TRUE(event.ok());
   (*event)->Wait();
@@ -170,8 +172,7 @@ TEST_P(FaultsTest, ALostDeviceSaysToRecreateTheDelegate) {
     EXPECT_THAT(std::string(s.message()), HasSubstr("create them again"));
   }
   std::vector<Bytes> outputs = expected_;
-  std::vector<OutputBytes> targets;
-  for (Bytes& o : outputs) targets.push_back({o.data(), o.size()});
+  const std::vector<OutputBytes> targets = Targets(outputs);
   auto event = interpreter->InvokeAsync({{input_.data(), input_.size() * 4}}, targets);
   if (event.ok()) {
     (*event)->Wait();
