@@ -50,6 +50,15 @@ absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> CreateFor(const MgdGpuDelegate
   return mgd::GpuDelegate::Create(options);
 }
 
+// The GPU delegate behind a C delegate MgdGpuDelegateCreate made; null
+// (said on stderr) otherwise.
+mgd::GpuDelegate* GpuDelegateOf(MgdDelegate* delegate, const char* function) {
+  auto* native = delegate != nullptr ? static_cast<mgd::Delegate*>(delegate->native_delegate) : nullptr;
+  auto* gpu = dynamic_cast<mgd::GpuDelegate*>(native);
+  if (gpu == nullptr) std::fprintf(stderr, "mgd: %s: not a delegate from MgdGpuDelegateCreate\n", function);
+  return gpu;
+}
+
 }  // namespace
 
 extern "C" {
@@ -84,6 +93,39 @@ MgdDelegate* MgdGpuDelegateCreate(const MgdGpuDelegateOptions* options, MgdError
 void MgdGpuDelegateDelete(MgdDelegate* delegate) {
   if (delegate == nullptr) return;
   delete static_cast<GpuCDelegate*>(delegate->data);
+}
+
+MgdStatus MgdGpuDelegateGetInterop(MgdDelegate* delegate, MgdGpuInterop* interop) {
+  mgd::GpuDelegate* gpu = GpuDelegateOf(delegate, "MgdGpuDelegateGetInterop");
+  if (gpu == nullptr) return kMgdError;
+  if (interop == nullptr) {
+    std::fprintf(stderr, "mgd: MgdGpuDelegateGetInterop: interop is NULL\n");
+    return kMgdError;
+  }
+  const mgd::gpu::Interop i = gpu->device().interop();
+  *interop = MgdGpuInterop{};
+  interop->api = gpu->device().info().api == mgd::gpu::Api::kVulkan ? kMgdGpuApiVulkan : kMgdGpuApiGles;
+  interop->vk_instance = i.vk_instance;
+  interop->vk_physical_device = i.vk_physical_device;
+  interop->vk_device = i.vk_device;
+  interop->vk_queue = i.vk_queue;
+  interop->vk_queue_family = i.vk_queue_family;
+  interop->egl_display = i.egl_display;
+  interop->egl_context = i.egl_context;
+  interop->timeline_semaphores = i.timeline_semaphores ? 1 : 0;
+  interop->memory_fd_import = i.memory_fd_import ? 1 : 0;
+  interop->sync_fd_wait = i.sync_fd_wait ? 1 : 0;
+  interop->sync_fd_signal = i.sync_fd_signal ? 1 : 0;
+  interop->egl_fence_sync = i.egl_fence_sync ? 1 : 0;
+  return kMgdOk;
+}
+
+void MgdGpuDelegateLockQueue(MgdDelegate* delegate) {
+  if (mgd::GpuDelegate* gpu = GpuDelegateOf(delegate, "MgdGpuDelegateLockQueue")) gpu->device().LockQueue();
+}
+
+void MgdGpuDelegateUnlockQueue(MgdDelegate* delegate) {
+  if (mgd::GpuDelegate* gpu = GpuDelegateOf(delegate, "MgdGpuDelegateUnlockQueue")) gpu->device().UnlockQueue();
 }
 
 }  // extern "C"

@@ -99,14 +99,23 @@ absl::Status MakeExecutionBuffers(gpu::Device& device, const CompiledModel& mode
   }
   for (int i : model.inputs) execution.inputs.push_back(execution.places[static_cast<size_t>(i)].buffer);
   for (int i : model.outputs) execution.outputs.push_back(execution.places[static_cast<size_t>(i)].buffer);
+  execution.own_places = execution.places;
   return absl::OkStatus();
 }
 
-// The dispatches over an execution's buffers, recorded (and, to profile,
-// recorded again with timestamps).
+}  // namespace
+
 absl::Status RecordDispatches(gpu::Device& device, const CompiledModel& model, const SharedPart& shared, Execution& execution,
-                    bool profile) {
+                              bool profile, const std::vector<BoundBuffer>& bound) {
+  execution.places = execution.own_places;
+  execution.dispatches.clear();
+  std::vector<bool> skip(model.dispatches.size(), false);
+  for (const BoundBuffer& b : bound) {
+    execution.places[static_cast<size_t>(b.replaces)] = b.place;
+    if (b.skip_dispatch >= 0) skip[static_cast<size_t>(b.skip_dispatch)] = true;
+  }
   for (size_t i = 0; i < model.dispatches.size(); ++i) {
+    if (skip[i]) continue;
     const CompiledDispatch& cd = model.dispatches[i];
     gpu::Dispatch d;
     d.program = shared.programs[shared.program_of[i]].get();
@@ -119,16 +128,22 @@ absl::Status RecordDispatches(gpu::Device& device, const CompiledModel& model, c
     d.groups = cd.groups;
     execution.dispatches.push_back(std::move(d));
   }
-  auto recording = device.Record(execution.dispatches);
+  // An app's buffer is the same one in every execution: runs in flight
+  // take turns on it.
+  const bool shared_buffers = !bound.empty();
+  auto recording = device.Record(execution.dispatches, gpu::RecordOptions{false, shared_buffers});
   if (!recording.ok()) return recording.status();
   execution.recording = std::move(*recording);
+  execution.timed_recording.reset();
   if (profile) {
-    auto timed = device.Record(execution.dispatches, gpu::RecordOptions{true});
+    auto timed = device.Record(execution.dispatches, gpu::RecordOptions{true, shared_buffers});
     if (!timed.ok()) return timed.status();
     execution.timed_recording = std::move(*timed);
   }
   return absl::OkStatus();
 }
+
+namespace {
 
 // Logs at debug level how the programs were built: how many from the
 // cache's binaries or pipeline cache, and where the time went.
@@ -252,17 +267,17 @@ absl::StatusOr<PreparedPartition> Realize(gpu::Device& device, CompiledModel& mo
     shared->programs.push_back(std::move(*built[k]));
   }
   step("programs");
-  if (absl::Status s = RecordDispatches(device, model, *shared, prepared.execution, options.profile); !s.ok()) return s;
+  if (absl::Status s = RecordDispatches(device, model, *shared, prepared.execution, options.profile, {}); !s.ok()) return s;
   step("record");
   prepared.shared = std::move(shared);
   return prepared;
 }
 
 absl::StatusOr<Execution> NewExecution(gpu::Device& device, const CompiledModel& model, const SharedPart& shared,
-                                       bool profile) {
+                                       bool profile, const std::vector<BoundBuffer>& bound) {
   Execution execution;
   if (absl::Status s = MakeExecutionBuffers(device, model, shared, execution); !s.ok()) return s;
-  if (absl::Status s = RecordDispatches(device, model, shared, execution, profile); !s.ok()) return s;
+  if (absl::Status s = RecordDispatches(device, model, shared, execution, profile, bound); !s.ok()) return s;
   return execution;
 }
 
@@ -272,6 +287,7 @@ GpuKernel::GpuKernel(gpu::Device& device, PreparedPartition prepared, std::share
       prepared_(std::move(prepared)),
       model_(std::move(model)),
       slots_(1),
+      bound_(model_->inputs.size() + model_->outputs.size()),
       timed_runs_(std::move(timed_runs)) {}
 
 GpuKernel::~GpuKernel() {
@@ -300,7 +316,7 @@ absl::Status GpuKernel::SetTiming(bool timing) {
   for (size_t slot = 0; slot < slots_.size(); ++slot) {
     Execution& e = ExecutionOf(slot);
     if (e.timed_recording) continue;
-    auto timed = device_.Record(e.dispatches, gpu::RecordOptions{true});
+    auto timed = device_.Record(e.dispatches, gpu::RecordOptions{true, !BoundList().empty()});
     if (!timed.ok()) return timed.status();
     e.timed_recording = std::move(*timed);
   }
@@ -315,7 +331,7 @@ absl::Status GpuKernel::SetSlots(size_t slots) {
   if (slots == 0) return absl::InvalidArgumentError("SetSlots: at least one slot");
   const bool timed = timing_ && device_.info().timestamps;
   while (more_executions_.size() + 1 < slots) {
-    absl::StatusOr<Execution> e = NewExecution(device_, *model_, *prepared_.shared, timed);
+    absl::StatusOr<Execution> e = NewExecution(device_, *model_, *prepared_.shared, timed, BoundList());
     if (!e.ok()) return e.status();
     more_executions_.push_back(std::move(*e));
   }
@@ -342,6 +358,7 @@ absl::Status GpuKernel::WaitFor(size_t slot, const Deadline& deadline) {
 
 absl::Status GpuKernel::Upload(const Execution& e, const std::vector<const void*>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
+    if (Bound(false, i)) continue;
     const size_t bytes = model_->buffers[static_cast<size_t>(model_->inputs[i])].bytes;
     if (absl::Status s = device_.Upload(*e.inputs[i], inputs[i], bytes); !s.ok()) return s;
   }
@@ -350,6 +367,7 @@ absl::Status GpuKernel::Upload(const Execution& e, const std::vector<const void*
 
 absl::Status GpuKernel::Download(const Execution& e, const std::vector<void*>& outputs) {
   for (size_t i = 0; i < outputs.size(); ++i) {
+    if (Bound(true, i)) continue;
     const size_t bytes = model_->buffers[static_cast<size_t>(model_->outputs[i])].bytes;
     if (absl::Status s = device_.Download(*e.outputs[i], outputs[i], bytes); !s.ok()) return s;
   }
@@ -360,14 +378,15 @@ gpu::Recording& GpuKernel::ReplayOf(const Execution& e) const {
   return (timing_ || *timed_runs_) && e.timed_recording ? *e.timed_recording : *e.recording;
 }
 
-absl::Status GpuKernel::Start(size_t slot, const std::vector<const void*>& inputs, const Deadline& deadline) {
+absl::Status GpuKernel::Start(size_t slot, const std::vector<const void*>& inputs, const Deadline& deadline,
+                              const GpuFences& fences) {
   if (slot >= slots_.size()) return absl::InvalidArgumentError(fmt::format("slot {} of {}", slot, slots_.size()));
   // Work abandoned at a deadline still uses the slot's buffers.
   if (absl::Status s = WaitFor(slot, deadline); !s.ok()) return s;
   Execution& e = ExecutionOf(slot);
   if (absl::Status s = Upload(e, inputs); !s.ok()) return s;
   gpu::Recording& replay = ReplayOf(e);
-  absl::StatusOr<uint64_t> ticket = device_.Submit(replay);
+  absl::StatusOr<uint64_t> ticket = device_.Submit(replay, fences);
   if (!ticket.ok()) return ticket.status();
   slots_[slot].ticket = *ticket;
   slots_[slot].submitted = &replay;
@@ -388,7 +407,7 @@ absl::Status GpuKernel::Invoke(const std::vector<TensorRef*>& inputs, const std:
   std::vector<void*> outs;
   for (TensorRef* t : outputs) outs.push_back(t->data);
   if (deadline || slots_[0].ticket) {
-    if (absl::Status s = Start(0, ins, deadline); !s.ok()) return s;
+    if (absl::Status s = Start(0, ins, deadline, {}); !s.ok()) return s;
     return Finish(0, outs, deadline);
   }
   // Without a deadline, Run: on GL one task on the context thread instead

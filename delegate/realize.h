@@ -31,7 +31,8 @@ struct SharedPart {
 // What one execution uses alone.
 struct Execution {
   std::vector<std::unique_ptr<gpu::Buffer>> buffers;  // activation memory objects, user-side buffers
-  std::vector<gpu::Binding> places;                    // per CompiledBuffer
+  std::vector<gpu::Binding> own_places;                // per CompiledBuffer, in the execution's own buffers
+  std::vector<gpu::Binding> places;                    // per CompiledBuffer, apps' bound buffers in place
   std::vector<gpu::Buffer*> inputs, outputs;           // BHWC user-side buffers, in partition order
   std::vector<gpu::Dispatch> dispatches;               // as recorded
   std::unique_ptr<gpu::Recording> recording;
@@ -60,9 +61,24 @@ struct RealizeOptions {
 // the first execution.
 absl::StatusOr<PreparedPartition> Realize(gpu::Device& device, CompiledModel& model, const RealizeOptions& options);
 
-// Another execution of a realized partition.
+// An app's buffer bound in place of one of a partition's (zero-copy I/O):
+// the CompiledBuffer it stands for, and the conversion dispatch it makes
+// unneeded (PHWC4; -1 for BHWC).
+struct BoundBuffer {
+  std::shared_ptr<gpu::Buffer> buffer;  // imported
+  gpu::Binding place;
+  int replaces = -1;  // CompiledBuffer index
+  int skip_dispatch = -1;
+};
+
+// The dispatches over an execution's buffers with `bound` in place,
+// recorded (and, to profile, recorded again with timestamps).
+absl::Status RecordDispatches(gpu::Device& device, const CompiledModel& model, const SharedPart& shared, Execution& execution,
+                              bool profile, const std::vector<BoundBuffer>& bound);
+
+// Another execution of a realized partition, with `bound` in place.
 absl::StatusOr<Execution> NewExecution(gpu::Device& device, const CompiledModel& model, const SharedPart& shared,
-                                       bool profile);
+                                       bool profile, const std::vector<BoundBuffer>& bound);
 
 // A prepared partition as the interpreter runs it: uploads the inputs,
 // replays the recording (the timed one while `timed_runs` is set or timing
@@ -88,8 +104,13 @@ class GpuKernel : public DelegateKernel {
   absl::Status SetTiming(bool timing) override;
   std::optional<double> DeviceMs(size_t slot) const override;
   absl::Status SetSlots(size_t slots) override;
-  absl::Status Start(size_t slot, const std::vector<const void*>& inputs, const Deadline& deadline) override;
+  absl::Status Start(size_t slot, const std::vector<const void*>& inputs, const Deadline& deadline,
+                     const GpuFences& fences) override;
   absl::Status Finish(size_t slot, const std::vector<void*>& outputs, const Deadline& deadline) override;
+  // Every slot's execution is recorded again with the buffer in place, once
+  // its work in flight is done.
+  absl::Status BindBuffer(bool output, size_t index, const std::optional<GpuBuffer>& buffer, GpuLayout layout) override;
+  absl::StatusOr<GpuBufferNeeds> BufferNeeds(bool output, size_t index) const override;
 
   const PreparedPartition& prepared() const { return prepared_; }
   // Lets the delegate's records (tuning, kept tensors, profiles) see that
@@ -103,6 +124,10 @@ class GpuKernel : public DelegateKernel {
     std::optional<double> device_ms;  // of its last completed run
   };
   Execution& ExecutionOf(size_t slot);
+  // Records `e` again over its places with the bound buffers in place.
+  absl::Status Rerecord(Execution& e);
+  bool Bound(bool output, size_t index) const;
+  std::vector<BoundBuffer> BoundList() const;
   // An execution's user-side buffers, each the partition's bytes for it.
   absl::Status Upload(const Execution& e, const std::vector<const void*>& inputs);
   absl::Status Download(const Execution& e, const std::vector<void*>& outputs);
@@ -117,6 +142,8 @@ class GpuKernel : public DelegateKernel {
   std::shared_ptr<const CompiledModel> model_;
   std::vector<Execution> more_executions_;  // slots 1, 2, ...
   std::vector<Slot> slots_;
+  // Per partition input, then per output: the app's buffer bound to it.
+  std::vector<std::optional<BoundBuffer>> bound_;
   bool timing_ = false;
   std::shared_ptr<bool> timed_runs_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -176,6 +176,72 @@ MgdInterpreter* CreateInterpreter(const MgdModel* model, const MgdInterpreterOpt
 
 }  // namespace
 
+namespace {
+
+MgdStatus InvokeWithBuffers(MgdInterpreter* interpreter, const void* const* inputs, const size_t* input_sizes,
+                            int32_t num_inputs, void* const* outputs, const size_t* output_sizes, int32_t num_outputs,
+                            const MgdFences* c_fences, const char* kFunction) {
+  if (!InterpreterGiven(interpreter, kFunction)) return kMgdError;
+  absl::StatusOr<Buffers> buffers = BuffersOf(inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs);
+  absl::Status s = buffers.status();
+  mgd::InvokeTiming timing;
+  CFences fences;
+  if (s.ok()) s = fences.Read(c_fences);
+  if (s.ok()) {
+    s = NoThrow(interpreter->reporter, kFunction, absl::InternalError("unexpected failure"), [&] {
+      mgd::InvokeOptions options = interpreter->InvokeOptionsFor(&timing);
+      options.fences = fences.fences;
+      absl::Status ran = interpreter->interpreter->Invoke(buffers->inputs, buffers->outputs, options);
+      fences.WriteBack();
+      return ran;
+    });
+  }
+  if (!s.ok()) {
+    interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(s.message())));
+    return kMgdError;
+  }
+  KeepTiming(*interpreter, timing);
+  return kMgdOk;
+}
+
+MgdInvokeEvent* InvokeAsync(MgdInterpreter* interpreter, const void* const* inputs, const size_t* input_sizes,
+                            int32_t num_inputs, void* const* outputs, const size_t* output_sizes, int32_t num_outputs,
+                            const MgdFences* c_fences, MgdInvokeCallback callback, void* user_data, const char* kFunction) {
+  if (!InterpreterGiven(interpreter, kFunction)) return nullptr;
+  absl::StatusOr<Buffers> buffers = BuffersOf(inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs);
+  CFences fences;
+  absl::Status given = buffers.status();
+  if (given.ok()) given = fences.Read(c_fences);
+  if (!given.ok()) {
+    interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(given.message())));
+    return nullptr;
+  }
+  // A failed run is reported here, on the completion thread, before the
+  // callback hears of it.
+  const Reporter* report = &interpreter->reporter;
+  mgd::InvokeCallback done = [report, callback, user_data, kFunction](const absl::Status& status) {
+    if (!status.ok()) (*report)(std::string(kFunction) + ": " + std::string(status.message()));
+    if (callback != nullptr) callback(user_data, status.ok() ? kMgdOk : kMgdError);
+  };
+  absl::StatusOr<std::shared_ptr<mgd::InvokeEvent>> event = NoThrow(
+      interpreter->reporter, kFunction,
+      absl::StatusOr<std::shared_ptr<mgd::InvokeEvent>>(absl::InternalError("unexpected failure")),
+      [&] {
+        mgd::InvokeOptions options = interpreter->InvokeOptionsFor(nullptr);
+        options.fences = fences.fences;
+        auto made = interpreter->interpreter->InvokeAsync(buffers->inputs, buffers->outputs, std::move(done), options);
+        fences.WriteBack();
+        return made;
+      });
+  if (!event.ok()) {
+    interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(event.status().message())));
+    return nullptr;
+  }
+  return new MgdInvokeEvent{std::move(*event)};
+}
+
+}  // namespace
+
 extern "C" {
 
 MgdModel* MgdModelCreate(const void* model_data, size_t model_size) {
@@ -394,54 +460,31 @@ MgdStatus MgdInterpreterInvoke(MgdInterpreter* interpreter) {
 MgdStatus MgdInterpreterInvokeWithBuffers(MgdInterpreter* interpreter, const void* const* inputs,
                                            const size_t* input_sizes, int32_t num_inputs, void* const* outputs,
                                            const size_t* output_sizes, int32_t num_outputs) {
-  static constexpr const char* kFunction = "MgdInterpreterInvokeWithBuffers";
-  if (!InterpreterGiven(interpreter, kFunction)) return kMgdError;
-  absl::StatusOr<Buffers> buffers = BuffersOf(inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs);
-  absl::Status s = buffers.status();
-  mgd::InvokeTiming timing;
-  if (s.ok()) {
-    s = NoThrow(interpreter->reporter, kFunction, absl::InternalError("unexpected failure"), [&] {
-      return interpreter->interpreter->Invoke(buffers->inputs, buffers->outputs, interpreter->InvokeOptionsFor(&timing));
-    });
-  }
-  if (!s.ok()) {
-    interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(s.message())));
-    return kMgdError;
-  }
-  KeepTiming(*interpreter, timing);
-  return kMgdOk;
+  return InvokeWithBuffers(interpreter, inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs, nullptr,
+                           "MgdInterpreterInvokeWithBuffers");
+}
+
+MgdStatus MgdInterpreterInvokeFenced(MgdInterpreter* interpreter, const void* const* inputs, const size_t* input_sizes,
+                                     int32_t num_inputs, void* const* outputs, const size_t* output_sizes,
+                                     int32_t num_outputs, const MgdFences* fences) {
+  return InvokeWithBuffers(interpreter, inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs, fences,
+                           "MgdInterpreterInvokeFenced");
 }
 
 MgdInvokeEvent* MgdInterpreterInvokeAsync(MgdInterpreter* interpreter, const void* const* inputs,
                                           const size_t* input_sizes, int32_t num_inputs, void* const* outputs,
                                           const size_t* output_sizes, int32_t num_outputs, MgdInvokeCallback callback,
                                           void* user_data) {
-  static constexpr const char* kFunction = "MgdInterpreterInvokeAsync";
-  if (!InterpreterGiven(interpreter, kFunction)) return nullptr;
-  absl::StatusOr<Buffers> buffers = BuffersOf(inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs);
-  if (!buffers.ok()) {
-    interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(buffers.status().message())));
-    return nullptr;
-  }
-  // A failed run is reported here, on the completion thread, before the
-  // callback hears of it.
-  const Reporter* report = &interpreter->reporter;
-  mgd::InvokeCallback done = [report, callback, user_data](const absl::Status& status) {
-    if (!status.ok()) (*report)("MgdInterpreterInvokeAsync: " + std::string(status.message()));
-    if (callback != nullptr) callback(user_data, status.ok() ? kMgdOk : kMgdError);
-  };
-  absl::StatusOr<std::shared_ptr<mgd::InvokeEvent>> event = NoThrow(
-      interpreter->reporter, kFunction,
-      absl::StatusOr<std::shared_ptr<mgd::InvokeEvent>>(absl::InternalError("unexpected failure")),
-      [&] {
-        return interpreter->interpreter->InvokeAsync(buffers->inputs, buffers->outputs, std::move(done),
-                                                     interpreter->InvokeOptionsFor(nullptr));
-      });
-  if (!event.ok()) {
-    interpreter->reporter(fmt::format("{}: {}", kFunction, std::string(event.status().message())));
-    return nullptr;
-  }
-  return new MgdInvokeEvent{std::move(*event)};
+  return InvokeAsync(interpreter, inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs, nullptr, callback,
+                     user_data, "MgdInterpreterInvokeAsync");
+}
+
+MgdInvokeEvent* MgdInterpreterInvokeAsyncFenced(MgdInterpreter* interpreter, const void* const* inputs,
+                                                const size_t* input_sizes, int32_t num_inputs, void* const* outputs,
+                                                const size_t* output_sizes, int32_t num_outputs, const MgdFences* fences,
+                                                MgdInvokeCallback callback, void* user_data) {
+  return InvokeAsync(interpreter, inputs, input_sizes, num_inputs, outputs, output_sizes, num_outputs, fences, callback,
+                     user_data, "MgdInterpreterInvokeAsyncFenced");
 }
 
 MgdStatus MgdInvokeEventWait(const MgdInvokeEvent* event, int64_t timeout_ns) {

@@ -37,6 +37,17 @@ struct Reporter {
 
 inline const Reporter kStderr{};
 
+// An invoke's C fences as the interpreter's (c_api_gpu_io.cc), and the new
+// sync object written back to the app's MgdSync.
+struct CFences {
+  GpuFences fences;
+  GpuSync made;
+  MgdSync* out = nullptr;
+
+  absl::Status Read(const MgdFences* c);  // NULL: none
+  void WriteBack() const;
+};
+
 }  // namespace mgd::c_api
 
 using mgd::c_api::Reporter;

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/gpu_interop.h"
 #include "interpreter/kernel.h"
 #include "model/graph.h"
 
@@ -37,6 +38,20 @@ using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 Deadline DeadlineAfter(std::chrono::steady_clock::time_point start, const std::optional<std::chrono::nanoseconds>& timeout);
 // DeadlineExceeded ("deadline exceeded " + where) once `deadline` passed.
 absl::Status Exceeded(const Deadline& deadline, const std::string& where);
+
+// How the bytes of an app's buffer bound to a tensor are laid out: the
+// tensor's own (BHWC, float32), or the GPU delegate's PHWC4 (channels in
+// slices of 4, zero-padded; float16 when the delegate stores fp16), which
+// skips the conversion to it.
+enum class GpuLayout { kBhwc, kPhwc4 };
+const char* GpuLayoutName(GpuLayout layout);
+
+// What a buffer bound to a partition input or output must hold.
+struct GpuBufferNeeds {
+  uint64_t bhwc_bytes = 0;
+  uint64_t phwc4_bytes = 0;
+  bool phwc4_half = false;  // PHWC4 elements are float16
+};
 
 class DelegateKernel {
  public:
@@ -69,12 +84,27 @@ class DelegateKernel {
   // of another slot on a second; a slot is Finished before it is Started
   // again. By default no slots: the interpreter then runs async invokes one
   // after another.
+  // `fences`: GPU sync objects the work waits on and signals (fenced
+  // invokes; kernels without them fail on any).
   virtual absl::Status SetSlots(size_t /*slots*/) { return absl::UnimplementedError("no slots"); }
-  virtual absl::Status Start(size_t /*slot*/, const std::vector<const void*>& /*inputs*/, const Deadline& /*deadline*/) {
+  virtual absl::Status Start(size_t /*slot*/, const std::vector<const void*>& /*inputs*/, const Deadline& /*deadline*/,
+                             const GpuFences& /*fences*/) {
     return absl::UnimplementedError("no slots");
   }
   virtual absl::Status Finish(size_t /*slot*/, const std::vector<void*>& /*outputs*/, const Deadline& /*deadline*/) {
     return absl::UnimplementedError("no slots");
+  }
+
+  // Zero-copy I/O: the app's GPU buffer in place of host memory for the
+  // partition's input (or output) `index`, laid out as `layout`; nullopt
+  // unbinds. Start and Invoke then neither read nor write that tensor's
+  // host bytes. The buffer must outlive the binding.
+  virtual absl::Status BindBuffer(bool /*output*/, size_t /*index*/, const std::optional<GpuBuffer>& /*buffer*/,
+                                  GpuLayout /*layout*/) {
+    return absl::UnimplementedError("this delegate takes no GPU buffers");
+  }
+  virtual absl::StatusOr<GpuBufferNeeds> BufferNeeds(bool /*output*/, size_t /*index*/) const {
+    return absl::UnimplementedError("this delegate takes no GPU buffers");
   }
 };
 

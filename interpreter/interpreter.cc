@@ -57,6 +57,7 @@ absl::Status Interpreter::Build(InterpreterOptions options) {
   const size_t num_nodes = graph_.nodes.size();
 
   tensors_.resize(num_tensors);
+  bound_.assign(num_tensors, false);
   for (size_t i = 0; i < num_tensors; ++i) {
     Tensor& t = graph_.tensors[i];
     TensorRef& r = tensors_[i];
@@ -408,6 +409,17 @@ using Clock = std::chrono::steady_clock;
 
 double MsSince(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
 
+// A fenced run of a partition: in slot 0, its work submitted with the fences.
+absl::Status RunFenced(DelegateKernel& kernel, const std::vector<TensorRef*>& ins, const std::vector<TensorRef*>& outs,
+                       const Deadline& deadline, const GpuFences& fences) {
+  std::vector<const void*> in_data;
+  for (const TensorRef* t : ins) in_data.push_back(t->data);
+  std::vector<void*> out_data;
+  for (TensorRef* t : outs) out_data.push_back(t->data);
+  MGD_RETURN_IF_ERROR(kernel.Start(0, in_data, deadline, fences));
+  return kernel.Finish(0, out_data, deadline);
+}
+
 
 }  // namespace
 
@@ -427,7 +439,7 @@ absl::Status Interpreter::Invoke() { return Invoke(InvokeOptions{}); }
 absl::Status Interpreter::Invoke(const InvokeOptions& options) {
   const Deadline deadline = DeadlineAfter(Clock::now(), options.timeout);
   std::lock_guard<std::mutex> turn(run_mutex_);
-  return CheckedRun(deadline, options.timing);
+  return CheckedRun(deadline, options.timing, options.fences);
 }
 
 absl::Status Interpreter::CheckBuffers(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs) const {
@@ -435,7 +447,9 @@ absl::Status Interpreter::CheckBuffers(const std::vector<InputBytes>& inputs, co
     return absl::InvalidArgumentError(fmt::format("{} input and {} output buffers for a model of {} inputs and {} outputs",
                                                   inputs.size(), outputs.size(), num_inputs(), num_outputs()));
   }
-  auto check = [](const char* role, size_t i, const TensorRef& t, const void* data, size_t bytes) -> absl::Status {
+  auto check = [&](const char* role, size_t i, const TensorRef& t, const void* data, size_t bytes) -> absl::Status {
+    const int tensor = role[0] == 'i' ? graph_.inputs[i] : graph_.outputs[i];
+    if (bound_[static_cast<size_t>(tensor)] && data == nullptr && bytes == 0) return absl::OkStatus();  // on the GPU
     if (bytes != t.bytes) {
       return absl::InvalidArgumentError(fmt::format("{} {} '{}' {} is {} bytes; its buffer has {}", role, i, t.name,
                                                     ShapeToString(t.shape), t.bytes, bytes));
@@ -458,29 +472,32 @@ absl::Status Interpreter::Invoke(const std::vector<InputBytes>& inputs, const st
   const Deadline deadline = DeadlineAfter(Clock::now(), options.timeout);
   std::lock_guard<std::mutex> turn(run_mutex_);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].bytes > 0) std::memcpy(input(i).data, inputs[i].data, inputs[i].bytes);
+    if (inputs[i].bytes > 0 && !bound(graph_.inputs[i])) std::memcpy(input(i).data, inputs[i].data, inputs[i].bytes);
   }
-  MGD_RETURN_IF_ERROR(CheckedRun(deadline, options.timing));
+  MGD_RETURN_IF_ERROR(CheckedRun(deadline, options.timing, options.fences));
   for (size_t i = 0; i < outputs.size(); ++i) {
-    if (outputs[i].bytes > 0) std::memcpy(outputs[i].data, output(i).data, outputs[i].bytes);
+    if (outputs[i].bytes > 0 && !bound(graph_.outputs[i])) std::memcpy(outputs[i].data, output(i).data, outputs[i].bytes);
   }
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::CheckedRun(const Deadline& deadline, InvokeTiming* timing) {
+absl::Status Interpreter::CheckedRun(const Deadline& deadline, InvokeTiming* timing, const GpuFences& fences) {
   const Clock::time_point start = Clock::now();
+  if (!fences.empty()) MGD_RETURN_IF_ERROR(WholeGraphPartition().status());
   if (check_finite_) {
     for (size_t i = 0; i < num_inputs(); ++i) {
+      if (bound(graph_.inputs[i])) continue;
       if (absl::Status s = CheckFinite(input(i), "input", i); !s.ok()) return s;
     }
   }
   InvokeTiming measured;
-  if (absl::Status s = RunSteps(deadline, measured); !s.ok()) return s;
+  if (absl::Status s = RunSteps(deadline, measured, fences); !s.ok()) return s;
   // Work that cannot be stopped midway (a CPU kernel, a driver that runs
   // dispatches as they are issued) may end past the deadline: still missed.
   MGD_RETURN_IF_ERROR(Exceeded(deadline, "by the end of the run"));
   if (check_finite_) {
     for (size_t i = 0; i < num_outputs(); ++i) {
+      if (bound(graph_.outputs[i])) continue;
       if (absl::Status s = CheckFinite(output(i), "output", i); !s.ok()) return s;
     }
   }
@@ -489,7 +506,7 @@ absl::Status Interpreter::CheckedRun(const Deadline& deadline, InvokeTiming* tim
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::RunSteps(const Deadline& deadline, InvokeTiming& timing) {
+absl::Status Interpreter::RunSteps(const Deadline& deadline, InvokeTiming& timing, const GpuFences& fences) {
   std::vector<TensorRef*> ins, outs;
   bool device_known = measure_timing_ && !partitions_.empty();
   double device_ms = 0;
@@ -509,7 +526,8 @@ absl::Status Interpreter::RunSteps(const Deadline& deadline, InvokeTiming& timin
     for (int t : p.inputs) ins.push_back(&tensors_[static_cast<size_t>(t)]);
     for (int t : p.outputs) outs.push_back(&tensors_[static_cast<size_t>(t)]);
     const Clock::time_point start = Clock::now();
-    absl::Status s = delegate_kernels_[index]->Invoke(ins, outs, deadline);
+    absl::Status s = fences.empty() ? delegate_kernels_[index]->Invoke(ins, outs, deadline)
+                                    : RunFenced(*delegate_kernels_[index], ins, outs, deadline, fences);
     if (!s.ok()) {
       return absl::Status(s.code(), fmt::format("delegate partition {} (nodes {}..): {}", step.partition,
                                                 p.nodes.front(), s.message()));

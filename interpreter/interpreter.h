@@ -64,6 +64,13 @@ struct InvokeOptions {
   // invoke waits for it before reusing its buffers). None: no limit.
   std::optional<std::chrono::nanoseconds> timeout;
   InvokeTiming* timing = nullptr;  // filled when the run succeeded
+  // Fenced invokes (base/gpu_interop.h): the GPU work waits for `wait` and
+  // signals `signal` (and makes `signal_new`), so that an app's producer and
+  // consumer on the GPU chain with it without the host waiting. The graph
+  // must run whole in one delegated GPU partition. The objects are those of
+  // the delegate's device (GpuDelegate::interop()). `signal_new` is filled in
+  // before Invoke or InvokeAsync returns.
+  GpuFences fences;
 };
 
 // A model input's bytes in host memory, for the invokes that take buffers.
@@ -159,6 +166,21 @@ class Interpreter {
                                                            InvokeCallback done = nullptr,
                                                            const InvokeOptions& options = {});
 
+  // Zero-copy I/O: the app's GPU buffer (base/gpu_interop.h) in place of
+  // host memory for graph input or output tensor `tensor`, laid out as
+  // `layout`; nullopt unbinds. The tensor must be read (written) only by one
+  // delegated partition whose delegate takes GPU buffers. Invokes then
+  // neither read nor write its host bytes: the invokes that take buffers
+  // accept a null, empty one for it, and check_finite passes over it.
+  // Invokes in flight on one buffer take turns on the GPU; the app must not
+  // touch the buffer until the invoke has signalled or completed. Waits for
+  // async invokes in flight; call it while no other invoke is being made.
+  // The buffer must outlive the binding (or the interpreter).
+  absl::Status BindBuffer(int tensor, const std::optional<GpuBuffer>& buffer, GpuLayout layout = GpuLayout::kBhwc);
+  // What a buffer bound to `tensor` must hold, per layout.
+  absl::StatusOr<GpuBufferNeeds> BufferNeeds(int tensor) const;
+  bool bound(int tensor) const { return bound_[static_cast<size_t>(tensor)]; }
+
   const std::vector<NodePlacement>& placements() const { return placements_; }
   const std::vector<Partition>& partitions() const { return partitions_; }
   // Bytes of the arena holding intermediate tensors.
@@ -182,8 +204,20 @@ class Interpreter {
   absl::Status PlanArena();
   // Invoke without its checks or turn; the delegates' share of the time
   // added to `timing`.
-  absl::Status RunSteps(const Deadline& deadline, InvokeTiming& timing);
-  absl::Status CheckedRun(const Deadline& deadline, InvokeTiming* timing);  // Invoke in its turn
+  absl::Status RunSteps(const Deadline& deadline, InvokeTiming& timing, const GpuFences& fences);
+  absl::Status CheckedRun(const Deadline& deadline, InvokeTiming* timing, const GpuFences& fences);  // Invoke in its turn
+  // The one delegated partition that runs the whole graph, for fenced
+  // invokes; an error saying why not otherwise.
+  absl::StatusOr<size_t> WholeGraphPartition() const;
+  // The partition that alone reads (writes) graph input (output) `tensor`,
+  // whether it is an output there, and its index among the partition's.
+  struct BindingPlace {
+    size_t partition = 0;
+    bool output = false;
+    size_t index = 0;
+  };
+  absl::StatusOr<BindingPlace> PlaceOfBinding(int tensor) const;
+  void DrainAsync();  // waits until no async invoke is in flight
   // Buffers for the invokes that take them: counts, sizes, pointers.
   absl::Status CheckBuffers(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs) const;
   // The first NaN or Inf of a float tensor, as an error naming it.
@@ -205,6 +239,7 @@ class Interpreter {
   std::vector<Partition> partitions_;
   std::vector<std::unique_ptr<DelegateKernel>> delegate_kernels_;  // per partition
   std::vector<Step> steps_;
+  std::vector<bool> bound_;  // per tensor: an app's GPU buffer is bound to it
   std::unique_ptr<uint8_t[]> arena_;
   bool preserve_all_tensors_ = false;
   bool check_finite_ = false;

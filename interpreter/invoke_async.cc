@@ -138,6 +138,10 @@ absl::StatusOr<std::shared_ptr<InvokeEvent>> Interpreter::InvokeAsync(const std:
     }
   }
   Async& a = *async_;
+  if (!options.fences.empty() && a.kernel == nullptr) {
+    MGD_RETURN_IF_ERROR(WholeGraphPartition().status());
+    return absl::FailedPreconditionError("fenced async invokes need a delegate that runs invokes in flight");
+  }
   Async::Request r;
   r.outputs = std::move(outputs);
   r.done = std::move(done);
@@ -157,6 +161,7 @@ absl::StatusOr<std::shared_ptr<InvokeEvent>> Interpreter::InvokeAsync(const std:
   if (a.kernel != nullptr) {
     std::lock_guard<std::mutex> turn(run_mutex_);
     for (size_t i = 0; i < inputs.size() && check_finite_ && r.started.ok(); ++i) {
+      if (bound(graph_.inputs[i])) continue;
       TensorRef given = tensors_[static_cast<size_t>(graph_.inputs[i])];
       given.data = static_cast<uint8_t*>(const_cast<void*>(inputs[i].data));
       r.started = CheckFinite(given, "input", i);
@@ -165,7 +170,7 @@ absl::StatusOr<std::shared_ptr<InvokeEvent>> Interpreter::InvokeAsync(const std:
       std::vector<const void*> ins;
       for (size_t k : a.input_of) ins.push_back(inputs[k].data);
       const Clock::time_point start = Clock::now();
-      r.started = a.kernel->Start(r.slot, ins, r.deadline);
+      r.started = a.kernel->Start(r.slot, ins, r.deadline, options.fences);
       r.timing.in_delegates_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     }
   } else {
@@ -208,6 +213,7 @@ void Interpreter::CompleteAsync() {
         if (measure_timing_) r.timing.device_ms = a.kernel->DeviceMs(r.slot);
       }
       for (size_t i = 0; i < r.outputs.size() && check_finite_ && status.ok(); ++i) {
+        if (bound(graph_.outputs[i])) continue;
         TensorRef written = output(i);
         written.data = static_cast<uint8_t*>(r.outputs[i].data);
         status = CheckFinite(written, "output", i);
@@ -216,11 +222,11 @@ void Interpreter::CompleteAsync() {
     } else {
       std::lock_guard<std::mutex> turn(run_mutex_);
       for (size_t i = 0; i < r.inputs.size(); ++i) {
-        if (!r.inputs[i].empty()) std::memcpy(input(i).data, r.inputs[i].data(), r.inputs[i].size());
+        if (!r.inputs[i].empty() && !bound(graph_.inputs[i])) std::memcpy(input(i).data, r.inputs[i].data(), r.inputs[i].size());
       }
-      status = CheckedRun(r.deadline, &r.timing);
+      status = CheckedRun(r.deadline, &r.timing, {});
       for (size_t i = 0; i < r.outputs.size() && status.ok(); ++i) {
-        if (r.outputs[i].bytes > 0) std::memcpy(r.outputs[i].data, output(i).data, r.outputs[i].bytes);
+        if (r.outputs[i].bytes > 0 && !bound(graph_.outputs[i])) std::memcpy(r.outputs[i].data, output(i).data, r.outputs[i].bytes);
       }
     }
     {
@@ -232,6 +238,15 @@ void Interpreter::CompleteAsync() {
     if (r.done) r.done(status);
     r.event->Complete(std::move(status), r.timing);
   }
+}
+
+void Interpreter::DrainAsync() {
+  {
+    std::lock_guard<std::mutex> lock(async_start_mutex_);
+    if (!async_started_) return;
+  }
+  std::unique_lock<std::mutex> lock(async_->mutex);
+  async_->changed.wait(lock, [&] { return async_->pending == 0; });
 }
 
 void Interpreter::StopAsync() {

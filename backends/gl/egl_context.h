@@ -61,6 +61,8 @@ class EglContext {
   absl::Status MakeCurrent();
   void ReleaseCurrent();
   const DisplaySource& source() const { return display_->source(); }
+  EGLDisplay display() const { return display_->display(); }
+  EGLContext handle() const { return context_; }
 
  private:
   EglContext(std::unique_ptr<DisplayRef> display, EGLContext context)

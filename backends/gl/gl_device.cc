@@ -16,6 +16,7 @@
 #include "backends/gl/egl_context.h"
 #include "backends/gl/gl_displays.h"
 #include "backends/gl/gl_info.h"
+#include "backends/gl/gl_interop.h"
 #include "backends/gl/gl_objects.h"
 #include "backends/gl/gl_worker.h"
 
@@ -171,7 +172,8 @@ std::vector<uint64_t> ReadTimestamps(const GlExtensions& ext, const std::vector<
 
 class GlDevice final : public Device {
  public:
-  explicit GlDevice(std::shared_ptr<DeviceCore> core) : core_(std::move(core)) {}
+  explicit GlDevice(std::shared_ptr<DeviceCore> core)
+      : core_(std::move(core)), egl_(LoadEglSync(core_->context->display())) {}
   ~GlDevice() override { Shutdown(*core_); }
 
   const GpuInfo& info() const override { return core_->info; }
@@ -275,20 +277,25 @@ class GlDevice final : public Device {
     return core_->worker.Call([&] { return RunOnThread(*gl); });
   }
 
-  // The dispatches and a fence, flushed to the GPU; the context thread is
-  // free again at once.
-  absl::StatusOr<uint64_t> Submit(Recording& recording) override {
+  // The app's syncs waited for (on the GPU), the dispatches, the new sync
+  // asked for and a fence, flushed to the GPU; the context thread is free
+  // again at once.
+  using Device::Submit;
+  absl::StatusOr<uint64_t> Submit(Recording& recording, const SubmitSync& sync) override {
     auto* gl = dynamic_cast<GlRecording*>(&recording);
     if (gl == nullptr || gl->core() != core_.get()) {
       return absl::InvalidArgumentError("Submit: the recording does not belong to this GL device");
     }
     return core_->worker.Call([&]() -> absl::StatusOr<uint64_t> {
+      if (absl::Status s = CheckSync(*core_, egl_, sync); !s.ok()) return s;
+      if (absl::Status s = QueueWaits(*core_, egl_, sync); !s.ok()) return s;
       absl::Status status = DispatchAll(*gl);
       // A fence even after an error: the caller waits before freeing buffers.
-      GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-      if (sync == nullptr) return CheckGl("Submit", "glFenceSync");
+      GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+      if (fence == nullptr) return CheckGl("Submit", "glFenceSync");
+      if (status.ok()) status = MakeSignal(*core_, egl_, sync);
       glFlush();  // the fence must reach the GPU, or a wait on another thread's turn never ends
-      submitted_[++last_ticket_] = {sync, gl};
+      submitted_[++last_ticket_] = {fence, gl};
       if (!status.ok()) return status;
       if (absl::Status s = CheckGl(fmt::format("Submit of {} dispatches", gl->steps().size()), "a GL call"); !s.ok()) {
         return s;
@@ -297,8 +304,11 @@ class GlDevice final : public Device {
     });
   }
 
-  // In turns of at most a millisecond on the context thread, so that
-  // uploads and submissions of other invokes get in between.
+  absl::StatusOr<std::unique_ptr<Buffer>> ImportBuffer(const ExternalBuffer& external) override {
+    return core_->worker.Call([&] { return ImportGlBuffer(core_, external); });
+  }
+  Interop interop() const override { return GlInterop(*core_, egl_); }
+
   using Device::Wait;
   absl::Status Wait(uint64_t ticket, std::chrono::nanoseconds timeout) override {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -496,6 +506,7 @@ class GlDevice final : public Device {
   };
   std::map<uint64_t, Submitted> submitted_;
   uint64_t last_ticket_ = 0;
+  EglSyncFunctions egl_;  // fixed once the device exists
 };
 
 // On the worker thread: probes, selects and keeps one context current.

@@ -31,6 +31,7 @@ absl::Status CheckGl(const std::string& where, const char* call) {
 }
 
 GlBuffer::~GlBuffer() {
+  if (!owned_) return;
   const GLuint id = id_;
   core_->Release([id] { glDeleteBuffers(1, &id); });
 }

@@ -61,8 +61,9 @@ absl::Status CheckGl(const std::string& where, const char* call);
 
 class GlBuffer final : public Buffer {
  public:
-  GlBuffer(std::shared_ptr<DeviceCore> core, GLuint id, size_t size)
-      : core_(std::move(core)), id_(id), size_(size) {}
+  // `owned`: false for an app's buffer (ImportBuffer), which is left alone.
+  GlBuffer(std::shared_ptr<DeviceCore> core, GLuint id, size_t size, bool owned = true)
+      : core_(std::move(core)), id_(id), size_(size), owned_(owned) {}
   ~GlBuffer() override;
   size_t size() const override { return size_; }
 
@@ -73,6 +74,7 @@ class GlBuffer final : public Buffer {
   std::shared_ptr<DeviceCore> core_;
   GLuint id_;
   size_t size_;  // as requested; the GL allocation is rounded up to 4 bytes
+  bool owned_;
 };
 
 class GlProgram final : public Program {

@@ -95,9 +95,9 @@ class FaultyDevice final : public Device {
     }
     return ran;
   }
-  absl::StatusOr<uint64_t> Submit(Recording& recording) override {
+  absl::StatusOr<uint64_t> Submit(Recording& recording, const SubmitSync& sync) override {
     if (absl::Status s = BeforeSubmit("Submit"); !s.ok()) return s;
-    absl::StatusOr<uint64_t> ticket = device_->Submit(recording);
+    absl::StatusOr<uint64_t> ticket = device_->Submit(recording, sync);
     if (ticket.ok() && switches_->hang) {
       std::lock_guard<std::mutex> lock(mutex_);
       hung_.insert(*ticket);
@@ -122,6 +122,14 @@ class FaultyDevice final : public Device {
     return device_->Wait(ticket, std::max(std::chrono::nanoseconds(0), std::chrono::duration_cast<std::chrono::nanoseconds>(
                                                                              deadline - std::chrono::steady_clock::now())));
   }
+
+  absl::StatusOr<std::unique_ptr<Buffer>> ImportBuffer(const ExternalBuffer& external) override {
+    if (lost_) return DeviceLostError("ImportBuffer");
+    return device_->ImportBuffer(external);
+  }
+  Interop interop() const override { return device_->interop(); }
+  void LockQueue() override { device_->LockQueue(); }
+  void UnlockQueue() override { device_->UnlockQueue(); }
 
   std::vector<uint8_t> PipelineCacheData() const override { return device_->PipelineCacheData(); }
   absl::Status MergePipelineCacheData(const std::vector<uint8_t>& data) override {

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/gpu_interop.h"
 
 namespace mgd::gpu {
 
@@ -184,6 +185,31 @@ class Recording {
 
 struct RecordOptions {
   bool timestamps = false;
+  // The first dispatch waits for every earlier submission's dispatches, as
+  // runs of recordings that share an app's buffer (a bound input or output)
+  // must: Vulkan otherwise lets submissions overlap (GL runs them in order).
+  bool after_earlier_work = false;
+};
+
+// An app's buffer used in place of one of the device's (zero-copy I/O), and
+// the sync objects a submission waits on and signals (base/gpu_interop.h).
+using ExternalBuffer = GpuBuffer;
+using SyncObject = GpuSync;
+using SubmitSync = GpuFences;
+inline const char* SyncTypeName(SyncObject::Type type) { return GpuSyncTypeName(type); }
+
+// The device's native objects, for apps that share buffers and sync
+// objects with it, and what it can import and export. Handles are the API's
+// own (VkInstance, VkDevice, EGLDisplay... as integers).
+struct Interop {
+  uint64_t vk_instance = 0, vk_physical_device = 0, vk_device = 0, vk_queue = 0;
+  uint32_t vk_queue_family = 0;
+  uint64_t egl_display = 0, egl_context = 0;
+  bool timeline_semaphores = false;  // Vulkan: kVulkanTimelineSemaphore
+  bool memory_fd_import = false;     // Vulkan: ExternalBuffer::kVulkanMemoryFd
+  bool sync_fd_wait = false;         // kSyncFd waits
+  bool sync_fd_signal = false;       // signal_new of kSyncFd
+  bool egl_fence_sync = false;       // GL: EGL_KHR_fence_sync and EGL_KHR_wait_sync
 };
 
 class Device {
@@ -247,7 +273,12 @@ class Device {
   // memory another one reads or writes. A recording is submitted again only
   // after its ticket completed, and lives until then. By default Run, and a
   // ticket that is already complete.
-  virtual absl::StatusOr<uint64_t> Submit(Recording& recording);
+  // With `sync`: after its waits, signalling its signals (gpu::SubmitSync),
+  // so that an app's producer and consumer chain with the GPU work without
+  // the host waiting; Unimplemented (naming it) for a sync object the device
+  // cannot use.
+  virtual absl::StatusOr<uint64_t> Submit(Recording& recording, const SubmitSync& sync);
+  absl::StatusOr<uint64_t> Submit(Recording& recording) { return Submit(recording, SubmitSync{}); }
   // Waits until submission `ticket` has completed (and reads a timestamped
   // recording's timestamps), from any thread. After `timeout`:
   // DeadlineExceeded, and the ticket stays to be waited for again (the GPU
@@ -255,6 +286,18 @@ class Device {
   // are reused or freed). Once completed, a ticket is gone.
   virtual absl::Status Wait(uint64_t ticket, std::chrono::nanoseconds timeout);
   absl::Status Wait(uint64_t ticket) { return Wait(ticket, kRunTimeout); }
+
+  // An app's buffer as one of the device's, for bindings (not for Upload
+  // or Download). It must outlive every recording that binds it.
+  virtual absl::StatusOr<std::unique_ptr<Buffer>> ImportBuffer(const ExternalBuffer& external) {
+    (void)external;
+    return absl::UnimplementedError("this device cannot use an app's buffers");
+  }
+  virtual Interop interop() const { return {}; }
+  // Vulkan: the queue is the app's to submit to between these (Vulkan
+  // requires queue submissions to be externally synchronized); a no-op on GL.
+  virtual void LockQueue() {}
+  virtual void UnlockQueue() {}
 
   // Vulkan: the pipeline cache every program is created through
   // (vkGetPipelineCacheData), for a compilation cache to keep; empty on GL.

@@ -55,9 +55,15 @@ class VulkanBuffer : public Buffer {
  public:
   VulkanBuffer(VkDevice device, MemoryAllocator* allocator, VkBuffer buffer, Allocation allocation, size_t size)
       : device_(device), allocator_(allocator), buffer_(buffer), allocation_(allocation), size_(size) {}
+  // An app's buffer (ImportBuffer): its VkBuffer is the app's, or mgd's own
+  // over imported memory (`memory`, then freed with it).
+  VulkanBuffer(VkDevice device, VkBuffer buffer, bool owns_buffer, VkDeviceMemory memory, size_t size)
+      : device_(device), allocator_(nullptr), buffer_(buffer), allocation_{}, size_(size), owns_buffer_(owns_buffer),
+        imported_memory_(memory) {}
   ~VulkanBuffer() override {
-    vkDestroyBuffer(device_, buffer_, nullptr);
-    allocator_->Free(allocation_);
+    if (owns_buffer_) vkDestroyBuffer(device_, buffer_, nullptr);
+    if (allocator_ != nullptr) allocator_->Free(allocation_);
+    if (imported_memory_ != VK_NULL_HANDLE) vkFreeMemory(device_, imported_memory_, nullptr);
   }
   size_t size() const override { return size_; }
   VkBuffer handle() const { return buffer_; }
@@ -69,6 +75,8 @@ class VulkanBuffer : public Buffer {
   VkBuffer buffer_;
   Allocation allocation_;
   size_t size_;
+  bool owns_buffer_ = true;
+  VkDeviceMemory imported_memory_ = VK_NULL_HANDLE;
 };
 
 class VulkanProgram : public Program {
@@ -176,9 +184,16 @@ class VulkanDevice : public Device {
                                                     const RecordOptions& options) override;
 
   absl::Status Run(Recording& recording) override;
-  absl::StatusOr<uint64_t> Submit(Recording& recording) override;
+  using Device::Submit;
+  absl::StatusOr<uint64_t> Submit(Recording& recording, const SubmitSync& sync) override;
   using Device::Wait;
   absl::Status Wait(uint64_t ticket, std::chrono::nanoseconds timeout) override;
+
+  // vulkan_interop.cc: an app's buffers and semaphores.
+  absl::StatusOr<std::unique_ptr<Buffer>> ImportBuffer(const ExternalBuffer& external) override;
+  Interop interop() const override;
+  void LockQueue() override { mutex_.lock(); }
+  void UnlockQueue() override { mutex_.unlock(); }
 
  private:
   VulkanDevice() = default;
@@ -238,6 +253,21 @@ class VulkanDevice : public Device {
   // Caller holds mutex_.
   absl::Status SubmitAndWait(VkCommandBuffer cb);
 
+  // What Init enables for apps' buffers and semaphores, and their entry points.
+  void EnableInterop(uint32_t api, std::vector<const char*>& extensions, VkPhysicalDeviceFeatures2& features);
+  void LoadInteropFunctions();
+  // The semaphores a submission waits on and signals (vulkan_interop.cc),
+  // with those mgd made for it (sync fds), freed once it completes. Caller
+  // holds mutex_.
+  struct SubmitSemaphores {
+    std::vector<VkSemaphore> wait, signal, own;
+    std::vector<uint64_t> wait_values, signal_values;
+    std::vector<VkPipelineStageFlags> wait_stages;
+    VkSemaphore export_fd = VK_NULL_HANDLE;  // signal_new: exported after submitting
+  };
+  absl::Status PrepareSemaphores(const SubmitSync& sync, SubmitSemaphores& out);
+  void DestroySemaphores(const std::vector<VkSemaphore>& own);
+
   // A completed timestamped recording's times (last_ns, last_start_ns).
   absl::Status ReadTimestamps(VulkanRecording& r);
 
@@ -274,6 +304,7 @@ class VulkanDevice : public Device {
   struct Submitted {
     VkFence fence = VK_NULL_HANDLE;
     VulkanRecording* recording = nullptr;  // its timestamps are read when it completes
+    std::vector<VkSemaphore> semaphores;   // made for it (SubmitSemaphores::own)
   };
   std::map<uint64_t, Submitted> submitted_;
   std::vector<VkFence> free_fences_;
@@ -281,6 +312,10 @@ class VulkanDevice : public Device {
   std::thread glslang_warm_up_;  // WarmUpGlslang, begun first in Create; joined first at destruction
   std::thread layouts_warm_up_;  // WarmUpLayouts; joined next
   bool mappable_device_memory_ = false;  // some device-local memory type is host-visible
+  VkPhysicalDeviceTimelineSemaphoreFeatures timeline_features_{};  // in the device's feature chain
+  Interop interop_;  // what was enabled (handles filled in by interop())
+  PFN_vkImportSemaphoreFdKHR import_semaphore_fd_ = nullptr;
+  PFN_vkGetSemaphoreFdKHR get_semaphore_fd_ = nullptr;
 };
 
 }  // namespace mgd::gpu::vulkan

@@ -55,7 +55,10 @@ VulkanDevice::~VulkanDevice() {
     }
     if (fence_ != VK_NULL_HANDLE) vkDestroyFence(device_, fence_, nullptr);
     for (VkFence f : free_fences_) vkDestroyFence(device_, f, nullptr);
-    for (const auto& [ticket, s] : submitted_) vkDestroyFence(device_, s.fence, nullptr);
+    for (const auto& [ticket, s] : submitted_) {
+      vkDestroyFence(device_, s.fence, nullptr);
+      DestroySemaphores(s.semaphores);
+    }
     if (command_pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device_, command_pool_, nullptr);
     vkDestroyDevice(device_, nullptr);
   }
@@ -124,6 +127,7 @@ absl::Status VulkanDevice::Init() {
   // IEEE Inf and NaN in shaders where the driver can promise them
   // (CompileGlsl's preserve_inf_nan).
   if (info_.ieee_inf_nan && device_api_ < VK_API_VERSION_1_2) extensions.push_back("VK_KHR_shader_float_controls");
+  EnableInterop(device_api_, extensions, features);
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &features;
   dci.queueCreateInfoCount = 1;
@@ -132,6 +136,7 @@ absl::Status VulkanDevice::Init() {
   dci.ppEnabledExtensionNames = extensions.data();
   MGD_VK(vkCreateDevice(physical_, &dci, nullptr, &device_));
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  LoadInteropFunctions();
   if (identifiers) {
     VkPhysicalDeviceShaderModuleIdentifierPropertiesEXT identifier_props{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_MODULE_IDENTIFIER_PROPERTIES_EXT};

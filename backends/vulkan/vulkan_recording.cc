@@ -68,10 +68,13 @@ absl::StatusOr<std::unique_ptr<Recording>> VulkanDevice::Record(const std::vecto
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   MGD_VK(vkBeginCommandBuffer(cb, &begin));
   if (r->queries != VK_NULL_HANDLE) vkCmdResetQueryPool(cb, r->queries, 0, 2 * n);
-  // Uploads (host writes, transfers) become visible to the shaders.
-  ComputeBarrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                 VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+  // Uploads (host writes, transfers) become visible to the shaders; with
+  // after_earlier_work, so do earlier submissions' dispatches, which also
+  // finish first.
+  const VkPipelineStageFlags earlier = options.after_earlier_work ? VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT : 0;
+  ComputeBarrier(cb, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT | earlier,
+                 VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | (earlier != 0 ? VK_ACCESS_SHADER_WRITE_BIT : 0),
+                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
   const std::vector<bool> barrier = PlanBarriers(dispatches);
   for (uint32_t i = 0; i < n; ++i) {
     const Dispatch& d = dispatches[i];
@@ -99,25 +102,60 @@ absl::StatusOr<std::unique_ptr<Recording>> VulkanDevice::Record(const std::vecto
   return std::unique_ptr<Recording>(std::move(r));
 }
 
-absl::StatusOr<uint64_t> VulkanDevice::Submit(Recording& recording) {
+absl::StatusOr<uint64_t> VulkanDevice::Submit(Recording& recording, const SubmitSync& sync) {
   auto& r = static_cast<VulkanRecording&>(recording);
   std::lock_guard<std::mutex> lock(mutex_);
+  SubmitSemaphores semaphores;
+  if (absl::Status s = PrepareSemaphores(sync, semaphores); !s.ok()) return s;
   VkFence fence = VK_NULL_HANDLE;
   if (!free_fences_.empty()) {
     fence = free_fences_.back();
     free_fences_.pop_back();
   } else {
     VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    MGD_VK(vkCreateFence(device_, &fci, nullptr, &fence));
+    if (VkResult result = vkCreateFence(device_, &fci, nullptr, &fence); result != VK_SUCCESS) {
+      DestroySemaphores(semaphores.own);
+      return VkError("vkCreateFence", result);
+    }
   }
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &r.command_buffer;
+  si.waitSemaphoreCount = static_cast<uint32_t>(semaphores.wait.size());
+  si.pWaitSemaphores = semaphores.wait.data();
+  si.pWaitDstStageMask = semaphores.wait_stages.data();
+  si.signalSemaphoreCount = static_cast<uint32_t>(semaphores.signal.size());
+  si.pSignalSemaphores = semaphores.signal.data();
+  // Timeline values (ignored for binary semaphores), where there are any.
+  VkTimelineSemaphoreSubmitInfo values{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
+  values.waitSemaphoreValueCount = si.waitSemaphoreCount;
+  values.pWaitSemaphoreValues = semaphores.wait_values.data();
+  values.signalSemaphoreValueCount = si.signalSemaphoreCount;
+  values.pSignalSemaphoreValues = semaphores.signal_values.data();
+  if (interop_.timeline_semaphores && (si.waitSemaphoreCount > 0 || si.signalSemaphoreCount > 0)) si.pNext = &values;
   if (VkResult result = vkQueueSubmit(queue_, 1, &si, fence); result != VK_SUCCESS) {
     free_fences_.push_back(fence);
+    DestroySemaphores(semaphores.own);
     return VkError("vkQueueSubmit", result);
   }
-  submitted_[++last_ticket_] = {fence, &r};
+  submitted_[++last_ticket_] = {fence, &r, semaphores.own};
+  if (semaphores.export_fd != VK_NULL_HANDLE) {
+    VkSemaphoreGetFdInfoKHR get{VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR};
+    get.semaphore = semaphores.export_fd;
+    get.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT;
+    int fd = -1;
+    if (VkResult result = get_semaphore_fd_(device_, &get, &fd); result != VK_SUCCESS) {
+      // Rare (out of fds): the work is waited for here, so that the caller,
+      // who gets no ticket, may free what it uses.
+      if (vkWaitForFences(device_, 1, &fence, VK_TRUE, kRunTimeoutNs) == VK_SUCCESS) {
+        submitted_.erase(last_ticket_);
+        DestroySemaphores(semaphores.own);
+        if (vkResetFences(device_, 1, &fence) == VK_SUCCESS) free_fences_.push_back(fence);
+      }
+      return VkError("vkGetSemaphoreFdKHR", result);
+    }
+    sync.signal_new->fd = fd;
+  }
   return last_ticket_;
 }
 
@@ -142,6 +180,7 @@ absl::Status VulkanDevice::Wait(uint64_t ticket, std::chrono::nanoseconds timeou
   {
     std::lock_guard<std::mutex> lock(mutex_);
     submitted_.erase(ticket);
+    DestroySemaphores(submitted.semaphores);
     if (waited != VK_SUCCESS) {
       vkDestroyFence(device_, submitted.fence, nullptr);  // its state is unknown (device lost)
       return VkError("vkWaitForFences", waited);

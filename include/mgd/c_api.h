@@ -206,6 +206,106 @@ int32_t MgdInvokeEventIsDone(const MgdInvokeEvent* event);
 /* May be called before the invoke completed: it still completes. */
 void MgdInvokeEventDelete(MgdInvokeEvent* event);
 
+/* ---- The app's GPU buffers and sync objects (zero-copy, fenced) ---- */
+
+/* An app's GPU buffer to bind to a model input or output instead of host
+ * memory (TFLite's BindBufferToTensor, LiteRT's tensor buffers): the model
+ * then reads or writes it on the GPU, with no copy through host memory.
+ * Vulkan: a VkBuffer made on the GPU delegate's VkDevice
+ * (MgdGpuDelegateGetInterop) with VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, in a
+ * queue family it may use (the delegate's, or VK_SHARING_MODE_CONCURRENT);
+ * or memory exported as an opaque fd (VK_KHR_external_memory_fd) from any
+ * VkDevice of the same GPU, with its allocation size and memory type index
+ * (the fd is mgd's once bound). GL: a buffer object of a context that shares
+ * objects with the delegate's EGL context. */
+typedef enum MgdGpuBufferType {
+  kMgdGpuBufferVulkan = 0,
+  kMgdGpuBufferVulkanMemoryFd = 1,
+  kMgdGpuBufferGl = 2,
+} MgdGpuBufferType;
+
+/* BHWC: the tensor's own layout, float32. PHWC4: the GPU delegate's own
+ * (channels in slices of 4, zero-padded; float16 when the delegate computes
+ * in fp16), which skips a conversion dispatch. */
+typedef enum MgdGpuLayout {
+  kMgdGpuLayoutBhwc = 0,
+  kMgdGpuLayoutPhwc4 = 1,
+} MgdGpuLayout;
+
+typedef struct MgdGpuBuffer {
+  MgdGpuBufferType type;
+  uint64_t handle;       /* the VkBuffer or the GL buffer name */
+  int32_t fd;            /* kMgdGpuBufferVulkanMemoryFd */
+  uint64_t offset;       /* where the tensor begins (a multiple of the
+                            device's storage buffer offset alignment) */
+  uint64_t bytes;        /* at least MgdInterpreterGetGpuBufferBytes */
+  uint64_t memory_bytes; /* kMgdGpuBufferVulkanMemoryFd: the allocation's size */
+  uint32_t memory_type;  /* ... and its memory type index */
+  MgdGpuLayout layout;
+} MgdGpuBuffer;
+
+/* Binds `buffer` to input (output) `index`; NULL unbinds. The tensor must be
+ * read (written) only by the GPU delegate. Invokes then neither read nor
+ * write its host bytes: pass NULL and 0 for it to the invokes that take
+ * buffers. Waits for async invokes in flight; do not call it while another
+ * thread invokes. The buffer must outlive the binding. Invokes in flight
+ * use it in turn on the GPU: the app must not touch it until the invoke has
+ * signalled (fences below) or completed. */
+MgdStatus MgdInterpreterBindInputBuffer(MgdInterpreter* interpreter, int32_t index, const MgdGpuBuffer* buffer);
+MgdStatus MgdInterpreterBindOutputBuffer(MgdInterpreter* interpreter, int32_t index, const MgdGpuBuffer* buffer);
+/* The bytes a buffer bound to input (output) `index` in `layout` must hold,
+ * and (PHWC4) whether its elements are float16. */
+MgdStatus MgdInterpreterGetGpuBufferBytes(const MgdInterpreter* interpreter, int32_t is_output, int32_t index,
+                                          MgdGpuLayout layout, uint64_t* bytes, int32_t* half);
+
+/* GPU synchronization objects an invoke waits on before its GPU work and
+ * signals after it, so that a producer (camera, renderer) and a consumer
+ * chain with mgd on the GPU without the CPU waiting. Objects of the GPU
+ * delegate's device (MgdGpuDelegateGetInterop says which kinds it has).
+ * Vulkan: binary and timeline semaphores to wait on and signal; sync fds to
+ * wait on (mgd then owns the fd) and, as signal_new, to export. GL: EGL syncs
+ * (EGL_KHR_fence_sync, waited for with EGL_KHR_wait_sync) and sync fds
+ * (EGL_ANDROID_native_fence_sync) to wait on; as signal_new, a new EGL fence
+ * sync or sync fd for the app (the app destroys or closes it). */
+typedef enum MgdSyncType {
+  kMgdSyncVulkanSemaphore = 0,
+  kMgdSyncVulkanTimelineSemaphore = 1,
+  kMgdSyncFd = 2,
+  kMgdSyncEgl = 3,
+} MgdSyncType;
+
+typedef struct MgdSync {
+  MgdSyncType type;
+  uint64_t handle; /* VkSemaphore or EGLSync */
+  uint64_t value;  /* timeline semaphores: the value waited for or signalled */
+  int32_t fd;      /* kMgdSyncFd */
+} MgdSync;
+
+typedef struct MgdFences {
+  const MgdSync* wait;
+  int32_t num_wait;
+  const MgdSync* signal;
+  int32_t num_signal;
+  /* When not NULL: mgd makes a sync object of signal_new->type (kMgdSyncFd or
+   * kMgdSyncEgl) that signals with the invoke's GPU work, and fills in its
+   * fd or handle before the call returns. */
+  MgdSync* signal_new;
+} MgdFences;
+
+/* MgdInterpreterInvokeWithBuffers and MgdInterpreterInvokeAsync with
+ * fences (NULL: none). Fenced invokes need the whole model delegated to the
+ * GPU in one partition. The async one submits the GPU work before it
+ * returns, so that a consumer may be submitted right after it to wait on
+ * its signal (binary semaphores must be signalled by work already
+ * submitted). */
+MgdStatus MgdInterpreterInvokeFenced(MgdInterpreter* interpreter, const void* const* inputs, const size_t* input_sizes,
+                                     int32_t num_inputs, void* const* outputs, const size_t* output_sizes,
+                                     int32_t num_outputs, const MgdFences* fences);
+MgdInvokeEvent* MgdInterpreterInvokeAsyncFenced(MgdInterpreter* interpreter, const void* const* inputs,
+                                                const size_t* input_sizes, int32_t num_inputs, void* const* outputs,
+                                                const size_t* output_sizes, int32_t num_outputs, const MgdFences* fences,
+                                                MgdInvokeCallback callback, void* user_data);
+
 /* ---- Deadlines and timing ---- */
 
 /* Every later invoke of this interpreter (of any kind) must be done within

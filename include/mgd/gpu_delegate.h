@@ -58,6 +58,30 @@ MgdDelegate* MgdGpuDelegateCreate(const MgdGpuDelegateOptions* options, MgdError
 /* After every interpreter that uses it is deleted. */
 void MgdGpuDelegateDelete(MgdDelegate* delegate);
 
+/* The delegate's GPU objects, for apps that share buffers and sync objects
+ * with it (MgdGpuBuffer, MgdFences in mgd/c_api.h), and which kinds it can
+ * use. Vulkan: make buffers and semaphores on vk_device; to submit to
+ * vk_queue (the app's producer or consumer on the same queue), hold
+ * MgdGpuDelegateLockQueue (Vulkan requires queue access to be externally
+ * synchronized). GL: make a context with egl_context as its share context on
+ * egl_display; its buffers and EGL syncs are then the delegate's too.
+ * Handles are the API's own, as integers; 0 where the API is the other. */
+typedef struct MgdGpuInterop {
+  MgdGpuApi api;
+  uint64_t vk_instance, vk_physical_device, vk_device, vk_queue;
+  uint32_t vk_queue_family;
+  uint64_t egl_display, egl_context;
+  int32_t timeline_semaphores; /* Vulkan timeline semaphores */
+  int32_t memory_fd_import;    /* kMgdGpuBufferVulkanMemoryFd */
+  int32_t sync_fd_wait;        /* kMgdSyncFd waits */
+  int32_t sync_fd_signal;      /* signal_new of kMgdSyncFd */
+  int32_t egl_fence_sync;      /* kMgdSyncEgl waits and signal_new */
+} MgdGpuInterop;
+
+MgdStatus MgdGpuDelegateGetInterop(MgdDelegate* delegate, MgdGpuInterop* interop);
+void MgdGpuDelegateLockQueue(MgdDelegate* delegate);
+void MgdGpuDelegateUnlockQueue(MgdDelegate* delegate);
+
 #ifdef __cplusplus
 }  /* extern "C" */
 #endif

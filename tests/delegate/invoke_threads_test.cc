@@ -209,7 +209,7 @@ TEST_P(InvokeThreadsTest, MissedDeadlinesFailCleanly) {
   for (int i = 0; i < 3; ++i) {
     InvokeTiming timing;
     Outputs out = EmptyOutputs(*interpreter);
-    ASSERT_TRUE(interpreter->Invoke({{inputs[0].data(), inputs[0].size()}}, Targets(out), {.timeout = std::nullopt, .timing = &timing}).ok());
+    ASSERT_TRUE(interpreter->Invoke({{inputs[0].data(), inputs[0].size()}}, Targets(out), {.timeout = std::nullopt, .timing = &timing, .fences = {}}).ok());
     quickest_ms = std::min(quickest_ms, timing.total_ms);
   }
   const auto during = std::chrono::nanoseconds(static_cast<int64_t>(quickest_ms * 1e6 / 4));
@@ -253,7 +253,7 @@ TEST_P(InvokeThreadsTest, TimingPerInvoke) {
   const bool timestamps = delegate_->device().info().timestamps;
   InvokeTiming timing;
   Outputs out = EmptyOutputs(**interpreter);
-  ASSERT_TRUE((*interpreter)->Invoke({{inputs[0].data(), inputs[0].size()}}, Targets(out), {.timeout = std::nullopt, .timing = &timing}).ok());
+  ASSERT_TRUE((*interpreter)->Invoke({{inputs[0].data(), inputs[0].size()}}, Targets(out), {.timeout = std::nullopt, .timing = &timing, .fences = {}}).ok());
   EXPECT_GT(timing.in_delegates_ms, 0);
   EXPECT_GE(timing.total_ms, timing.in_delegates_ms);
   EXPECT_EQ(timing.device_ms.has_value(), timestamps);
@@ -271,7 +271,7 @@ TEST_P(InvokeThreadsTest, TimingPerInvoke) {
   // Without measure_timing the device's time is unknown.
   auto plain = Make(model, delegate_.get());
   ASSERT_NE(plain, nullptr);
-  ASSERT_TRUE(plain->Invoke({{inputs[0].data(), inputs[0].size()}}, Targets(out), {.timeout = std::nullopt, .timing = &timing}).ok());
+  ASSERT_TRUE(plain->Invoke({{inputs[0].data(), inputs[0].size()}}, Targets(out), {.timeout = std::nullopt, .timing = &timing, .fences = {}}).ok());
   EXPECT_FALSE(timing.device_ms.has_value());
 }
 

@@ -51,7 +51,7 @@ TEST_P(RealizeTest, ExecutionsOfOneSharedPartAreIndependent) {
   realize.api = GetParam().api;
   auto prepared = Realize(device, *model, realize);
   ASSERT_TRUE(prepared.ok()) << prepared.status();
-  auto second = NewExecution(device, *model, *prepared->shared, false);
+  auto second = NewExecution(device, *model, *prepared->shared, false, {});
   ASSERT_TRUE(second.ok()) << second.status();
   Execution& a = prepared->execution;
   Execution& b = *second;

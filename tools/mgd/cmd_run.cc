@@ -136,7 +136,7 @@ absl::StatusOr<RunResult> RunOnce(const RunOptions& given) {
   }
 
   const auto run_start = std::chrono::steady_clock::now();
-  absl::Status invoked = interpreter.Invoke({.timeout = std::nullopt, .timing = &r.timing});
+  absl::Status invoked = interpreter.Invoke({.timeout = std::nullopt, .timing = &r.timing, .fences = {}});
   // A non-finite input (--check-finite) is bad input (exit 2); the rest is a
   // runtime failure.
   if (!invoked.ok()) return absl::IsInvalidArgument(invoked) && options.check_finite ? invoked : absl::InternalError(invoked.message());
