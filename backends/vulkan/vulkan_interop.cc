@@ -155,7 +155,7 @@ absl::Status VulkanDevice::PrepareSemaphores(const SubmitSync& sync, SubmitSemap
       case SyncObject::Type::kSyncFd: {
         if (!interop_.sync_fd_wait) return fail(unusable(s, "it cannot import sync fds"));
         // -1 is a sync file that has already signalled: nothing to wait for.
-        if (s.fd < 0) break;
+        if (s.fd < 0) continue;
         VkSemaphoreCreateInfo ci{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
         VkSemaphore made = VK_NULL_HANDLE;
         if (VkResult r = vkCreateSemaphore(device_, &ci, nullptr, &made); r != VK_SUCCESS) return fail(VkError("vkCreateSemaphore", r));

@@ -24,10 +24,12 @@ namespace mgd::testing {
     if (VkResult r_ = (call); r_ != VK_SUCCESS) throw std::runtime_error(#call " failed: " + std::to_string(r_)); \
   } while (false)
 
-// A host-visible storage buffer on the delegate's device, mapped.
+// A storage buffer on the delegate's device: host-visible and mapped, or
+// (`device_local`) in the GPU's own memory, mapped only where that is
+// host-visible too.
 class AppVkBuffer {
  public:
-  AppVkBuffer(const gpu::Interop& interop, size_t bytes, bool exportable = false)
+  AppVkBuffer(const gpu::Interop& interop, size_t bytes, bool exportable = false, bool device_local = false)
       : device_(reinterpret_cast<VkDevice>(interop.vk_device)), bytes_(bytes) {
     VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
     external.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
@@ -40,13 +42,15 @@ class AppVkBuffer {
     vkGetBufferMemoryRequirements(device_, buffer_, &req);
     VkPhysicalDeviceMemoryProperties props;
     vkGetPhysicalDeviceMemoryProperties(reinterpret_cast<VkPhysicalDevice>(interop.vk_physical_device), &props);
-    const VkMemoryPropertyFlags wanted = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    const VkMemoryPropertyFlags wanted = device_local ? VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+                                                      : VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     for (uint32_t i = 0; i < props.memoryTypeCount; ++i) {
       if ((req.memoryTypeBits & (1u << i)) && (props.memoryTypes[i].propertyFlags & wanted) == wanted) {
         memory_type_ = i;
         break;
       }
     }
+    const bool mappable = props.memoryTypes[memory_type_].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
     VkExportMemoryAllocateInfo export_info{VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO};
     export_info.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
     VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -55,10 +59,10 @@ class AppVkBuffer {
     ai.memoryTypeIndex = memory_type_;
     APP_VK(vkAllocateMemory(device_, &ai, nullptr, &memory_));
     APP_VK(vkBindBufferMemory(device_, buffer_, memory_, 0));
-    APP_VK(vkMapMemory(device_, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_));
+    if (mappable) APP_VK(vkMapMemory(device_, memory_, 0, VK_WHOLE_SIZE, 0, &mapped_));
   }
   ~AppVkBuffer() {
-    vkUnmapMemory(device_, memory_);
+    if (mapped_ != nullptr) vkUnmapMemory(device_, memory_);
     vkDestroyBuffer(device_, buffer_, nullptr);
     vkFreeMemory(device_, memory_, nullptr);
   }

@@ -6,6 +6,8 @@
 // timeline semaphores, EGL fence syncs) gives each frame's outputs.
 #include "tests/delegate/app_gpu.h"
 
+#include <unistd.h>
+
 #include <functional>
 
 #include "layout/phwc4.h"
@@ -298,6 +300,35 @@ TEST_P(GpuIoTest, FencedChainWithTimelineSemaphores) {
   if (!Vulkan()) GTEST_SKIP() << "Vulkan timeline semaphores";
   if (!interop().timeline_semaphores) GTEST_SKIP() << "no timeline semaphores";
   RunVulkanChain(*this, true);
+}
+
+// mgd -> mgd through sync fds where the driver exports and imports them:
+// each invoke exports one, and the next waits on it (taking the fd).
+TEST_P(GpuIoTest, SyncFdsChainInvokes) {
+  const gpu::Interop i = interop();
+  if (!i.sync_fd_signal || !i.sync_fd_wait) GTEST_SKIP() << "no sync fds to export and import here";
+  std::vector<Bytes> out(Outputs());
+  std::vector<OutputBytes> targets;
+  for (size_t k = 0; k < Outputs(); ++k) {
+    out[k].resize(interpreter_->output(k).bytes);
+    targets.push_back({out[k].data(), out[k].size()});
+  }
+  int previous = -1;  // signalled already
+  for (size_t n = 0; n < 4; ++n) {
+    const size_t f = n % frames_.size();
+    GpuSync made{GpuSync::Type::kSyncFd, 0, 0, -1};
+    InvokeOptions options;
+    options.fences.wait = {{GpuSync::Type::kSyncFd, 0, 0, previous}};
+    options.fences.signal_new = &made;
+    auto event = interpreter_->InvokeAsync({{frames_[f].data(), frames_[f].size() * 4}}, targets, nullptr, options);
+    ASSERT_TRUE(event.ok()) << event.status();
+    ASSERT_GE(made.fd, 0);
+    (*event)->Wait();
+    ASSERT_TRUE((*event)->status().ok()) << (*event)->status();
+    ExpectOutputs(out, f, GpuLayout::kBhwc);
+    previous = made.fd;  // the next invoke takes it
+  }
+  close(previous);
 }
 
 TEST_P(GpuIoTest, BadBuffersAndSyncObjectsAreClearErrors) {
