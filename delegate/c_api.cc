@@ -41,6 +41,9 @@ absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> CreateFor(const MgdGpuDelegate
   options.model_token = o.model_token != nullptr ? o.model_token : "";
   options.recompile = o.allow_recompile != 0;
   options.share_programs = o.share_programs != 0;
+  options.priority = o.priority == kMgdGpuPriorityLow    ? mgd::gpu::Priority::kLow
+                     : o.priority == kMgdGpuPriorityHigh ? mgd::gpu::Priority::kHigh
+                                                         : mgd::gpu::Priority::kMedium;
   if (o.api == kMgdGpuApiAuto) {
     auto best = mgd::CreateOnBestGpu(options);
     if (!best.ok()) return best.status();
@@ -69,6 +72,11 @@ MgdDelegate* MgdGpuDelegateCreate(const MgdGpuDelegateOptions* options, MgdError
   const MgdGpuDelegateOptions o = options != nullptr ? *options : MgdGpuDelegateOptionsDefault();
   if (o.api != kMgdGpuApiAuto && o.api != kMgdGpuApiVulkan && o.api != kMgdGpuApiGles) {
     Report(reporter, user_data, fmt::format("MgdGpuDelegateCreate: api {} is not an MgdGpuApi", static_cast<int>(o.api)));
+    return nullptr;
+  }
+  if (o.priority != kMgdGpuPriorityMedium && o.priority != kMgdGpuPriorityLow && o.priority != kMgdGpuPriorityHigh) {
+    Report(reporter, user_data,
+           fmt::format("MgdGpuDelegateCreate: priority {} is not an MgdGpuPriority", static_cast<int>(o.priority)));
     return nullptr;
   }
   absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> delegate = absl::InternalError("unexpected failure");

@@ -55,6 +55,7 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
   device_options.validation = options.validation;
   device_options.clamp_limits = options.clamp_limits;
   device_options.faults = options.faults;
+  device_options.priority = options.priority;
   auto device = gpu::CreateDevice(options.api, device_options);
   if (!device.ok()) return device.status();
   if (options.workgroups && !tuning::Matches(options.workgroups->gpu, (*device)->info())) {

@@ -33,6 +33,10 @@ struct GpuDelegateOptions {
   bool validation = false;     // Vulkan validation layer
   bool clamp_limits = false;   // GLES 3.1 minimum limits
   std::shared_ptr<gpu::FaultSwitches> faults;  // faults to show (backends/gpu/faults.h), for tests
+  // The device's priority against other GPU work (gpu::Priority): a
+  // background model at kLow leaves the GPU to an app's rendering or a
+  // foreground model at kHigh, where the driver allows.
+  gpu::Priority priority = gpu::Priority::kMedium;
   // Storage, arithmetic and sums. Precision::Fp16() is TFLite's "precision
   // loss allowed"; the delegate computes in fp32 where fp16 arithmetic does
   // not pay or would miss the fp16 bound (software GPUs, GLES), and keeps

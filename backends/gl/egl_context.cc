@@ -224,7 +224,7 @@ absl::StatusOr<std::unique_ptr<DisplayRef>> DisplayRef::Open(const DisplaySource
 
 DisplayRef::~DisplayRef() { Release(display_); }
 
-absl::StatusOr<std::unique_ptr<EglContext>> EglContext::Create(std::unique_ptr<DisplayRef> display_ref) {
+absl::StatusOr<std::unique_ptr<EglContext>> EglContext::Create(std::unique_ptr<DisplayRef> display_ref, EGLint priority_level) {
   const EGLDisplay display = display_ref->display();
   const std::string& label = display_ref->source().label;
   if (!eglBindAPI(EGL_OPENGL_ES_API)) {
@@ -244,9 +244,12 @@ absl::StatusOr<std::unique_ptr<EglContext>> EglContext::Create(std::unique_ptr<D
   const bool minor_versions = HasExtension(extensions, "EGL_KHR_create_context") || EglVersionAtLeast15(display);
   EGLContext context = EGL_NO_CONTEXT;
   EGLint error = EGL_SUCCESS;
+  const bool prioritized = priority_level != 0 && HasExtension(extensions, "EGL_IMG_context_priority");
   for (EGLint minor : {2, 1}) {
-    const EGLint versioned[] = {EGL_CONTEXT_MAJOR_VERSION_KHR, 3, EGL_CONTEXT_MINOR_VERSION_KHR, minor, EGL_NONE};
-    const EGLint plain[] = {EGL_CONTEXT_CLIENT_VERSION, 3, EGL_NONE};
+    const EGLint versioned[] = {EGL_CONTEXT_MAJOR_VERSION_KHR, 3, EGL_CONTEXT_MINOR_VERSION_KHR, minor,
+                                prioritized ? EGL_CONTEXT_PRIORITY_LEVEL_IMG : EGL_NONE, priority_level, EGL_NONE};
+    const EGLint plain[] = {EGL_CONTEXT_CLIENT_VERSION, 3, prioritized ? EGL_CONTEXT_PRIORITY_LEVEL_IMG : EGL_NONE,
+                            priority_level, EGL_NONE};
     context = eglCreateContext(display, *config, EGL_NO_CONTEXT, minor_versions ? versioned : plain);
     if (context != EGL_NO_CONTEXT || !minor_versions) break;
     error = eglGetError();
@@ -259,6 +262,12 @@ absl::StatusOr<std::unique_ptr<EglContext>> EglContext::Create(std::unique_ptr<D
   std::unique_ptr<EglContext> result(new EglContext(std::move(display_ref), context));
   if (absl::Status status = result->MakeCurrent(); !status.ok()) return status;
   return result;
+}
+
+EGLint EglContext::priority_level() const {
+  if (!HasExtension(eglQueryString(display_->display(), EGL_EXTENSIONS), "EGL_IMG_context_priority")) return 0;
+  EGLint level = 0;
+  return eglQueryContext(display_->display(), context_, EGL_CONTEXT_PRIORITY_LEVEL_IMG, &level) ? level : 0;
 }
 
 absl::Status EglContext::MakeCurrent() {

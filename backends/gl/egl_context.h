@@ -53,7 +53,8 @@ class DisplayRef {
 // current on the thread that creates it; destroy it on that thread too.
 class EglContext {
  public:
-  static absl::StatusOr<std::unique_ptr<EglContext>> Create(std::unique_ptr<DisplayRef> display);
+  // `priority_level`: EGL_IMG_context_priority's level to ask for (0: none).
+  static absl::StatusOr<std::unique_ptr<EglContext>> Create(std::unique_ptr<DisplayRef> display, EGLint priority_level = 0);
   ~EglContext();  // releases it from this thread, destroys it, drops the display
   EglContext(const EglContext&) = delete;
   EglContext& operator=(const EglContext&) = delete;
@@ -63,6 +64,9 @@ class EglContext {
   const DisplaySource& source() const { return display_->source(); }
   EGLDisplay display() const { return display_->display(); }
   EGLContext handle() const { return context_; }
+  // The priority level the driver granted (EGL_IMG_context_priority), 0
+  // where the display has no priorities.
+  EGLint priority_level() const;
 
  private:
   EglContext(std::unique_ptr<DisplayRef> display, EGLContext context)

@@ -510,6 +510,34 @@ class GlDevice final : public Device {
 };
 
 // On the worker thread: probes, selects and keeps one context current.
+// A context asking for `priority` in place of the probe's, where the display
+// has EGL_IMG_context_priority.
+absl::Status UsePriority(Candidate& chosen, Priority priority) {
+  if (priority == Priority::kMedium) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<DisplayRef>> display = DisplayRef::Open(chosen.context->source());
+  if (!display.ok()) return display.status();
+  const char* extensions = eglQueryString((*display)->display(), EGL_EXTENSIONS);
+  if (extensions == nullptr || std::string(extensions).find("EGL_IMG_context_priority") == std::string::npos) {
+    return absl::OkStatus();
+  }
+  const EGLint level = priority == Priority::kLow ? EGL_CONTEXT_PRIORITY_LOW_IMG : EGL_CONTEXT_PRIORITY_HIGH_IMG;
+  absl::StatusOr<std::unique_ptr<EglContext>> context = EglContext::Create(std::move(*display), level);
+  if (!context.ok()) return context.status();
+  chosen.context = std::move(*context);
+  return absl::OkStatus();
+}
+
+std::string PriorityGranted(const EglContext& context, Priority asked) {
+  switch (context.priority_level()) {
+    case EGL_CONTEXT_PRIORITY_LOW_IMG: return "low (EGL_IMG_context_priority)";
+    case EGL_CONTEXT_PRIORITY_HIGH_IMG: return "high (EGL_IMG_context_priority)";
+    case EGL_CONTEXT_PRIORITY_MEDIUM_IMG:
+      return asked == Priority::kMedium ? "medium (EGL_IMG_context_priority)"
+                                        : fmt::format("medium ({} not granted)", PriorityName(asked));
+    default: return asked == Priority::kMedium ? "medium (the driver default)" : "medium (the driver has no priorities)";
+  }
+}
+
 absl::Status OpenDevice(DeviceCore& core, const DeviceOptions& options) {
   Probe probe = ProbeDisplays();
   if (probe.usable.empty()) return NoDevice(probe);
@@ -523,10 +551,12 @@ absl::Status OpenDevice(DeviceCore& core, const DeviceOptions& options) {
   absl::StatusOr<size_t> index = SelectDevice(infos, selector);
   if (!index.ok()) return index.status();
   Candidate& chosen = probe.usable[*index];
+  if (absl::Status status = UsePriority(chosen, options.priority); !status.ok()) return status;
   if (absl::Status status = chosen.context->MakeCurrent(); !status.ok()) return status;
   core.context = std::move(chosen.context);
   core.display = core.context->source();
   core.info = chosen.caps.info;
+  core.info.priority = PriorityGranted(*core.context, options.priority);
   core.ext = chosen.caps.ext;
   core.binary_formats = chosen.caps.binary_formats;
   core.check_each_call = ValidationRequested(options);

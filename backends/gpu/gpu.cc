@@ -178,6 +178,15 @@ size_t BindingEnd(const Binding& binding) {
   return binding.bytes != 0 ? binding.offset + binding.bytes : binding.buffer->size();
 }
 
+const char* PriorityName(Priority priority) {
+  switch (priority) {
+    case Priority::kLow: return "low";
+    case Priority::kMedium: return "medium";
+    case Priority::kHigh: return "high";
+  }
+  return "medium";
+}
+
 absl::StatusOr<uint64_t> Device::Submit(Recording& recording, const SubmitSync& sync) {
   if (!sync.empty()) return absl::UnimplementedError("this device cannot wait on or signal an app's sync objects");
   if (absl::Status s = Run(recording); !s.ok()) return s;

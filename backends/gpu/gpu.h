@@ -66,9 +66,19 @@ struct GpuInfo {
   uint32_t subgroup_size = 0;
   bool timestamps = false;
   bool clamped_limits = false;  // limits lowered to the GLES 3.1 minimums
+  // The device's priority as granted, and how: "high (VK_EXT_global_priority)",
+  // "medium (the driver has no priorities)", "medium (high not permitted)".
+  std::string priority = "medium (the driver default)";
 
   bool is_software() const { return type == DeviceType::kCpu; }
 };
+
+// How the device's work competes with other work on the GPU (NNAPI's
+// priority): an app's rendering should not wait behind a background model.
+// Applied where the driver has a way (Vulkan: VK_EXT_global_priority; GL:
+// EGL_IMG_context_priority); GpuInfo::priority says what was granted.
+enum class Priority { kLow, kMedium, kHigh };
+const char* PriorityName(Priority priority);  // "low", "medium", "high"
 
 struct DeviceOptions {
   // Which device: a decimal index into the enumeration order or a
@@ -83,6 +93,7 @@ struct DeviceOptions {
   bool clamp_limits = false;
   // Faults to show (faults.h), for tests; also the MGD_FAULTS variable.
   std::shared_ptr<struct FaultSwitches> faults;
+  Priority priority = Priority::kMedium;
 };
 
 class Buffer {

@@ -198,7 +198,7 @@ class VulkanDevice : public Device {
  private:
   VulkanDevice() = default;
 
-  absl::Status Init();
+  absl::Status Init(Priority priority);
 
   // The descriptor set and pipeline layouts for programs of this shape, made
   // once per device: every program with n storage buffers and the same push

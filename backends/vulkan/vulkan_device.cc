@@ -36,7 +36,7 @@ absl::StatusOr<std::unique_ptr<Device>> VulkanDevice::Create(const DeviceOptions
     self->info_.limits = ClampToGles31(self->info_.limits);
     self->info_.clamped_limits = true;
   }
-  if (absl::Status s = self->Init(); !s.ok()) return s;
+  if (absl::Status s = self->Init(options.priority); !s.ok()) return s;
   self->WarmUpLayouts();
   return std::unique_ptr<Device>(std::move(self));
 }
@@ -64,7 +64,7 @@ VulkanDevice::~VulkanDevice() {
   }
 }
 
-absl::Status VulkanDevice::Init() {
+absl::Status VulkanDevice::Init(Priority priority) {
   uint32_t timestamp_bits = 0;
   const int family = ComputeQueueFamily(physical_, &timestamp_bits);
   if (family < 0) return absl::UnavailableError(fmt::format("{} has no compute queue", info_.device_name));
@@ -87,11 +87,11 @@ absl::Status VulkanDevice::Init() {
   cache_device_ = props.deviceID;
   std::memcpy(cache_uuid_.data(), props.pipelineCacheUUID, VK_UUID_SIZE);
 
-  const float priority = 1.0f;
+  const float queue_priority = 1.0f;  // its only queue
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = queue_family_;
   qci.queueCount = 1;
-  qci.pQueuePriorities = &priority;
+  qci.pQueuePriorities = &queue_priority;
   // fp16 arithmetic and 16-bit storage when the device has them.
   device_api_ = std::min(props.apiVersion, instance_->api_version());
   Features f = QueryFeatures(physical_, device_api_);
@@ -128,13 +128,35 @@ absl::Status VulkanDevice::Init() {
   // (CompileGlsl's preserve_inf_nan).
   if (info_.ieee_inf_nan && device_api_ < VK_API_VERSION_1_2) extensions.push_back("VK_KHR_shader_float_controls");
   EnableInterop(device_api_, extensions, features);
+  // The queue's priority against other processes' (the driver's default is
+  // medium); high may need privileges the app lacks: then medium.
+  VkDeviceQueueGlobalPriorityCreateInfoEXT global{VK_STRUCTURE_TYPE_DEVICE_QUEUE_GLOBAL_PRIORITY_CREATE_INFO_EXT};
+  global.globalPriority = priority == Priority::kLow    ? VK_QUEUE_GLOBAL_PRIORITY_LOW_EXT
+                          : priority == Priority::kHigh ? VK_QUEUE_GLOBAL_PRIORITY_HIGH_EXT
+                                                        : VK_QUEUE_GLOBAL_PRIORITY_MEDIUM_EXT;
+  const bool has_global = HasExtension(physical_, VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME);
+  if (priority != Priority::kMedium && has_global) {
+    extensions.push_back(VK_EXT_GLOBAL_PRIORITY_EXTENSION_NAME);
+    qci.pNext = &global;
+  }
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = &features;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   dci.ppEnabledExtensionNames = extensions.data();
-  MGD_VK(vkCreateDevice(physical_, &dci, nullptr, &device_));
+  VkResult created = vkCreateDevice(physical_, &dci, nullptr, &device_);
+  info_.priority = priority == Priority::kMedium ? "medium (the driver default)"
+                   : has_global ? fmt::format("{} (VK_EXT_global_priority)", PriorityName(priority))
+                                : "medium (the driver has no priorities)";
+  if (created == VK_ERROR_NOT_PERMITTED_EXT) {
+    qci.pNext = nullptr;
+    extensions.pop_back();
+    dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    created = vkCreateDevice(physical_, &dci, nullptr, &device_);
+    info_.priority = fmt::format("medium ({} not permitted)", PriorityName(priority));
+  }
+  if (created != VK_SUCCESS) return VkError("vkCreateDevice", created);
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   LoadInteropFunctions();
   if (identifiers) {

@@ -31,6 +31,12 @@ typedef enum MgdGpuApi {
   kMgdGpuApiGles = 2,
 } MgdGpuApi;
 
+typedef enum MgdGpuPriority {
+  kMgdGpuPriorityMedium = 0, /* the driver's default */
+  kMgdGpuPriorityLow = 1,
+  kMgdGpuPriorityHigh = 2,
+} MgdGpuPriority;
+
 typedef struct MgdGpuDelegateOptions {
   MgdGpuApi api;
   /* Nonzero: fp16 storage and arithmetic (TFLite's precision loss allowed). */
@@ -49,6 +55,12 @@ typedef struct MgdGpuDelegateOptions {
    * program, reading those as parameters: fewer programs to compile (a
    * faster first start without a cache), a little slower to run. */
   int32_t share_programs;
+  /* How the delegate's GPU work competes with other work on the GPU (NNAPI's
+   * priority): a background model at low priority leaves the GPU to the
+   * app's rendering. Applied where the driver allows (Vulkan:
+   * VK_EXT_global_priority; GL: EGL_IMG_context_priority); high may need
+   * privileges, and falls back to medium. */
+  MgdGpuPriority priority;
 } MgdGpuDelegateOptions;
 
 MgdGpuDelegateOptions MgdGpuDelegateOptionsDefault(void);

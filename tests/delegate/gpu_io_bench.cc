@@ -2,14 +2,17 @@
 // (bound, zero-copy) against invokes through host memory, per API and
 // precision, for docs/perf.md (issue 21). Not a test: run by hand.
 //   gpu_io_bench [MODEL.tflite...] [--runs N]
+//   gpu_io_bench --priority FOREGROUND.tflite BACKGROUND.tflite [--runs N]
 // Prints per model, API and precision the median and 90th percentile of
 // one Invoke through host memory and of one with every input and output
 // bound (in the GPU's own memory where the API says where memory is).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "delegate/gpu_delegate.h"
 #include "model/reader.h"
@@ -99,18 +102,79 @@ int Bench(const std::string& path, gpu::Api api, bool fp16, int runs) {
   return 0;
 }
 
+struct Loaded {
+  std::unique_ptr<GpuDelegate> delegate;
+  std::unique_ptr<Interpreter> interpreter;
+};
+
+Loaded Load(const std::string& path, gpu::Api api, gpu::Priority priority) {
+  GpuDelegateOptions options;
+  options.api = api;
+  options.precision = Precision::Fp16();
+  options.priority = priority;
+  auto delegate = GpuDelegate::Create(options);
+  auto graph = ReadModelFile(path);
+  if (!delegate.ok() || !graph.ok()) return {};
+  InterpreterOptions io;
+  io.delegates.push_back(delegate->get());
+  auto in = Interpreter::Create(std::move(*graph), std::move(io));
+  if (!in.ok()) return {};
+  return {std::move(*delegate), std::move(*in)};
+}
+
+// The foreground model's invoke latency alone, beside the background model
+// invoked without pause on another thread (both at medium priority), and
+// at high priority beside the background at low.
+int PriorityBench(const std::string& foreground, const std::string& background, gpu::Api api, int runs) {
+  struct Mode {
+    const char* name;
+    bool busy;
+    gpu::Priority fg, bg;
+  };
+  for (const Mode& m : {Mode{"alone", false, gpu::Priority::kMedium, gpu::Priority::kMedium},
+                        Mode{"beside background, both medium", true, gpu::Priority::kMedium, gpu::Priority::kMedium},
+                        Mode{"high beside low background", true, gpu::Priority::kHigh, gpu::Priority::kLow}}) {
+    Loaded fg = Load(foreground, api, m.fg), bg = Load(background, api, m.bg);
+    if (!fg.interpreter || !bg.interpreter) return 1;
+    std::atomic<bool> stop{false};
+    std::atomic<int> background_runs{0};
+    std::thread busy([&] {
+      while (m.busy && !stop) {
+        (void)bg.interpreter->Invoke();
+        ++background_runs;
+      }
+    });
+    const Stats s = Time(runs, [&] { (void)fg.interpreter->Invoke(); });
+    stop = true;
+    busy.join();
+    std::printf("%-6s %-32s foreground p50 %.3f p90 %.3f ms (%d background runs; granted: fg %s, bg %s)\n",
+                gpu::ApiName(api), m.name, s.p50, s.p90, background_runs.load(), fg.delegate->device().info().priority.c_str(),
+                bg.delegate->device().info().priority.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace mgd
 
 int main(int argc, char** argv) {
   std::vector<std::string> models;
   int runs = 200;
+  bool priority = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       runs = std::atoi(argv[++i]);
+    } else if (std::strcmp(argv[i], "--priority") == 0) {
+      priority = true;
     } else {
       models.push_back(argv[i]);
     }
+  }
+  if (priority) {
+    if (models.size() != 2) return 2;
+    int failed = 0;
+    for (auto api : {mgd::gpu::Api::kVulkan, mgd::gpu::Api::kGles}) failed += mgd::PriorityBench(models[0], models[1], api, runs);
+    return failed == 0 ? 0 : 1;
   }
   int failed = 0;
   for (const std::string& m : models) {

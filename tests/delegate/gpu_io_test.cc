@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <functional>
+#include <thread>
 
 #include "layout/phwc4.h"
 #include "model/reader.h"
@@ -369,6 +370,64 @@ TEST_P(GpuIoTest, BadBuffersAndSyncObjectsAreClearErrors) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GpuIoTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
+
+// Priorities (NNAPI's): a low and a high priority delegate say what the
+// driver granted, and both run correctly at once. How much the high one's
+// invokes are delayed by the low one's work is measured, not asserted
+// (gpu_io_bench --priority; docs/perf.md).
+using PriorityTest = testing::DelegateTest;
+
+TEST_P(PriorityTest, LowAndHighPriorityDelegatesSayWhatWasGrantedAndRunTogether) {
+  auto graph = ReadModelFile(testing::DataPath(std::string("models/") + kModel + ".tflite"));
+  ASSERT_TRUE(graph.ok());
+  const std::vector<float> image = testing::ReadF32(testing::DataPath(std::string("reference/") + kModel + "/image/input_0.f32"));
+  auto run = [&](Interpreter& in) {
+    std::memcpy(in.input(0).data, image.data(), image.size() * 4);
+    EXPECT_TRUE(in.Invoke().ok());
+    const TensorRef& t = in.output(0);
+    return Bytes(t.data, t.data + t.bytes);
+  };
+  InterpreterOptions medium_options;
+  medium_options.delegates.push_back(delegate_.get());
+  auto medium = Interpreter::Create(*graph, std::move(medium_options));
+  ASSERT_TRUE(medium.ok());
+  const Bytes expected = run(**medium);
+  std::vector<std::unique_ptr<GpuDelegate>> delegates;
+  std::vector<std::unique_ptr<Interpreter>> interpreters;
+  for (gpu::Priority p : {gpu::Priority::kLow, gpu::Priority::kHigh}) {
+    GpuDelegateOptions options;
+    options.api = GetParam().api;
+    options.precision = Precision::Of(GetParam().fp16);
+    options.validation = true;
+    options.priority = p;
+    auto d = GpuDelegate::Create(options);
+    ASSERT_TRUE(d.ok()) << d.status();
+    const std::string granted = (*d)->device().info().priority;
+    // The level asked for with the mechanism named, or medium saying why not.
+    EXPECT_THAT(granted, ::testing::AnyOf(::testing::StartsWith(std::string(gpu::PriorityName(p)) + " ("),
+                                          ::testing::StartsWith("medium (")))
+        << granted;
+    EXPECT_THAT(granted, ::testing::Not(::testing::HasSubstr("default"))) << "a priority was asked for";
+    InterpreterOptions io;
+    io.delegates.push_back(d->get());
+    auto in = Interpreter::Create(*graph, std::move(io));
+    ASSERT_TRUE(in.ok()) << in.status();
+    delegates.push_back(std::move(*d));
+    interpreters.push_back(std::move(*in));
+  }
+  Bytes low_out, high_out;
+  std::thread low([&] {
+    for (int i = 0; i < 3; ++i) low_out = run(*interpreters[0]);
+  });
+  for (int i = 0; i < 3; ++i) high_out = run(*interpreters[1]);
+  low.join();
+  EXPECT_EQ(low_out, expected);
+  EXPECT_EQ(high_out, expected);
+  interpreters.clear();
+  for (const auto& d : delegates) EXPECT_THAT(d->device().validation_messages(), ::testing::IsEmpty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, PriorityTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
 
 // Without a delegate nothing can be bound or fenced, and the errors say why.
 TEST(GpuIo, CpuGraphsSayWhyNothingIsBoundOrFenced) {
