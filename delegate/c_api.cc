@@ -7,8 +7,11 @@
 #include <cstdio>
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
+#include "delegate/capabilities.h"
 #include "delegate/gpu_delegate.h"
 
 namespace {
@@ -17,6 +20,8 @@ struct GpuCDelegate {
   MgdDelegate c{};
   std::unique_ptr<mgd::GpuDelegate> delegate;
   std::string name;
+  std::mutex capabilities_mutex;
+  std::optional<mgd::Capabilities> capabilities;  // measured at the first ask
 };
 
 void Report(MgdErrorReporter reporter, void* user_data, const std::string& message) {
@@ -125,6 +130,32 @@ MgdStatus MgdGpuDelegateGetInterop(MgdDelegate* delegate, MgdGpuInterop* interop
   interop->sync_fd_wait = i.sync_fd_wait ? 1 : 0;
   interop->sync_fd_signal = i.sync_fd_signal ? 1 : 0;
   interop->egl_fence_sync = i.egl_fence_sync ? 1 : 0;
+  return kMgdOk;
+}
+
+MgdStatus MgdGpuDelegateGetCapabilities(MgdDelegate* delegate, MgdGpuCapabilities* capabilities) {
+  if (GpuDelegateOf(delegate, "MgdGpuDelegateGetCapabilities") == nullptr) return kMgdError;
+  if (capabilities == nullptr) {
+    std::fprintf(stderr, "mgd: MgdGpuDelegateGetCapabilities: capabilities is NULL\n");
+    return kMgdError;
+  }
+  auto* d = static_cast<GpuCDelegate*>(delegate->data);
+  std::lock_guard<std::mutex> lock(d->capabilities_mutex);
+  if (!d->capabilities) {
+    absl::StatusOr<mgd::Capabilities> measured = absl::InternalError("unexpected failure");
+    try {
+      measured = mgd::MeasureCapabilities(d->delegate->options());
+    } catch (const std::exception& e) {
+      measured = absl::InternalError(e.what());
+    }
+    if (!measured.ok()) {
+      std::fprintf(stderr, "mgd: MgdGpuDelegateGetCapabilities: %s\n", std::string(measured.status().message()).c_str());
+      return kMgdError;
+    }
+    d->capabilities = *measured;
+  }
+  *capabilities = {d->capabilities->fp32_ms, d->capabilities->fp16_ms, d->capabilities->fp32_gflops,
+                   d->capabilities->fp16_gflops};
   return kMgdOk;
 }
 

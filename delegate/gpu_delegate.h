@@ -94,12 +94,15 @@ class GpuKernel;
 
 // mgd's `auto` (the command line's --backend auto, the C API's
 // kMgdGpuApiAuto): the delegate on a hardware GPU before a software one
-// (Mesa's lavapipe, llvmpipe), Vulkan before GLES. Fails with each API's
+// (Mesa's lavapipe, llvmpipe); where both APIs have a hardware GPU, the one
+// measured faster on the reference workload (capabilities.h) at
+// options.precision, else Vulkan before GLES. Fails with each API's
 // reason when no device can be used; a workgroup table for another GPU
 // fails at once (the user's mistake on every API). `options.api` is ignored.
 struct AutoGpu {
   std::unique_ptr<GpuDelegate> delegate;
   bool software = false;
+  std::string why;  // how it was chosen
 };
 absl::StatusOr<AutoGpu> CreateOnBestGpu(GpuDelegateOptions options);
 

@@ -434,4 +434,34 @@ TEST(CApiTest, AnUnusableCacheFolderIsSaidOnce) {
   MgdGpuDelegateDelete(gpu);
 }
 
+// Measured once (NNAPI's capabilities), then the same numbers again; the
+// interop handles name the delegate's API.
+TEST(CApiTest, GpuDelegateCapabilitiesAreMeasuredAndKept) {
+  std::string errors;
+  MgdGpuDelegateOptions o = MgdGpuDelegateOptionsDefault();
+  o.api = kMgdGpuApiGles;
+  MgdDelegate* gpu = MgdGpuDelegateCreate(&o, Collect, &errors);
+  if (gpu == nullptr) {
+    if (mgd::testing::GpuBackendsRequired()) FAIL() << errors;
+    GTEST_SKIP() << "no GPU: " << errors;
+  }
+  MgdGpuCapabilities first{}, second{};
+  ASSERT_EQ(MgdGpuDelegateGetCapabilities(gpu, &first), kMgdOk);
+  EXPECT_GT(first.fp32_ms, 0);
+  EXPECT_GT(first.fp16_ms, 0);
+  EXPECT_NEAR(first.fp32_gflops, 0.083492864 / first.fp32_ms * 1e3, 1e-6 * first.fp32_gflops);
+  ASSERT_EQ(MgdGpuDelegateGetCapabilities(gpu, &second), kMgdOk);
+  EXPECT_EQ(first.fp32_ms, second.fp32_ms);
+  MgdGpuInterop interop{};
+  ASSERT_EQ(MgdGpuDelegateGetInterop(gpu, &interop), kMgdOk);
+  EXPECT_EQ(interop.api, kMgdGpuApiGles);
+  EXPECT_NE(interop.egl_context, 0u);
+  EXPECT_EQ(interop.vk_device, 0u);
+  EXPECT_EQ(MgdGpuDelegateGetCapabilities(gpu, nullptr), kMgdError);
+  MgdGpuDelegateDelete(gpu);
+  o.priority = static_cast<MgdGpuPriority>(7);
+  EXPECT_EQ(MgdGpuDelegateCreate(&o, Collect, &errors), nullptr);
+  EXPECT_THAT(errors, HasSubstr("priority 7 is not an MgdGpuPriority"));
+}
+
 }  // namespace

@@ -219,8 +219,13 @@ if expect_ok "info --json" info --json; then
   done
   if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     [ "$(grep -o '"devices":\[{' "$work/out" | wc -l)" -eq 2 ] || fail "info --json: a backend has no device"
+    # Each device measured on the reference workload, in both precisions.
+    [ "$(grep -oE '"capabilities":\{"fp16_gflops":[0-9.]+,"fp16_ms":[0-9.]+,"fp32_gflops":[0-9.]+,"fp32_ms":[0-9.]+' "$work/out" | wc -l)" -eq 2 ] \
+      || fail "info --json: a device lacks measured capabilities: $(grep -o '"capabilities":[^}]*}' "$work/out")"
   fi
 fi
+expect_ok "info --no-measure" info --json --no-measure && ! grep -q '"capabilities"' "$work/out" \
+  || fail "info --no-measure still measures"
 expect_ok "info --clamp-limits" info --clamp-limits && grep -q "clamped to GLES 3.1" "$work/out" \
   || fail "info --clamp-limits does not say the limits are clamped"
 

@@ -44,7 +44,7 @@ absl::StatusOr<BackendChoice> ChooseBackend(const std::string& requested, GpuDel
     BackendChoice choice;
     choice.backend = gpu::ApiName(best->delegate->options().api);
     choice.device = best->delegate->device().info().device_name;
-    choice.why = best->software ? "auto: no hardware GPU, a software one" : "auto: a hardware GPU";
+    choice.why = "auto: " + best->why;
     choice.delegate = std::move(best->delegate);
     return choice;
   }

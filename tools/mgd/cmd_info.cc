@@ -5,6 +5,7 @@
 
 #include "base/json_text.h"
 #include "backends/gpu/gpu.h"
+#include "delegate/capabilities.h"
 #include "tools/mgd/commands.h"
 
 namespace mgd::cli {
@@ -38,6 +39,23 @@ nlohmann::json ToJson(const gpu::GpuInfo& i) {
           {"clamped_limits", i.clamped_limits}};
 }
 
+// The reference workload's times on the device (NNAPI's capabilities), or
+// why they could not be measured.
+nlohmann::json Measured(gpu::Api api, size_t index, std::string& line) {
+  GpuDelegateOptions options;
+  options.api = api;
+  options.device = std::to_string(index);
+  absl::StatusOr<Capabilities> c = MeasureCapabilities(options);
+  if (!c.ok()) {
+    line = fmt::format("\n        measured: failed ({})", std::string(c.status().message()));
+    return {{"error", std::string(c.status().message())}};
+  }
+  line = fmt::format("\n        measured: fp32 {:.3f} ms ({:.1f} GFLOP/s), fp16 {:.3f} ms ({:.1f} GFLOP/s) per reference run",
+                     c->fp32_ms, c->fp32_gflops, c->fp16_ms, c->fp16_gflops);
+  return {{"fp32_ms", c->fp32_ms}, {"fp16_ms", c->fp16_ms}, {"fp32_gflops", c->fp32_gflops}, {"fp16_gflops", c->fp16_gflops},
+          {"workload_gflop", ReferenceWorkloadFlops() * 1e-9}};
+}
+
 }  // namespace
 
 absl::Status Info(const InfoOptions& options) {
@@ -55,12 +73,15 @@ absl::Status Info(const InfoOptions& options) {
     if (!devices.ok()) {
       error = std::string(devices.status().message());
     } else {
-      for (gpu::GpuInfo info : *devices) {
+      for (size_t index = 0; index < devices->size(); ++index) {
+        gpu::GpuInfo info = (*devices)[index];
         if (options.clamp_limits) {
           info.limits = gpu::ClampToGles31(info.limits);
           info.clamped_limits = true;
         }
         list.push_back(ToJson(info));
+        std::string measured;
+        if (options.measure) list.back()["capabilities"] = Measured(api, index, measured);
         candidates.push_back({gpu::ApiName(api), info.device_name, info.is_software() ? 1 : 0});
         const gpu::GpuLimits& l = info.limits;
         text.push_back(fmt::format(
@@ -72,7 +93,7 @@ absl::Status Info(const InfoOptions& options) {
             l.max_workgroup_size[1], l.max_workgroup_size[2], l.max_shared_memory_bytes / 1024,
             l.max_storage_buffers_per_shader, l.max_push_constant_bytes, info.fp16_arithmetic ? "yes" : "no",
             info.storage_16bit ? "yes" : "no", info.subgroups ? "yes" : "no", info.subgroup_size,
-            info.timestamps ? "yes" : "no", info.ieee_inf_nan ? "yes" : "no", info.clamped_limits ? "\n        (limits clamped to GLES 3.1 minimums)" : ""));
+            info.timestamps ? "yes" : "no", info.ieee_inf_nan ? "yes" : "no", info.clamped_limits ? "\n        (limits clamped to GLES 3.1 minimums)" : "") + measured);
       }
       if (devices->empty()) text.push_back(fmt::format("{:<7} no device", gpu::ApiName(api)));
     }

@@ -123,6 +123,7 @@ absl::Status Modelgen(const ModelgenOptions& options);
 struct InfoOptions {
   bool json = false;
   bool clamp_limits = false;
+  bool measure = true;  // run the reference workload on each device (capabilities)
 };
 absl::Status Info(const InfoOptions& options);
 

@@ -187,6 +187,8 @@ int main(int argc, char** argv) {
   auto* info_cmd = app.add_subcommand("info", "GPUs, drivers, limits and features per backend");
   info_cmd->add_flag("--json", info.json, "Print one JSON object on stdout");
   info_cmd->add_flag("--clamp-limits", info.clamp_limits, "Show the GLES 3.1 minimum limits mgd can test against");
+  info_cmd->add_flag("!--no-measure", info.measure,
+                     "Skip measuring each device on the reference workload (fp32 and fp16 times, GFLOP/s)");
 
   // CLI11 reads an unknown first word as a stray argument and only says "A
   // subcommand is required".

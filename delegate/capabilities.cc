@@ -1,0 +1,110 @@
+#include "delegate/capabilities.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "ops/conv/conv.h"
+
+namespace mgd {
+namespace {
+
+constexpr int kSize = 56, kChannels = 32, kWide = 64;
+constexpr int kRuns = 9, kWarmUp = 3;
+
+// Input [1,56,56,32] -> conv 3x3 (32) -> conv 1x1 (64) -> conv 1x1 (32),
+// RELU6 between; weights deterministic and small enough to stay finite.
+Graph ReferenceWorkload() {
+  Graph g;
+  auto tensor = [&](Shape shape) {
+    g.tensors.push_back(Tensor{});
+    g.tensors.back().shape = std::move(shape);
+    return static_cast<int>(g.tensors.size()) - 1;
+  };
+  auto constant = [&](Shape shape) {
+    const int t = tensor(shape);
+    std::vector<float> values(static_cast<size_t>(NumElements(shape)));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = 0.05f * std::sin(0.37f * static_cast<float>(i));
+    std::vector<uint8_t> bytes(values.size() * 4);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    g.tensors[static_cast<size_t>(t)].data = std::move(bytes);
+    g.tensors[static_cast<size_t>(t)].is_constant = true;
+    return t;
+  };
+  int x = tensor({1, kSize, kSize, kChannels});
+  g.inputs = {x};
+  auto conv = [&](int in_channels, int out_channels, int kernel, Activation act) {
+    ops::Conv2dAttributes a;
+    a.activation = act;
+    const int w = constant({out_channels, kernel, kernel, in_channels}), b = constant({out_channels});
+    const int y = tensor({1, kSize, kSize, out_channels});
+    Node n;
+    n.op = OpKind::kConv2d;
+    n.attributes = OpAttributes(a);
+    n.inputs = {x, w, b};
+    n.outputs = {y};
+    g.nodes.push_back(std::move(n));
+    x = y;
+  };
+  conv(kChannels, kChannels, 3, Activation::kRelu6);
+  conv(kChannels, kWide, 1, Activation::kRelu6);
+  conv(kWide, kChannels, 1, Activation::kNone);
+  g.outputs = {x};
+  g.description = "mgd's reference workload (capabilities)";
+  return g;
+}
+
+}  // namespace
+
+absl::StatusOr<double> MeasureReferenceMs(GpuDelegateOptions options) {
+  options.cache_dir.clear();
+  options.observers.clear();
+  absl::StatusOr<std::unique_ptr<GpuDelegate>> delegate = GpuDelegate::Create(options);
+  if (!delegate.ok()) return delegate.status();
+  InterpreterOptions io;
+  io.delegates.push_back(delegate->get());
+  io.logger = [](LogLevel, const std::string&) {};
+  absl::StatusOr<std::unique_ptr<Interpreter>> in = Interpreter::Create(ReferenceWorkload(), std::move(io));
+  if (!in.ok()) return in.status();
+  if ((*in)->partitions().size() != 1) return absl::InternalError("the reference workload did not run on the GPU");
+  std::vector<double> ms;
+  for (int i = 0; i < kWarmUp + kRuns; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (absl::Status s = (*in)->Invoke(); !s.ok()) return s;
+    if (i >= kWarmUp) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+double ReferenceWorkloadFlops() {
+  const double pixels = kSize * kSize;
+  return 2 * pixels * (9.0 * kChannels * kChannels + kChannels * kWide + kWide * kChannels);
+}
+
+absl::StatusOr<Capabilities> MeasureCapabilities(GpuDelegateOptions options, bool fp16) {
+  Capabilities c;
+  c.backend = gpu::ApiName(options.api);
+  options.precision = Precision::Fp32();
+  absl::StatusOr<double> fp32 = MeasureReferenceMs(options);
+  if (!fp32.ok()) return fp32.status();
+  c.fp32_ms = *fp32;
+  c.fp32_gflops = ReferenceWorkloadFlops() / (*fp32 * 1e6);
+  if (fp16) {
+    options.precision = Precision::Fp16();
+    absl::StatusOr<double> half = MeasureReferenceMs(options);
+    if (!half.ok()) return half.status();
+    c.fp16_ms = *half;
+    c.fp16_gflops = ReferenceWorkloadFlops() / (*half * 1e6);
+  }
+  // The device's name, from a device of its own (cheap beside the runs).
+  gpu::DeviceOptions device_options;
+  device_options.selector = options.device;
+  absl::StatusOr<std::unique_ptr<gpu::Device>> device = gpu::CreateDevice(options.api, device_options);
+  if (device.ok()) c.device = (*device)->info().device_name;
+  return c;
+}
+
+}  // namespace mgd
