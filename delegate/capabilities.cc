@@ -58,25 +58,43 @@ Graph ReferenceWorkload() {
 
 }  // namespace
 
-absl::StatusOr<double> MeasureReferenceMs(GpuDelegateOptions options) {
-  options.cache_dir.clear();
-  options.observers.clear();
-  absl::StatusOr<std::unique_ptr<GpuDelegate>> delegate = GpuDelegate::Create(options);
-  if (!delegate.ok()) return delegate.status();
-  InterpreterOptions io;
-  io.delegates.push_back(delegate->get());
-  io.logger = [](LogLevel, const std::string&) {};
-  absl::StatusOr<std::unique_ptr<Interpreter>> in = Interpreter::Create(ReferenceWorkload(), std::move(io));
-  if (!in.ok()) return in.status();
-  if ((*in)->partitions().size() != 1) return absl::InternalError("the reference workload did not run on the GPU");
-  std::vector<double> ms;
-  for (int i = 0; i < kWarmUp + kRuns; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    if (absl::Status s = (*in)->Invoke(); !s.ok()) return s;
-    if (i >= kWarmUp) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+absl::StatusOr<std::vector<double>> MeasureSideBySide(const std::vector<GpuDelegateOptions>& options,
+                                                      gpu::Interop* interop, std::string* device) {
+  std::vector<std::unique_ptr<GpuDelegate>> delegates;
+  std::vector<std::unique_ptr<Interpreter>> interpreters;
+  for (GpuDelegateOptions o : options) {
+    o.cache_dir.clear();
+    o.observers.clear();
+    absl::StatusOr<std::unique_ptr<GpuDelegate>> delegate = GpuDelegate::Create(o);
+    if (!delegate.ok()) return delegate.status();
+    InterpreterOptions io;
+    io.delegates.push_back(delegate->get());
+    io.logger = [](LogLevel, const std::string&) {};
+    absl::StatusOr<std::unique_ptr<Interpreter>> in = Interpreter::Create(ReferenceWorkload(), std::move(io));
+    if (!in.ok()) return in.status();
+    if ((*in)->partitions().size() != 1) return absl::InternalError("the reference workload did not run on the GPU");
+    delegates.push_back(std::move(*delegate));
+    interpreters.push_back(std::move(*in));
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  if (interop != nullptr && !delegates.empty()) *interop = delegates[0]->device().interop();
+  if (device != nullptr && !delegates.empty()) *device = delegates[0]->device().info().device_name;
+  // Turn about, so that a GPU's clocks, still rising at the first runs,
+  // favour none of them.
+  std::vector<std::vector<double>> ms(interpreters.size());
+  for (int i = 0; i < kWarmUp + kRuns; ++i) {
+    for (size_t k = 0; k < interpreters.size(); ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      if (absl::Status s = interpreters[k]->Invoke(); !s.ok()) return s;
+      if (i >= kWarmUp) ms[k].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& m : ms) {
+    std::sort(m.begin(), m.end());
+    medians.push_back(m[m.size() / 2]);
+  }
+  interpreters.clear();  // before their delegates
+  return medians;
 }
 
 double ReferenceWorkloadFlops() {
@@ -84,26 +102,18 @@ double ReferenceWorkloadFlops() {
   return 2 * pixels * (9.0 * kChannels * kChannels + kChannels * kWide + kWide * kChannels);
 }
 
-absl::StatusOr<Capabilities> MeasureCapabilities(GpuDelegateOptions options, bool fp16) {
+absl::StatusOr<Capabilities> MeasureCapabilities(GpuDelegateOptions options) {
   Capabilities c;
   c.backend = gpu::ApiName(options.api);
-  options.precision = Precision::Fp32();
-  absl::StatusOr<double> fp32 = MeasureReferenceMs(options);
-  if (!fp32.ok()) return fp32.status();
-  c.fp32_ms = *fp32;
-  c.fp32_gflops = ReferenceWorkloadFlops() / (*fp32 * 1e6);
-  if (fp16) {
-    options.precision = Precision::Fp16();
-    absl::StatusOr<double> half = MeasureReferenceMs(options);
-    if (!half.ok()) return half.status();
-    c.fp16_ms = *half;
-    c.fp16_gflops = ReferenceWorkloadFlops() / (*half * 1e6);
-  }
-  // The device's name, from a device of its own (cheap beside the runs).
-  gpu::DeviceOptions device_options;
-  device_options.selector = options.device;
-  absl::StatusOr<std::unique_ptr<gpu::Device>> device = gpu::CreateDevice(options.api, device_options);
-  if (device.ok()) c.device = (*device)->info().device_name;
+  GpuDelegateOptions fp32 = options, fp16 = options;
+  fp32.precision = Precision::Fp32();
+  fp16.precision = Precision::Fp16();
+  absl::StatusOr<std::vector<double>> ms = MeasureSideBySide({fp32, fp16}, &c.interop, &c.device);
+  if (!ms.ok()) return ms.status();
+  c.fp32_ms = (*ms)[0];
+  c.fp16_ms = (*ms)[1];
+  c.fp32_gflops = ReferenceWorkloadFlops() / (c.fp32_ms * 1e6);
+  c.fp16_gflops = ReferenceWorkloadFlops() / (c.fp16_ms * 1e6);
   return c;
 }
 

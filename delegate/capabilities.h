@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "delegate/gpu_delegate.h"
@@ -16,18 +17,20 @@ struct Capabilities {
   std::string device;
   double fp32_ms = 0, fp16_ms = 0;  // median of one run (inputs and outputs through host memory)
   double fp32_gflops = 0, fp16_gflops = 0;
+  gpu::Interop interop;  // what the device takes of an app's (handles of the device measured on, gone since)
 };
 
 // The reference workload's floating-point operations.
 double ReferenceWorkloadFlops();
 
-// The median time of one run of the reference workload on the device
-// `options` names, at options.precision.
-absl::StatusOr<double> MeasureReferenceMs(GpuDelegateOptions options);
+// The median time of one run of the reference workload on each device
+// `options` name (api, device, precision), the runs taking turns; the first
+// device's interop flags and name where asked for.
+absl::StatusOr<std::vector<double>> MeasureSideBySide(const std::vector<GpuDelegateOptions>& options,
+                                                      gpu::Interop* interop = nullptr, std::string* device = nullptr);
 
-// Measures on the device `options` names (api, device): a delegate per
-// precision is made for it and dropped again. `fp16` false measures fp32
-// only (fp16_ms stays 0), for a quicker choice.
-absl::StatusOr<Capabilities> MeasureCapabilities(GpuDelegateOptions options, bool fp16 = true);
+// Measures fp32 and fp16 on the device `options` names (api, device): a
+// delegate per precision is made for it and dropped again.
+absl::StatusOr<Capabilities> MeasureCapabilities(GpuDelegateOptions options);
 
 }  // namespace mgd

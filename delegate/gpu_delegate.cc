@@ -104,12 +104,15 @@ absl::StatusOr<AutoGpu> CreateOnBestGpu(GpuDelegateOptions options) {
     // lead unmeasured: they are the fallback, and measuring costs seconds.
     std::string why = software ? "no hardware GPU, a software one" : "a hardware GPU";
     if (!software && apis.size() > 1) {
-      std::vector<std::pair<double, gpu::Api>> measured;
+      std::vector<GpuDelegateOptions> probes;
       for (gpu::Api api : apis) {
-        GpuDelegateOptions probe = options;
-        probe.api = api;
-        absl::StatusOr<double> ms = MeasureReferenceMs(probe);
-        measured.emplace_back(ms.ok() ? *ms : std::numeric_limits<double>::infinity(), api);
+        probes.push_back(options);
+        probes.back().api = api;
+      }
+      absl::StatusOr<std::vector<double>> ms = MeasureSideBySide(probes);
+      std::vector<std::pair<double, gpu::Api>> measured;
+      for (size_t i = 0; i < apis.size(); ++i) {
+        measured.emplace_back(ms.ok() ? (*ms)[i] : std::numeric_limits<double>::infinity(), apis[i]);
       }
       std::stable_sort(measured.begin(), measured.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       for (size_t i = 0; i < apis.size(); ++i) apis[i] = measured[i].second;

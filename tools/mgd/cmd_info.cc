@@ -50,10 +50,17 @@ nlohmann::json Measured(gpu::Api api, size_t index, std::string& line) {
     line = fmt::format("\n        measured: failed ({})", std::string(c.status().message()));
     return {{"error", std::string(c.status().message())}};
   }
-  line = fmt::format("\n        measured: fp32 {:.3f} ms ({:.1f} GFLOP/s), fp16 {:.3f} ms ({:.1f} GFLOP/s) per reference run",
-                     c->fp32_ms, c->fp32_gflops, c->fp16_ms, c->fp16_gflops);
+  const gpu::Interop& i = c->interop;
+  auto yes = [](bool b) { return b ? "yes" : "no"; };
+  line = fmt::format("\n        measured: fp32 {:.3f} ms ({:.1f} GFLOP/s), fp16 {:.3f} ms ({:.1f} GFLOP/s) per reference run"
+                     "\n        apps' objects: timeline semaphores {}, memory fds {}, sync fds wait {} signal {}, EGL fence syncs {}",
+                     c->fp32_ms, c->fp32_gflops, c->fp16_ms, c->fp16_gflops, yes(i.timeline_semaphores), yes(i.memory_fd_import),
+                     yes(i.sync_fd_wait), yes(i.sync_fd_signal), yes(i.egl_fence_sync));
   return {{"fp32_ms", c->fp32_ms}, {"fp16_ms", c->fp16_ms}, {"fp32_gflops", c->fp32_gflops}, {"fp16_gflops", c->fp16_gflops},
-          {"workload_gflop", ReferenceWorkloadFlops() * 1e-9}};
+          {"workload_gflop", ReferenceWorkloadFlops() * 1e-9},
+          {"interop",
+           {{"timeline_semaphores", i.timeline_semaphores}, {"memory_fd_import", i.memory_fd_import},
+            {"sync_fd_wait", i.sync_fd_wait}, {"sync_fd_signal", i.sync_fd_signal}, {"egl_fence_sync", i.egl_fence_sync}}}};
 }
 
 }  // namespace
