@@ -94,7 +94,7 @@ MgdStatus MgdGpuDelegateGetInterop(MgdDelegate* delegate, MgdGpuInterop* interop
 
 /* What the delegate's device can do, measured (NNAPI's getCapabilities): one
  * run of mgd's reference workload (three convolutions, 0.083 GFLOP) in fp32
- * and in relaxed fp16, median of 9. Measured at the first call (a few
+ * and in relaxed fp16, median of 15. Measured at the first call (a few
  * milliseconds on a GPU, seconds on a software one), then kept. */
 typedef struct MgdGpuCapabilities {
   double fp32_ms, fp16_ms;

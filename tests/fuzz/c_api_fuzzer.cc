@@ -86,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<float> buffer(64, 1.0f);
   std::vector<float> out_buffer(64, 0.0f);  // outputs of invokes with buffers (never overlapping inputs)
   for (int step = 0; step < 64 && !in.empty(); ++step) {
-    switch (in.Byte() % 24) {
+    switch (in.Byte() % 26) {
       case 0:
         MgdModelDelete(model);
         model = MgdModelCreateWithErrorReporter(SmallModel().data(), SmallModel().size(), Quiet, nullptr);
@@ -196,6 +196,51 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 23: {
         MgdTiming timing;
         (void)MgdInterpreterGetLastTiming(interpreter, in.Byte() % 2 ? &timing : nullptr);
+        break;
+      }
+      case 24: {  // GPU buffers bound to inputs and outputs: indexes, types, layouts fuzzed
+        MgdGpuBuffer b{static_cast<MgdGpuBufferType>(in.Int() % 5), static_cast<uint64_t>(in.Int()), static_cast<int32_t>(in.Int() % 3) - 1,
+                       static_cast<uint64_t>(in.Byte()), static_cast<uint64_t>(in.Int()), 0, 0,
+                       static_cast<MgdGpuLayout>(in.Int() % 3)};
+        const int32_t index = in.Int() % 4 - 1;
+        const MgdGpuBuffer* given = in.Byte() % 4 ? &b : nullptr;
+        if (in.Byte() % 2) {
+          (void)MgdInterpreterBindInputBuffer(interpreter, index, given);
+        } else {
+          (void)MgdInterpreterBindOutputBuffer(interpreter, index, given);
+        }
+        uint64_t bytes = 0;
+        int32_t half = 0;
+        (void)MgdInterpreterGetGpuBufferBytes(interpreter, in.Byte() % 2, index, b.layout, in.Byte() % 4 ? &bytes : nullptr,
+                                              in.Byte() % 2 ? &half : nullptr);
+        break;
+      }
+      case 25: {  // fenced invokes: lists, counts and sync types fuzzed (no fd is ever real: -1)
+        std::array<MgdSync, 2> syncs{};
+        for (MgdSync& sync : syncs) sync = {static_cast<MgdSyncType>(in.Int() % 6), static_cast<uint64_t>(in.Int()), 0, -1};
+        MgdSync made{static_cast<MgdSyncType>(in.Int() % 6), 0, 0, -1};
+        const MgdFences fences{in.Byte() % 4 ? syncs.data() : nullptr, static_cast<int32_t>(in.Int() % 4) - 1,
+                               in.Byte() % 4 ? syncs.data() + 1 : nullptr, static_cast<int32_t>(in.Int() % 3) - 1,
+                               in.Byte() % 2 ? &made : nullptr};
+        if (interpreter == nullptr) {
+          (void)MgdInterpreterInvokeFenced(nullptr, nullptr, nullptr, 0, nullptr, nullptr, 0, &fences);
+          break;
+        }
+        std::array<const void*, 1> ins{buffer.data()};
+        std::array<void*, 2> outs{out_buffer.data(), out_buffer.data() + 32};
+        std::array<size_t, 2> sizes{MgdTensorByteSize(MgdInterpreterGetInputTensor(interpreter, 0)),
+                                    MgdTensorByteSize(MgdInterpreterGetOutputTensor(interpreter, 0))};
+        if (sizes[0] > 128 || sizes[1] > 128) break;
+        const std::array<size_t, 2> out_sizes{sizes[1], sizes[1]};
+        if (in.Byte() % 2) {
+          (void)MgdInterpreterInvokeFenced(interpreter, ins.data(), sizes.data(), 1, outs.data(), out_sizes.data(), 1,
+                                           in.Byte() % 4 ? &fences : nullptr);
+        } else if (MgdInvokeEvent* e = MgdInterpreterInvokeAsyncFenced(interpreter, ins.data(), sizes.data(), 1, outs.data(),
+                                                                     out_sizes.data(), 1, in.Byte() % 4 ? &fences : nullptr,
+                                                                     nullptr, nullptr)) {
+          (void)MgdInvokeEventWait(e, -1);
+          MgdInvokeEventDelete(e);
+        }
         break;
       }
       default: (void)MgdOpNodeNumInputs(nullptr); break;
