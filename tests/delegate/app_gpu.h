@@ -229,6 +229,7 @@ class AppGlContext {
     if (!buffers_.empty()) glDeleteBuffers(static_cast<GLsizei>(buffers_.size()), buffers_.data());
     eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglDestroyContext(display_, context_);
+    eglReleaseThread();  // EGL's state for this thread
   }
   AppGlContext(const AppGlContext&) = delete;
   AppGlContext& operator=(const AppGlContext&) = delete;
