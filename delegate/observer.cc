@@ -47,7 +47,7 @@ absl::StatusOr<std::map<int, std::vector<float>>> TensorKeeper::ReadActivations(
 void Profiler::Prepared(const PreparedView& view) {
   Partition profiled;
   for (const CompiledDispatch& cd : view.compiled.dispatches) profiled.dispatches.push_back({cd.code.name, cd.nodes, 0});
-  profiled.timed = view.prepared.execution.timed_recording.get();
+  profiled.prepared = &view.prepared;
   profiled.alive = view.alive;
   partitions_.push_back(std::move(profiled));
 }
@@ -55,9 +55,11 @@ void Profiler::Prepared(const PreparedView& view) {
 std::vector<std::vector<DispatchProfile>> Profiler::Profiles() const {
   std::vector<std::vector<DispatchProfile>> all;
   for (const Partition& p : partitions_) {
-    if (p.alive.expired() || p.timed == nullptr) continue;
+    if (p.alive.expired()) continue;
+    const gpu::Recording* timed = p.prepared->execution.timed_recording.get();
+    if (timed == nullptr) continue;
     std::vector<DispatchProfile> dispatches = p.dispatches;
-    const std::vector<double> ns = p.timed->dispatch_ns(), start = p.timed->dispatch_start_ns();
+    const std::vector<double> ns = timed->dispatch_ns(), start = timed->dispatch_start_ns();
     for (size_t i = 0; i < dispatches.size() && i < ns.size(); ++i) dispatches[i].gpu_ns = ns[i];
     for (size_t i = 0; i < dispatches.size() && i < start.size(); ++i) dispatches[i].start_ns = start[i];
     all.push_back(std::move(dispatches));

@@ -107,7 +107,9 @@ class Profiler : public PrepareObserver {
  private:
   struct Partition {
     std::vector<DispatchProfile> dispatches;
-    const gpu::Recording* timed = nullptr;
+    // The kernel's, read at Profiles(): binding an app's buffer records the
+    // execution again, so a recording kept here could be gone.
+    const PreparedPartition* prepared = nullptr;
     std::weak_ptr<bool> alive;
   };
   std::vector<Partition> partitions_;
