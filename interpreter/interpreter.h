@@ -68,8 +68,8 @@ struct InvokeOptions {
   // signals `signal` (and makes `signal_new`), so that an app's producer and
   // consumer on the GPU chain with it without the host waiting. The graph
   // must run whole in one delegated GPU partition. The objects are those of
-  // the delegate's device (GpuDelegate::interop()). `signal_new` is filled in
-  // before Invoke or InvokeAsync returns.
+  // the delegate's device (GpuDelegate::device().interop()). `signal_new`
+  // is filled in before Invoke or InvokeAsync returns.
   GpuFences fences;
 };
 
