@@ -222,6 +222,7 @@ typedef enum MgdGpuBufferType {
   kMgdGpuBufferVulkan = 0,
   kMgdGpuBufferVulkanMemoryFd = 1,
   kMgdGpuBufferGl = 2,
+  kMgdGpuBufferMaxEnum = 0x7FFFFFFF, /* any int32 is a value (checked) */
 } MgdGpuBufferType;
 
 /* BHWC: the tensor's own layout, float32. PHWC4: the GPU delegate's own
@@ -230,6 +231,7 @@ typedef enum MgdGpuBufferType {
 typedef enum MgdGpuLayout {
   kMgdGpuLayoutBhwc = 0,
   kMgdGpuLayoutPhwc4 = 1,
+  kMgdGpuLayoutMaxEnum = 0x7FFFFFFF, /* any int32 is a value (checked) */
 } MgdGpuLayout;
 
 typedef struct MgdGpuBuffer {
@@ -272,6 +274,7 @@ typedef enum MgdSyncType {
   kMgdSyncVulkanTimelineSemaphore = 1,
   kMgdSyncFd = 2,
   kMgdSyncEgl = 3,
+  kMgdSyncMaxEnum = 0x7FFFFFFF, /* any int32 is a value (checked) */
 } MgdSyncType;
 
 typedef struct MgdSync {

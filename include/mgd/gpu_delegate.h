@@ -29,12 +29,14 @@ typedef enum MgdGpuApi {
   kMgdGpuApiAuto = 0, /* a hardware GPU (Vulkan before GL), else a software one */
   kMgdGpuApiVulkan = 1,
   kMgdGpuApiGles = 2,
+  kMgdGpuApiMaxEnum = 0x7FFFFFFF, /* any int32 is a value (checked), as Vulkan's MAX_ENUM */
 } MgdGpuApi;
 
 typedef enum MgdGpuPriority {
   kMgdGpuPriorityMedium = 0, /* the driver's default */
   kMgdGpuPriorityLow = 1,
   kMgdGpuPriorityHigh = 2,
+  kMgdGpuPriorityMaxEnum = 0x7FFFFFFF, /* any int32 is a value (checked), as Vulkan's MAX_ENUM */
 } MgdGpuPriority;
 
 typedef struct MgdGpuDelegateOptions {

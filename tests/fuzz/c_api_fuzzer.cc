@@ -199,9 +199,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 24: {  // GPU buffers bound to inputs and outputs: indexes, types, layouts fuzzed
-        MgdGpuBuffer b{static_cast<MgdGpuBufferType>(in.Int() % 5), static_cast<uint64_t>(in.Int()), static_cast<int32_t>(in.Int() % 3) - 1,
+        MgdGpuBuffer b{static_cast<MgdGpuBufferType>(in.Byte() % 5), static_cast<uint64_t>(in.Int()), static_cast<int32_t>(in.Int() % 3) - 1,
                        static_cast<uint64_t>(in.Byte()), static_cast<uint64_t>(in.Int()), 0, 0,
-                       static_cast<MgdGpuLayout>(in.Int() % 3)};
+                       static_cast<MgdGpuLayout>(in.Byte() % 3)};
         const int32_t index = in.Int() % 4 - 1;
         const MgdGpuBuffer* given = in.Byte() % 4 ? &b : nullptr;
         if (in.Byte() % 2) {
@@ -217,8 +217,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
       case 25: {  // fenced invokes: lists, counts and sync types fuzzed (no fd is ever real: -1)
         std::array<MgdSync, 2> syncs{};
-        for (MgdSync& sync : syncs) sync = {static_cast<MgdSyncType>(in.Int() % 6), static_cast<uint64_t>(in.Int()), 0, -1};
-        MgdSync made{static_cast<MgdSyncType>(in.Int() % 6), 0, 0, -1};
+        for (MgdSync& sync : syncs) sync = {static_cast<MgdSyncType>(in.Byte() % 6), static_cast<uint64_t>(in.Int()), 0, -1};
+        MgdSync made{static_cast<MgdSyncType>(in.Byte() % 6), 0, 0, -1};
         const MgdFences fences{in.Byte() % 4 ? syncs.data() : nullptr, static_cast<int32_t>(in.Int() % 4) - 1,
                                in.Byte() % 4 ? syncs.data() + 1 : nullptr, static_cast<int32_t>(in.Int() % 3) - 1,
                                in.Byte() % 2 ? &made : nullptr};
