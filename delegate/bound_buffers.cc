@@ -55,8 +55,7 @@ absl::StatusOr<GpuBufferNeeds> GpuKernel::BufferNeeds(bool output, size_t index)
   GpuBufferNeeds needs;
   needs.bhwc_bytes = model_->buffers[static_cast<size_t>(user)].bytes;
   needs.phwc4_bytes = model_->buffers[static_cast<size_t>(c.inside)].bytes;
-  needs.phwc4_half = needs.phwc4_bytes < needs.bhwc_bytes ||
-                     model_->dispatches[static_cast<size_t>(c.dispatch)].code.half_storage;
+  needs.phwc4_half = model_->dispatches[static_cast<size_t>(c.dispatch)].code.half_storage;
   return needs;
 }
 

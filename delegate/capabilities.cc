@@ -61,7 +61,7 @@ Graph ReferenceWorkload() {
 }  // namespace
 
 absl::StatusOr<std::vector<double>> MeasureSideBySide(const std::vector<GpuDelegateOptions>& options,
-                                                      gpu::Interop* interop, std::string* device) {
+                                                      gpu::Interop* interop) {
   std::vector<std::unique_ptr<GpuDelegate>> delegates;
   std::vector<std::unique_ptr<Interpreter>> interpreters;
   for (GpuDelegateOptions o : options) {
@@ -79,7 +79,6 @@ absl::StatusOr<std::vector<double>> MeasureSideBySide(const std::vector<GpuDeleg
     interpreters.push_back(std::move(*in));
   }
   if (interop != nullptr && !delegates.empty()) *interop = delegates[0]->device().interop();
-  if (device != nullptr && !delegates.empty()) *device = delegates[0]->device().info().device_name;
   // In turns, so that a GPU's clocks, still rising at the first runs,
   // favour none of them.
   std::vector<std::vector<double>> ms(interpreters.size());
@@ -113,11 +112,10 @@ double ReferenceWorkloadFlops() {
 
 absl::StatusOr<Capabilities> MeasureCapabilities(GpuDelegateOptions options) {
   Capabilities c;
-  c.backend = gpu::ApiName(options.api);
   GpuDelegateOptions fp32 = options, fp16 = options;
   fp32.precision = Precision::Fp32();
   fp16.precision = Precision::Fp16();
-  absl::StatusOr<std::vector<double>> ms = MeasureSideBySide({fp32, fp16}, &c.interop, &c.device);
+  absl::StatusOr<std::vector<double>> ms = MeasureSideBySide({fp32, fp16}, &c.interop);
   if (!ms.ok()) return ms.status();
   c.fp32_ms = (*ms)[0];
   c.fp16_ms = (*ms)[1];

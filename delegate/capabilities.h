@@ -13,8 +13,6 @@
 namespace mgd {
 
 struct Capabilities {
-  std::string backend;  // "vulkan", "gl"
-  std::string device;
   double fp32_ms = 0, fp16_ms = 0;  // median of one run (inputs and outputs through host memory)
   double fp32_gflops = 0, fp16_gflops = 0;
   gpu::Interop interop;  // what the device takes of an app's (handles of the device measured on, gone since)
@@ -25,9 +23,9 @@ double ReferenceWorkloadFlops();
 
 // The median time of one run of the reference workload on each device
 // `options` name (api, device, precision), the runs taking turns; the first
-// device's interop flags and name where asked for.
+// device's interop flags where asked for.
 absl::StatusOr<std::vector<double>> MeasureSideBySide(const std::vector<GpuDelegateOptions>& options,
-                                                      gpu::Interop* interop = nullptr, std::string* device = nullptr);
+                                                      gpu::Interop* interop = nullptr);
 
 // Measures fp32 and fp16 on the device `options` names (api, device): a
 // delegate per precision is made for it and dropped again.

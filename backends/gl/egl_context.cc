@@ -270,6 +270,17 @@ EGLint EglContext::priority_level() const {
   return eglQueryContext(display_->display(), context_, EGL_CONTEXT_PRIORITY_LEVEL_IMG, &level) ? level : 0;
 }
 
+std::string EglContext::PriorityGranted(Priority asked) const {
+  switch (priority_level()) {
+    case EGL_CONTEXT_PRIORITY_LOW_IMG: return "low (EGL_IMG_context_priority)";
+    case EGL_CONTEXT_PRIORITY_HIGH_IMG: return "high (EGL_IMG_context_priority)";
+    case EGL_CONTEXT_PRIORITY_MEDIUM_IMG:
+      return asked == Priority::kMedium ? "medium (EGL_IMG_context_priority)"
+                                        : fmt::format("medium ({} not granted)", PriorityName(asked));
+    default: return asked == Priority::kMedium ? "medium (the driver default)" : "medium (the driver has no priorities)";
+  }
+}
+
 absl::Status EglContext::MakeCurrent() {
   if (!eglMakeCurrent(display_->display(), EGL_NO_SURFACE, EGL_NO_SURFACE, context_)) {
     return absl::UnavailableError(fmt::format("{}: eglMakeCurrent without a surface failed: {}",

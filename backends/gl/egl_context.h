@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "backends/gpu/gpu.h"
 
 namespace mgd::gpu::gl {
 
@@ -67,6 +68,8 @@ class EglContext {
   // The priority level the driver granted (EGL_IMG_context_priority), 0
   // where the display has no priorities.
   EGLint priority_level() const;
+  // GpuInfo::priority: the level granted for `asked`, and how.
+  std::string PriorityGranted(Priority asked) const;
 
  private:
   EglContext(std::unique_ptr<DisplayRef> display, EGLContext context)

@@ -527,17 +527,6 @@ absl::Status UsePriority(Candidate& chosen, Priority priority) {
   return absl::OkStatus();
 }
 
-std::string PriorityGranted(const EglContext& context, Priority asked) {
-  switch (context.priority_level()) {
-    case EGL_CONTEXT_PRIORITY_LOW_IMG: return "low (EGL_IMG_context_priority)";
-    case EGL_CONTEXT_PRIORITY_HIGH_IMG: return "high (EGL_IMG_context_priority)";
-    case EGL_CONTEXT_PRIORITY_MEDIUM_IMG:
-      return asked == Priority::kMedium ? "medium (EGL_IMG_context_priority)"
-                                        : fmt::format("medium ({} not granted)", PriorityName(asked));
-    default: return asked == Priority::kMedium ? "medium (the driver default)" : "medium (the driver has no priorities)";
-  }
-}
-
 absl::Status OpenDevice(DeviceCore& core, const DeviceOptions& options) {
   Probe probe = ProbeDisplays();
   if (probe.usable.empty()) return NoDevice(probe);
@@ -556,7 +545,7 @@ absl::Status OpenDevice(DeviceCore& core, const DeviceOptions& options) {
   core.context = std::move(chosen.context);
   core.display = core.context->source();
   core.info = chosen.caps.info;
-  core.info.priority = PriorityGranted(*core.context, options.priority);
+  core.info.priority = core.context->PriorityGranted(options.priority);
   core.ext = chosen.caps.ext;
   core.binary_formats = chosen.caps.binary_formats;
   core.check_each_call = ValidationRequested(options);

@@ -75,7 +75,7 @@ absl::StatusOr<std::unique_ptr<Buffer>> ImportGlBuffer(const std::shared_ptr<Dev
 absl::Status CheckSync(const DeviceCore& core, const EglSyncFunctions& egl, const SubmitSync& sync) {
   const std::string device = core.info.device_name;
   auto unusable = [&](const SyncObject& s, const std::string& why) {
-    return absl::UnimplementedError(fmt::format("{} (GL) cannot use a {}: {}", device, SyncTypeName(s.type), why));
+    return absl::UnimplementedError(fmt::format("{} (GL) cannot use a {}: {}", device, GpuSyncTypeName(s.type), why));
   };
   for (const SyncObject& s : sync.wait) {
     switch (s.type) {

@@ -207,7 +207,6 @@ struct RecordOptions {
 using ExternalBuffer = GpuBuffer;
 using SyncObject = GpuSync;
 using SubmitSync = GpuFences;
-inline const char* SyncTypeName(SyncObject::Type type) { return GpuSyncTypeName(type); }
 
 // The device's native objects, for apps that share buffers and sync
 // objects with it, and what it can import and export. Handles are the API's

@@ -139,7 +139,7 @@ absl::Status VulkanDevice::PrepareSemaphores(const SubmitSync& sync, SubmitSemap
     return status;
   };
   auto unusable = [&](const SyncObject& s, const char* why) {
-    return absl::UnimplementedError(fmt::format("{} cannot use a {}: {}", info_.device_name, SyncTypeName(s.type), why));
+    return absl::UnimplementedError(fmt::format("{} cannot use a {}: {}", info_.device_name, GpuSyncTypeName(s.type), why));
   };
   for (const SyncObject& s : sync.wait) {
     switch (s.type) {
