@@ -77,20 +77,25 @@ class Builder {
     return static_cast<int>(model_.buffers.size()) - 1;
   }
 
-  // A user-side BHWC buffer for partition input/output `t` and its conversion.
+  // A user-side BHWC buffer for partition input/output `t` and its
+  // conversion (none for 8-bit inputs, which their readers take as bytes).
   absl::Status Edge(int t, bool inbound) {
-    auto shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(t)].shape);
+    const Tensor& tensor = graph_.tensors[static_cast<size_t>(t)];
+    auto shape = shaders::ToBhwc(tensor.shape);
     if (!shape.ok()) return shape.status();
-    auto inside = Activation(t);
-    if (!inside.ok()) return inside.status();
+    const bool bytes = inbound && tensor.type == DataType::kUInt8;
     CompiledBuffer user;
     user.role = inbound ? BufferRole::kUserInput : BufferRole::kUserOutput;
     user.tensor = t;
     user.shape = *shape;
-    user.bytes = static_cast<size_t>(shape->elements()) * 4;
+    user.bytes = static_cast<size_t>(shape->elements()) * (bytes ? 1 : 4);
     model_.buffers.push_back(user);
     const int user_index = static_cast<int>(model_.buffers.size()) - 1;
     (inbound ? model_.inputs : model_.outputs).push_back(user_index);
+    if (inbound) user_input_[t] = user_index;
+    if (bytes) return absl::OkStatus();
+    auto inside = Activation(t);
+    if (!inside.ok()) return inside.status();
     const shaders::ConversionShader conversion = inbound ? shaders::BhwcToPhwc4Shader(*shape, options_.precision.half_storage())
                                                          : shaders::Phwc4ToBhwcShader(*shape, options_.precision.half_storage());
     CompiledDispatch d;
@@ -149,6 +154,16 @@ class Builder {
       if (!b.ok()) return Error(group.head, b.status());
       d.bindings.push_back({*b, false});
     }
+    for (int position : shader->raw_inputs) {
+      const int t = head.inputs[static_cast<size_t>(position)];
+      auto it = user_input_.find(t);
+      if (it == user_input_.end()) {
+        return Error(group.head, absl::UnimplementedError(fmt::format(
+                                     "reads {} as it was given, but it is not an input of the partition",
+                                     graph_.tensors[static_cast<size_t>(t)].name)));
+      }
+      d.bindings.push_back({it->second, false});
+    }
     const std::vector<int> outputs = shader->linkable ? std::vector<int>{group.output} : head.outputs;
     for (int t : outputs) {
       auto b = Activation(t);
@@ -159,8 +174,14 @@ class Builder {
     // constants (weights) are stored as fp16 when activations are
     // (shaders/dialect.cc reads them back through NAME_at).
     std::vector<const shaders::BufferDecl*> constant_decls;
+    size_t raw = shader->raw_inputs.size();  // the first buffers that are no activation
     for (const shaders::BufferDecl& b : d.code.buffers) {
-      if (!b.activation) constant_decls.push_back(&b);
+      if (b.activation) continue;
+      if (raw > 0) {
+        --raw;
+        continue;
+      }
+      constant_decls.push_back(&b);
     }
     for (size_t k = 0; k < shader->constants.size(); ++k) {
       const bool half = d.code.half_storage && k < constant_decls.size() && constant_decls[k]->element_type == "vec4";
@@ -318,6 +339,7 @@ class Builder {
   const FusionPlan& plan_;
   CompiledModel model_;
   std::map<int, int> activation_;  // tensor -> buffer
+  std::map<int, int> user_input_;  // partition input tensor -> its user buffer
 };
 
 }  // namespace

@@ -92,7 +92,8 @@ absl::Status MakeExecutionBuffers(gpu::Device& device, const CompiledModel& mode
       const gpu::Device::Use use = b.role == BufferRole::kUserInput    ? gpu::Device::Use::kUpload
                                    : b.role == BufferRole::kUserOutput ? gpu::Device::Use::kDownload
                                                                        : gpu::Device::Use::kDevice;
-      auto buffer = make(std::max<size_t>(b.bytes, 4), use);
+      // Whole words: shaders read an 8-bit input four bytes at a time.
+      auto buffer = make(std::max<size_t>((b.bytes + 3) / 4 * 4, 4), use);
       if (!buffer.ok()) return buffer.status();
       execution.places.push_back({*buffer, gpu::Access::kRead, 0, 0});
     }

@@ -62,6 +62,10 @@ struct OpDefinition {
   // which fusion appends to its producer's shader; null for other ops.
   absl::StatusOr<shaders::ElementwiseUpdate> (*elementwise)(const shaders::NodeContext& ctx, int fused_input,
                                                             const std::string& prefix) = nullptr;
+  // Its GPU generators read 8-bit activations (an image) as bytes, straight
+  // from the partition's input buffer (GeneratedShader::raw_inputs); other
+  // ops' non-float activations stay on the CPU.
+  bool reads_bytes = false;
 };
 
 // An is_identity for ops that only relabel their input's shape.

@@ -12,12 +12,15 @@
 #include "ops/dequantize/dequantize.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/movement/movement.h"
+#include "ops/op_definition.h"
+#include "ops/pipeline/pipeline_ops.h"
 #include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
 #include "ops/softmax/softmax.h"
 #include "ops/space_depth/space_depth.h"
+#include "ops/transform/transform.h"
 
 namespace mgd::ops {
 namespace {
@@ -30,7 +33,9 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     DensifyOps,
     DepthwiseConv2dOps,
     DequantizeOps,
+    DetectionOps,
     FullyConnectedOps,
+    ImageToTensorOps,
     MediaPipePoolOps,
     MediaPipeTransposeConvOps,
     PadOps,
@@ -42,6 +47,7 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     SoftmaxOps,
     SpaceDepthOps,
     TransposeConvOps,
+    TransformOps,
     TransposeOps,
     UnaryOps,
 };

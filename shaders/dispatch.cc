@@ -8,17 +8,19 @@
 namespace mgd::shaders {
 
 absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
-  // The GPU computes in floats: other activations stay on the CPU.
-  for (int t : ctx.node->inputs) {
-    if (t == kNoTensor) continue;
-    const Tensor& tensor = ctx.graph->tensors[static_cast<size_t>(t)];
-    if (!tensor.is_constant && tensor.type != DataType::kFloat32) {
-      return absl::UnimplementedError("non-float activations stay on the CPU");
-    }
-  }
   const bool custom = ctx.node->op == OpKind::kCustom;
   const std::string name = custom ? CustomName(*ctx.node) : OpName(ctx.node->op);
   const ops::OpDefinition* definition = custom ? ops::FindCustom(name) : ops::FindBuiltin(ctx.node->op);
+  // The GPU computes in floats: other activations stay on the CPU, but for
+  // the bytes of ops that read them as such (an image).
+  for (int t : ctx.node->inputs) {
+    if (t == kNoTensor) continue;
+    const Tensor& tensor = ctx.graph->tensors[static_cast<size_t>(t)];
+    const bool bytes = tensor.type == DataType::kUInt8 && definition != nullptr && definition->reads_bytes;
+    if (!tensor.is_constant && tensor.type != DataType::kFloat32 && !bytes) {
+      return absl::UnimplementedError("non-float activations stay on the CPU");
+    }
+  }
   const bool none = definition == nullptr || definition->gpu.empty();
   const absl::Status no_generator = absl::UnimplementedError(
       custom ? fmt::format("no GPU shader for custom op {}", name) : fmt::format("no GPU shader for {}", name));

@@ -98,6 +98,11 @@ struct GeneratedShader {
   // (e.g. packed weights, fp32), uploaded once at prepare.
   ShaderCode code;
   std::vector<int> activation_inputs;
+  // Node input positions read as the partition's input buffer itself, in
+  // the tensor's own type and BHWC order (an 8-bit image: no conversion
+  // dispatch, no float copy); bound after the activation inputs, before the
+  // outputs. The tensor must be an input of the partition.
+  std::vector<int> raw_inputs;
   std::vector<std::vector<float>> constants;
   std::array<uint32_t, 3> groups{1, 1, 1};
   // True: the body, after glsl::OutputPrologue(output) (which the compiler

@@ -281,5 +281,24 @@ LC_ALL=C sed 's/Convolution2DTransposeBias/Convolution2DTransposeBiaX/' "$data/m
 expect_error "unregistered custom op" 2 "custom.tflite: node [0-9]+ \(custom Convolution2DTransposeBiaX\): custom op 'Convolution2DTransposeBiaX' \(version 1\) is not registered" \
   -- run "$work/custom.tflite" --input "$data/reference/selfie_segmentation/image/input_0.f32"
 
+# mgd pipeline: the photo in, the face out (in image pixels) and its picture.
+photo="$data/images/astronaut.png"
+models="$data/models"
+if expect_ok "pipeline face --json" pipeline face --models "$models" "$photo" --backend cpu --json --out "$work/face.png"; then
+  grep -qE '"detections":\[\{"box":\[1[0-9]{2}\.[0-9]+,[0-9]+\.[0-9]+,9[0-9]\.[0-9]+,9[0-9]\.[0-9]+\],"keypoints":\[(\[[0-9.]+,[0-9.]+\],?){6}\],"score":0\.9[0-9]*\}\]' "$work/out" \
+    || fail "pipeline --json lacks the one face: $(cat "$work/out")"
+  [ "$(wc -l <"$work/out")" -eq 1 ] || fail "pipeline --json printed more than one line"
+  head -c 8 "$work/face.png" | grep -q PNG || fail "pipeline --out wrote no PNG"
+fi
+expect_ok "pipeline face text" pipeline face --models "$models" "$photo" --backend cpu && grep -q "face 1: score 0.9" "$work/out" \
+  || fail "pipeline's text lacks the face"
+head -c 3000 "$photo" >"$work/cut.png"
+expect_error "pipeline truncated image" 2 "cut.png: not a readable PNG" -- pipeline face --models "$models" "$work/cut.png" --backend cpu
+expect_error "pipeline non-image" 2 "face_detection_short_range.tflite: not a PNG or JPEG file" -- pipeline face --models "$models" "$face" --backend cpu
+expect_error "pipeline missing image" 2 "/no/such.png: cannot open the image" -- pipeline face --models "$models" /no/such.png --backend cpu
+expect_error "pipeline unknown solution" 2 "unknown solution 'faces' \(one of: face, face_full_range\)" -- pipeline faces --models "$models" "$photo"
+expect_error "pipeline without models" 2 "/no/models/face_detection_short_range.tflite: cannot open" \
+  -- pipeline face "$photo" --models /no/models --backend cpu
+
 echo "cli: $passed passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -38,6 +38,19 @@ struct RunOptions {
 };
 absl::Status Run(const RunOptions& options);
 
+// mgd pipeline: a solution (pipeline/solutions.h) on images.
+struct PipelineOptions {
+  std::string solution;
+  std::vector<std::string> images;
+  std::string models_dir = "tests/data/models";
+  std::string backend = "auto";
+  std::string precision = "fp32";
+  std::string cache_dir;
+  std::string out;  // annotated picture (PNG)
+  bool json = false;
+};
+absl::Status Pipeline(const PipelineOptions& options);
+
 // mgd compile: run's options (backend, precision, memory strategy, fusion,
 // workgroups) and where to write the compiled model.
 struct CompileFileOptions {

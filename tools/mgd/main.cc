@@ -177,6 +177,16 @@ int main(int argc, char** argv) {
   gen_cmd->add_option("--seed", gen.seed, "Weight seed");
   gen_cmd->add_flag("--fp16-weights", gen.fp16_weights, "Store weights as fp16 behind DEQUANTIZE (as MediaPipe does)");
 
+  mgd::cli::PipelineOptions pipe;
+  auto* pipe_cmd = app.add_subcommand("pipeline", "A MediaPipe solution end to end: image in, detections in image pixels out");
+  pipe_cmd->add_option("solution", pipe.solution, "face | face_full_range")->required();
+  pipe_cmd->add_option("images", pipe.images, "PNG or JPEG images")->required();
+  pipe_cmd->add_option("--models", pipe.models_dir, "Folder of the solution's .tflite models (default tests/data/models)");
+  AddBackendOptions(pipe_cmd, pipe.backend, pipe.precision, "auto|vulkan|gl|cpu");
+  pipe_cmd->add_option("--cache-dir", pipe.cache_dir, "Compilation cache folder");
+  pipe_cmd->add_option("--out", pipe.out, "Annotated picture to write (PNG; with several images, OUT_<k>.png)");
+  pipe_cmd->add_flag("--json", pipe.json, "Print one JSON object on stdout");
+
   mgd::cli::CompileFileOptions compile;
   auto* compile_cmd = app.add_subcommand(
       "compile", "Prepare a model for this GPU and write it with the result: it later loads without compiling");
@@ -232,6 +242,7 @@ int main(int argc, char** argv) {
     else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
     else if (info_cmd->parsed()) status = mgd::cli::Info(info);
     else if (compile_cmd->parsed()) status = mgd::cli::Compile(compile);
+    else if (pipe_cmd->parsed()) status = mgd::cli::Pipeline(pipe);
   } catch (const std::exception& e) {
     status = absl::InternalError(std::string("unexpected failure: ") + e.what());
   }

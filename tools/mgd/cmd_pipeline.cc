@@ -1,0 +1,98 @@
+// mgd pipeline: a MediaPipe solution end to end on an image (pipeline/):
+// what it found in image pixels, and a picture of it.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/status_macros.h"
+#include "pipeline/annotate.h"
+#include "pipeline/pipeline.h"
+#include "tools/mgd/backend_choice.h"
+#include "tools/mgd/commands.h"
+
+namespace mgd::cli {
+namespace {
+
+nlohmann::json DetectionsJson(const pipeline::Result& result) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const pipeline::Detection& d : result.detections) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : d.keypoints) points.push_back({p[0], p[1]});
+    list.push_back({{"score", d.score}, {"box", {d.box[0], d.box[1], d.box[2], d.box[3]}}, {"keypoints", points}});
+  }
+  return list;
+}
+
+// OUT for one image; OUT's stem with _<k> for several.
+std::string AnnotatedPath(const std::string& out, size_t k, size_t count) {
+  if (count == 1) return out;
+  const size_t dot = out.rfind('.');
+  const std::string stem = dot == std::string::npos ? out : out.substr(0, dot);
+  return fmt::format("{}_{}.png", stem, k);
+}
+
+}  // namespace
+
+absl::Status Pipeline(const PipelineOptions& options) {
+  RunOptions run;
+  run.backend = options.backend;
+  run.precision = options.precision;
+  run.cache_dir = options.cache_dir;
+  MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(run));
+  MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend, gpu_options));
+  pipeline::PipelineOptions po;
+  po.models_dir = options.models_dir;
+  if (backend.delegate) po.delegates.push_back(backend.delegate.get());
+  MGD_ASSIGN_OR_RETURN(std::unique_ptr<pipeline::Pipeline> p, pipeline::Pipeline::Create(options.solution, po));
+  nlohmann::json images = nlohmann::json::array();
+  std::string text;
+  for (size_t k = 0; k < options.images.size(); ++k) {
+    const std::string& path = options.images[k];
+    MGD_ASSIGN_OR_RETURN(pipeline::Image image, pipeline::ReadImage(path));
+    auto result = p->Process(image);
+    if (!result.ok()) return absl::Status(result.status().code(), fmt::format("{}: {}", path, result.status().message()));
+    nlohmann::json entry = {{"image", path},       {"width", image.width},
+                            {"height", image.height}, {"invoke_ms", result->invoke_ms},
+                            {"detections", DetectionsJson(*result)}};
+    text += fmt::format("{} ({}x{}): {} detection{} ({:.2f} ms)\n", path, image.width, image.height,
+                        result->detections.size(), result->detections.size() == 1 ? "" : "s", result->invoke_ms);
+    for (size_t i = 0; i < result->detections.size(); ++i) {
+      const pipeline::Detection& d = result->detections[i];
+      text += fmt::format("  {} {}: score {:.3f}, box x {:.1f} y {:.1f} width {:.1f} height {:.1f}\n", p->spec().name, i + 1,
+                          d.score, d.box[0], d.box[1], d.box[2], d.box[3]);
+      for (size_t j = 0; j < d.keypoints.size(); ++j) {
+        const std::string& name = j < p->spec().keypoint_names.size() ? p->spec().keypoint_names[j] : fmt::format("{}", j);
+        text += fmt::format("    {} ({:.1f}, {:.1f})\n", name, d.keypoints[j][0], d.keypoints[j][1]);
+      }
+    }
+    if (!options.out.empty()) {
+      const std::string out = AnnotatedPath(options.out, k, options.images.size());
+      if (absl::Status s = pipeline::WritePng(pipeline::Annotate(image, *result), out); !s.ok()) return s;
+      entry["annotated"] = out;
+      text += fmt::format("  annotated picture: {}\n", out);
+    }
+    images.push_back(std::move(entry));
+  }
+  const Interpreter* interpreter = p->interpreter();
+  int delegated = 0;
+  for (const NodePlacement& placement : interpreter->placements()) delegated += placement.where == NodePlacement::Where::kDelegate;
+  if (options.json) {
+    nlohmann::json j = {{"solution", options.solution},
+                        {"backend", backend.backend},
+                        {"device", backend.device},
+                        {"precision", backend.delegate ? options.precision : "fp32"},
+                        {"nodes", interpreter->graph().nodes.size()},
+                        {"delegated_nodes", delegated},
+                        {"partitions", interpreter->partitions().size()},
+                        {"detections", images[0]["detections"]},
+                        {"images", images}};
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("{}: {} on {} ({}), {} of {} nodes in {} GPU partition{}\n{}", options.solution, backend.backend, backend.device,
+               backend.delegate ? options.precision : "fp32", delegated, interpreter->graph().nodes.size(),
+               interpreter->partitions().size(), interpreter->partitions().size() == 1 ? "" : "s", text);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mgd::cli
