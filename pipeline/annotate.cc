@@ -40,7 +40,7 @@ Image Annotate(const Image& image, const Result& result) {
     std::copy_n(&image.pixels[i * static_cast<size_t>(image.channels)], 3, &out.pixels[i * 3]);
   }
   Canvas canvas{out};
-  static const uint8_t kBox[3] = {40, 220, 80}, kPoint[3] = {255, 60, 40};
+  static const uint8_t kBox[3] = {40, 220, 80}, kPoint[3] = {255, 60, 40}, kLandmark[3] = {80, 200, 255};
   const float t = std::max(2.0f, static_cast<float>(std::max(image.width, image.height)) / 256.0f);
   for (const Detection& d : result.detections) {
     const float x0 = d.box[0], y0 = d.box[1], x1 = d.box[0] + d.box[2], y1 = d.box[1] + d.box[3];
@@ -48,6 +48,7 @@ Image Annotate(const Image& image, const Result& result) {
     canvas.Fill(x0 - t / 2, y1 - t / 2, x1 + t / 2, y1 + t / 2, kBox);
     canvas.Fill(x0 - t / 2, y0, x0 + t / 2, y1, kBox);
     canvas.Fill(x1 - t / 2, y0, x1 + t / 2, y1, kBox);
+    for (const auto& p : d.landmarks) canvas.Disc(p[0], p[1], t * 0.4f, kLandmark);
     for (const auto& p : d.keypoints) canvas.Disc(p[0], p[1], t * 1.5f, kPoint);
   }
   return out;

@@ -1,4 +1,4 @@
-// A picture of what a pipeline found, for people: boxes and keypoints drawn
+// A picture of what a pipeline found, for people: boxes, keypoints and landmarks drawn
 // over a copy of the image (RGB).
 #pragma once
 

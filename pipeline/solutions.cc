@@ -10,7 +10,6 @@ namespace {
 // face_detection.pbtxt (TensorsToDetections, NonMaxSuppression).
 DetectorSpec FaceDetector(bool full_range) {
   DetectorSpec s;
-  s.name = full_range ? "face_full_range" : "face";
   s.model_file = full_range ? "face_detection_full_range.tflite" : "face_detection_short_range.tflite";
   const int size = full_range ? 192 : 128;
   s.tensor_width = s.tensor_height = size;
@@ -38,13 +37,31 @@ DetectorSpec FaceDetector(bool full_range) {
   return s;
 }
 
+// face_landmark_front_cpu.pbtxt with attention: the detection's eyes level
+// the crop, the landmarks' eye corners (33, 263) the next frame's;
+// face_landmark_with_attention's mesh, and its irises after it (478).
+LandmarkSpec FaceMesh() {
+  LandmarkSpec s;
+  s.model_file = "face_landmark_with_attention.tflite";
+  s.tensor_width = s.tensor_height = 192;
+  s.mesh_output = "output_mesh_identity";
+  s.extra_xy_outputs = {"output_left_iris", "output_right_iris"};
+  s.presence_output = "conv_faceflag";
+  s.detection_start = 0;  // right eye
+  s.detection_end = 1;    // left eye
+  s.landmark_start = 33;
+  s.landmark_end = 263;
+  return s;
+}
+
 }  // namespace
 
-std::vector<std::string> SolutionNames() { return {"face", "face_full_range"}; }
+std::vector<std::string> SolutionNames() { return {"face", "face_full_range", "face_mesh"}; }
 
-absl::StatusOr<DetectorSpec> FindSolution(const std::string& name) {
-  if (name == "face") return FaceDetector(false);
-  if (name == "face_full_range") return FaceDetector(true);
+absl::StatusOr<SolutionSpec> FindSolution(const std::string& name) {
+  if (name == "face") return SolutionSpec{name, FaceDetector(false), std::nullopt};
+  if (name == "face_full_range") return SolutionSpec{name, FaceDetector(true), std::nullopt};
+  if (name == "face_mesh") return SolutionSpec{name, FaceDetector(false), FaceMesh()};
   return absl::InvalidArgumentError(
       fmt::format("unknown solution '{}' (one of: {})", name, fmt::join(SolutionNames(), ", ")));
 }

@@ -19,6 +19,14 @@ int BhwcAxis(int axis, int rank);
 // as buffers in0, in1, ... and writing out0; workgroup 8x8x1, the grid
 // covering `out`. The compiler puts glsl::OutputPrologue before the body.
 GeneratedShader StartShader(const NodeContext& ctx, const layout::Bhwc& out, std::vector<int> activation_inputs);
+// Whether node input `i` is an input of the whole graph: it comes from the
+// host, so the partition has it in its own input buffer, which a generator
+// may read as given (AddRawInput) instead of as a PHWC4 activation.
+bool IsGraphInput(const NodeContext& ctx, size_t i);
+// Reads node input `position` as its partition input buffer `name` of
+// `element_type` elements (GeneratedShader::raw_inputs); call after
+// StartShader, in the order of the raw inputs.
+void AddRawInput(GeneratedShader& g, int position, const std::string& name, const std::string& element_type);
 // A CUSTOM node's registered name ("" for builtins).
 std::string CustomName(const Node& node);
 

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 
@@ -41,6 +43,19 @@ GeneratedShader StartShader(const NodeContext& ctx, const layout::Bhwc& out, std
   g.groups = GridFor(out, kWorkgroup);
   g.output = out;
   return g;
+}
+
+bool IsGraphInput(const NodeContext& ctx, size_t i) {
+  if (!ctx.has_input(i)) return false;
+  const int t = ctx.node->inputs[i];
+  return std::find(ctx.graph->inputs.begin(), ctx.graph->inputs.end(), t) != ctx.graph->inputs.end();
+}
+
+void AddRawInput(GeneratedShader& g, int position, const std::string& name, const std::string& element_type) {
+  // Before the outputs: after the activation inputs and earlier raw ones.
+  const size_t before = g.activation_inputs.size() + g.raw_inputs.size();
+  g.code.buffers.insert(g.code.buffers.begin() + static_cast<long>(before), {name, element_type, BufferAccess::kRead, false});
+  g.raw_inputs.push_back(position);
 }
 
 namespace glsl {

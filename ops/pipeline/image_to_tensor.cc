@@ -119,10 +119,15 @@ absl::StatusOr<GeneratedShader> ImageToTensorShader(const NodeContext& ctx) {
   auto out = OutputBhwc(ctx, 0);
   if (!out.ok()) return out.status();
   const bool raw = image.type == DataType::kUInt8;
+  // A matrix from the host is read as its float32 values, exact also where
+  // activations are stored as fp16.
+  const bool raw_matrix = !matrix.is_constant && IsGraphInput(ctx, 1);
   std::vector<int> activations;
   if (!raw) activations.push_back(0);
-  if (!matrix.is_constant) activations.push_back(1);
+  if (!matrix.is_constant && !raw_matrix) activations.push_back(1);
   GeneratedShader g = StartShader(ctx, *out, activations);
+  if (raw) AddRawInput(g, 0, "image", "uint");
+  if (raw_matrix) AddRawInput(g, 1, "matrix", "float");
   ShaderParams& params = g.code.params;
   const int ih = image.shape[1], iw = image.shape[2], ic = image.shape[3];
   const std::string w = params.Int("image_w", iw), h = params.Int("image_h", ih);
@@ -132,6 +137,9 @@ absl::StatusOr<GeneratedShader> ImageToTensorShader(const NodeContext& ctx) {
     rows = fmt::format("  highp vec4 row0 = vec4({}, {}, 0.0, {}), row1 = vec4({}, {}, 0.0, {});\n", params.Float("m00", m[0]),
                        params.Float("m01", m[1]), params.Float("m03", m[3]), params.Float("m10", m[4]),
                        params.Float("m11", m[5]), params.Float("m13", m[7]));
+  } else if (raw_matrix) {
+    rows = "  highp vec4 row0 = vec4(matrix[0], matrix[1], matrix[2], matrix[3]);\n"
+           "  highp vec4 row1 = vec4(matrix[4], matrix[5], matrix[6], matrix[7]);\n";
   } else {
     const std::string buffer = raw ? "in0" : "in1";
     const layout::Bhwc shape{1, 1, 4, 4};
@@ -141,8 +149,6 @@ absl::StatusOr<GeneratedShader> ImageToTensorShader(const NodeContext& ctx) {
   // One tap: the image's pixel (px, py), zero outside.
   std::string tap;
   if (raw) {
-    g.code.buffers.insert(g.code.buffers.end() - 1, {"image", "uint", BufferAccess::kRead, false});
-    g.raw_inputs = {0};
     tap = fmt::format(
         "    if (px >= 0 && py >= 0 && px < {w} && py < {h}) {{\n"
         "      int i = (py * {w} + px) * {c};\n"

@@ -319,8 +319,13 @@ std::string Element(ShaderParams& params, const std::string& buffer, const layou
                      kLane[c % 4]);
 }
 
-// The matrix's first two rows from `buffer` (a [1, 4, 4] or [1, 1, 4, 4] activation).
-std::string MatrixRows(ShaderParams& params, const std::string& buffer) {
+// The matrix's first two rows from `buffer`: a [1, 4, 4] or [1, 1, 4, 4]
+// activation, or (`raw`) the host's 16 floats.
+std::string MatrixRows(ShaderParams& params, const std::string& buffer, bool raw = false) {
+  if (raw) {
+    return fmt::format("  highp vec4 row0 = vec4({0}[0], {0}[1], {0}[2], {0}[3]), row1 = vec4({0}[4], {0}[5], {0}[6], {0}[7]);\n",
+                       buffer);
+  }
   const layout::Bhwc m{1, 1, 4, 4};
   return fmt::format("  highp vec4 row0 = {}, row1 = {};\n", glsl::Read(params, buffer, m, "0", "0", "0", "0"),
                      glsl::Read(params, buffer, m, "0", "0", "0", "1"));
@@ -452,13 +457,17 @@ absl::StatusOr<GeneratedShader> TransformLandmarksShader(const NodeContext& ctx)
   auto dims = LandmarkDimensions(ctx.input(0), a);
   if (!dims.ok()) return absl::UnimplementedError(dims.status().message());
   MGD_ASSIGN_OR_RETURN(const layout::Bhwc in, InputBhwc(ctx, 0));
-  GeneratedShader g = StartShader(ctx, in, {0, 1});
+  // A matrix from the host is read exactly (fp16 storage would move the
+  // landmarks by up to a quarter pixel at 500 px).
+  const bool raw_matrix = IsGraphInput(ctx, 1);
+  GeneratedShader g = StartShader(ctx, in, raw_matrix ? std::vector<int>{0} : std::vector<int>{0, 1});
+  if (raw_matrix) AddRawInput(g, 1, "matrix", "float");
   ShaderParams& params = g.code.params;
   const int channels = in.channels;
   auto value_at = [&](const std::string& ch) {
     return fmt::format("{}[({}) & 3]", glsl::Read(params, "in0", in, "b", "((" + ch + ") >> 2)", "y", "x"), ch);
   };
-  g.code.body = MatrixRows(params, "in1") + fmt::format(
+  g.code.body = MatrixRows(params, raw_matrix ? "matrix" : "in1", raw_matrix) + fmt::format(
       "  row0.w *= {scale};\n"
       "  row1.w *= {scale};\n"
       "  vec4 value = vec4(0.0);\n"

@@ -296,7 +296,7 @@ head -c 3000 "$photo" >"$work/cut.png"
 expect_error "pipeline truncated image" 2 "cut.png: not a readable PNG" -- pipeline face --models "$models" "$work/cut.png" --backend cpu
 expect_error "pipeline non-image" 2 "face_detection_short_range.tflite: not a PNG or JPEG file" -- pipeline face --models "$models" "$face" --backend cpu
 expect_error "pipeline missing image" 2 "/no/such.png: cannot open the image" -- pipeline face --models "$models" /no/such.png --backend cpu
-expect_error "pipeline unknown solution" 2 "unknown solution 'faces' \(one of: face, face_full_range\)" -- pipeline faces --models "$models" "$photo"
+expect_error "pipeline unknown solution" 2 "unknown solution 'faces' \(one of: face, face_full_range, face_mesh\)" -- pipeline faces --models "$models" "$photo"
 expect_error "pipeline without models" 2 "/no/models/face_detection_short_range.tflite: cannot open" \
   -- pipeline face "$photo" --models /no/models --backend cpu
 

@@ -111,10 +111,10 @@ std::string Photo() { return testing::DataPath("images/astronaut.png"); }
 // pipeline's graph on the CPU with the model's outputs exposed too.
 std::vector<Face> FacesFromPipelineInput(const Image& image) {
   auto spec = FindSolution("face");
-  auto model = ReadModelFile(Models() + "/" + spec->model_file);
-  auto anchors = GenerateAnchors(spec->anchors);
+  auto model = ReadModelFile(Models() + "/" + spec->detector.model_file);
+  auto anchors = GenerateAnchors(spec->detector.anchors);
   EXPECT_TRUE(model.ok() && anchors.ok());
-  auto graph = DetectorGraph(*model, *spec, *anchors, image.width, image.height, image.channels);
+  auto graph = DetectorGraph(*model, spec->detector, *anchors, image.width, image.height, image.channels);
   EXPECT_TRUE(graph.ok()) << graph.status();
   graph->outputs.insert(graph->outputs.end(), model->outputs.begin(), model->outputs.end());
   auto interpreter = Interpreter::Create(*graph, {});
@@ -275,7 +275,7 @@ TEST(ImageFileTest, ReadsPngAndJpegAndRefusesBadFiles) {
 TEST(PipelineTest, UnknownSolutionAndMissingModelAreClearErrors) {
   auto unknown = Pipeline::Create("faces", {Models(), {}, nullptr});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.status().message(), "unknown solution 'faces' (one of: face, face_full_range)");
+  EXPECT_EQ(unknown.status().message(), "unknown solution 'faces' (one of: face, face_full_range, face_mesh)");
   auto missing = Pipeline::Create("face", {"/nonexistent", {}, nullptr});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(std::string(missing.status().message()), ::testing::HasSubstr("/nonexistent/face_detection_short_range.tflite"));
@@ -295,6 +295,90 @@ TEST(PipelineTest, FullRangeFindsTheFace) {
     EXPECT_NEAR(result->detections[0].keypoints[k][1], near->detections[0].keypoints[k][1], 8.0) << k;
   }
 }
+
+double MeanDistance(const Detection& a, const Detection& b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.landmarks.size(); ++i) {
+    sum += std::hypot(a.landmarks[i][0] - b.landmarks[i][0], a.landmarks[i][1] - b.landmarks[i][1]);
+  }
+  return sum / static_cast<double>(a.landmarks.size());
+}
+
+// The first frame runs the detector and the landmark model (two
+// submissions); the next frame of the same scene only the landmark model on
+// the crop the first frame's landmarks give (one), and finds the same mesh.
+TEST(FaceMeshTest, TracksFromFrameToFrame) {
+  auto image = ReadImage(Photo());
+  auto p = Pipeline::Create("face_mesh", {Models(), {}, nullptr});
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto first = (*p)->Process(*image);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(first->detector_ran);
+  EXPECT_EQ(first->submissions, 2);
+  ASSERT_EQ(first->detections.size(), 1u);
+  const Detection& face = first->detections[0];
+  ASSERT_EQ(face.landmarks.size(), 478u);  // 468 mesh points and two irises of 5
+  ASSERT_EQ(face.keypoints.size(), 6u);
+  // The mesh's eye corners (33, 133: right eye) around the detector's right eye.
+  const float eye_x = (face.landmarks[33][0] + face.landmarks[133][0]) / 2, eye_y = (face.landmarks[33][1] + face.landmarks[133][1]) / 2;
+  EXPECT_NEAR(eye_x, face.keypoints[0][0], 6.0);
+  EXPECT_NEAR(eye_y, face.keypoints[0][1], 6.0);
+  // The right iris's centre (the first of 468..472) between those corners.
+  EXPECT_NEAR(face.landmarks[468][0], eye_x, 6.0);
+  auto second = (*p)->Process(*image);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE(second->detector_ran);
+  EXPECT_EQ(second->submissions, 1);
+  ASSERT_EQ(second->detections.size(), 1u);
+  const double moved = MeanDistance(second->detections[0], face);
+  std::printf("face mesh: tracked frame within %.2f px (mean) of the detected one\n", moved);
+  EXPECT_LT(moved, 2.0);
+  // A frame without the face: the tracked crop loses it, the detector finds none.
+  Image blank{image->width, image->height, 3, std::vector<uint8_t>(image->pixels.size(), 128)};
+  auto lost = (*p)->Process(blank);
+  ASSERT_TRUE(lost.ok());
+  EXPECT_TRUE(lost->detections.empty());
+  EXPECT_TRUE(lost->detector_ran);
+}
+
+class FaceMeshGpuTest : public ::testing::TestWithParam<testing::Backend> {};
+
+// Both stages wholly on the GPU; the mesh where the CPU puts it.
+TEST_P(FaceMeshGpuTest, MatchesTheCpu) {
+  GpuDelegateOptions options;
+  options.api = GetParam().api;
+  options.precision = GetParam().fp16 ? Precision::Fp16() : Precision::Fp32();
+  auto delegate = GpuDelegate::Create(options);
+  if (!delegate.ok()) GTEST_SKIP() << delegate.status();
+  auto image = ReadImage(Photo());
+  auto cpu = Pipeline::Create("face_mesh", {Models(), {}, nullptr});
+  auto gpu = Pipeline::Create("face_mesh", {Models(), {delegate->get()}, nullptr});
+  ASSERT_TRUE(cpu.ok() && gpu.ok());
+  for (int frame = 0; frame < 2; ++frame) {
+    auto a = (*cpu)->Process(*image), b = (*gpu)->Process(*image);
+    ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+    ASSERT_EQ(a->detections.size(), 1u);
+    ASSERT_EQ(b->detections.size(), 1u);
+    EXPECT_EQ(b->submissions, frame == 0 ? 2 : 1);
+    const double apart = MeanDistance(b->detections[0], a->detections[0]);
+    std::printf("face mesh frame %d: GPU within %.3f px (mean) of the CPU\n", frame, apart);
+    EXPECT_LT(apart, GetParam().fp16 ? 1.0 : 0.05);
+  }
+  for (const Interpreter* interpreter : {(*gpu)->interpreter(), (*gpu)->landmark_interpreter()}) {
+    ASSERT_NE(interpreter, nullptr);
+    EXPECT_EQ(interpreter->partitions().size(), 1u);
+    for (size_t n = 0; n < interpreter->graph().nodes.size(); ++n) {
+      EXPECT_NE(interpreter->placements()[n].where, NodePlacement::Where::kCpu)
+          << NodeLabel(interpreter->graph(), static_cast<int>(n)) << ": " << interpreter->placements()[n].reason;
+    }
+  }
+}
+
+// The landmark model's 200 shaders cost a cold llvmpipe 10-40 s per
+// configuration: two of the four (each op is checked on all four).
+INSTANTIATE_TEST_SUITE_P(Backends, FaceMeshGpuTest,
+                         ::testing::Values(testing::Backend{gpu::Api::kVulkan, false}, testing::Backend{gpu::Api::kGles, true}),
+                         testing::BackendName);
 
 }  // namespace
 }  // namespace mgd::pipeline

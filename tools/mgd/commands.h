@@ -47,6 +47,7 @@ struct PipelineOptions {
   std::string precision = "fp32";
   std::string cache_dir;
   std::string out;  // annotated picture (PNG)
+  int repeat = 1;    // each image this many times in a row (frames of a still scene): timing
   bool json = false;
 };
 absl::Status Pipeline(const PipelineOptions& options);

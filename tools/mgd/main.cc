@@ -179,12 +179,16 @@ int main(int argc, char** argv) {
 
   mgd::cli::PipelineOptions pipe;
   auto* pipe_cmd = app.add_subcommand("pipeline", "A MediaPipe solution end to end: image in, detections in image pixels out");
-  pipe_cmd->add_option("solution", pipe.solution, "face | face_full_range")->required();
+  pipe_cmd->add_option("solution", pipe.solution, "face | face_full_range | face_mesh")->required();
   pipe_cmd->add_option("images", pipe.images, "PNG or JPEG images")->required();
   pipe_cmd->add_option("--models", pipe.models_dir, "Folder of the solution's .tflite models (default tests/data/models)");
   AddBackendOptions(pipe_cmd, pipe.backend, pipe.precision, "auto|vulkan|gl|cpu");
   pipe_cmd->add_option("--cache-dir", pipe.cache_dir, "Compilation cache folder");
   pipe_cmd->add_option("--out", pipe.out, "Annotated picture to write (PNG; with several images, OUT_<k>.png)");
+  pipe_cmd->add_option("--repeat", pipe.repeat,
+                       "Process each image N times in a row, as frames of a still scene (tracking), and report the "
+                       "per-frame times")
+      ->check(CLI::Range(1, 100000));
   pipe_cmd->add_flag("--json", pipe.json, "Print one JSON object on stdout");
 
   mgd::cli::CompileFileOptions compile;
