@@ -51,11 +51,20 @@ absl::StatusOr<GpuBufferNeeds> GpuKernel::BufferNeeds(bool output, size_t index)
   }
   const int user = users[index];
   const Conversion c = ConversionOf(*model_, user);
-  if (c.inside < 0) return absl::InternalError(fmt::format("no conversion dispatch for buffer {}", user));
   GpuBufferNeeds needs;
   needs.bhwc_bytes = model_->buffers[static_cast<size_t>(user)].bytes;
-  needs.phwc4_bytes = model_->buffers[static_cast<size_t>(c.inside)].bytes;
-  needs.phwc4_half = model_->dispatches[static_cast<size_t>(c.dispatch)].code.half_storage;
+  // An input some op reads as it is given (an 8-bit image, a matrix:
+  // GeneratedShader::raw_inputs) takes only BHWC: a PHWC4 buffer would
+  // leave those reads without their bytes.
+  bool read_as_given = false;
+  for (size_t i = 0; i < model_->dispatches.size(); ++i) {
+    if (static_cast<int>(i) == c.dispatch) continue;
+    for (const CompiledBinding& b : model_->dispatches[i].bindings) read_as_given = read_as_given || b.buffer == user;
+  }
+  if (c.inside >= 0 && !read_as_given) {
+    needs.phwc4_bytes = model_->buffers[static_cast<size_t>(c.inside)].bytes;
+    needs.phwc4_half = model_->dispatches[static_cast<size_t>(c.dispatch)].code.half_storage;
+  }
   return needs;
 }
 
@@ -69,6 +78,9 @@ absl::Status GpuKernel::BindBuffer(bool output, size_t index, const std::optiona
   if (!needs.ok()) return needs.status();
   std::optional<BoundBuffer> bound;
   if (buffer) {
+    if (layout == GpuLayout::kPhwc4 && needs->phwc4_bytes == 0) {
+      return absl::InvalidArgumentError(fmt::format("{} {} is read as it is given: bind it in BHWC", output ? "output" : "input", index));
+    }
     const uint64_t wanted = layout == GpuLayout::kBhwc ? needs->bhwc_bytes : needs->phwc4_bytes;
     if (buffer->bytes < wanted) {
       return absl::InvalidArgumentError(fmt::format(

@@ -31,10 +31,16 @@ class Builder {
     return it == plan_.aliases.end() ? t : it->second;
   }
 
-  // The PHWC4 buffer of tensor `t` (a constant one is converted now).
+  // The PHWC4 buffer of tensor `t` (a constant one is converted now, a
+  // partition input by a conversion dispatch the first time one is read so).
   absl::StatusOr<int> Activation(int tensor) {
     const int t = Resolve(tensor);
     if (auto it = activation_.find(t); it != activation_.end()) return it->second;
+    if (auto it = unconverted_.find(t); it != unconverted_.end()) {
+      const int user = it->second;
+      unconverted_.erase(it);
+      return Converted(t, user);
+    }
     const Tensor& info = graph_.tensors[static_cast<size_t>(t)];
     auto shape = shaders::ToBhwc(info.shape);
     if (!shape.ok()) return shape.status();
@@ -92,18 +98,44 @@ class Builder {
     model_.buffers.push_back(user);
     const int user_index = static_cast<int>(model_.buffers.size()) - 1;
     (inbound ? model_.inputs : model_.outputs).push_back(user_index);
-    if (inbound) user_input_[t] = user_index;
-    if (bytes) return absl::OkStatus();
+    if (inbound) {
+      user_input_[t] = user_index;
+      // Converted when an op reads it as an activation (Activation): inputs
+      // read only as given (raw_inputs) need no conversion dispatch.
+      if (!bytes) unconverted_[Resolve(t)] = user_index;
+      return absl::OkStatus();
+    }
     auto inside = Activation(t);
     if (!inside.ok()) return inside.status();
-    const shaders::ConversionShader conversion = inbound ? shaders::BhwcToPhwc4Shader(*shape, options_.precision.half_storage())
-                                                         : shaders::Phwc4ToBhwcShader(*shape, options_.precision.half_storage());
+    return Conversion(*shape, user_index, *inside, false);
+  }
+
+  // Partition input `t`'s activation, made from its user buffer `user`.
+  absl::StatusOr<int> Converted(int t, int user) {
+    auto shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(t)].shape);
+    if (!shape.ok()) return shape.status();
+    CompiledBuffer b;
+    b.tensor = t;
+    b.shape = *shape;
+    b.bytes = static_cast<size_t>(shape->batch) * shape->slices() * shape->height * shape->width *
+              shaders::Vec4Bytes(options_.precision.half_storage());
+    model_.buffers.push_back(b);
+    const int inside = static_cast<int>(model_.buffers.size()) - 1;
+    activation_[t] = inside;
+    if (absl::Status s = Conversion(*shape, user, inside, true); !s.ok()) return s;
+    return inside;
+  }
+
+  // The dispatch between user buffer `user_index` and activation `inside`.
+  absl::Status Conversion(const layout::Bhwc& shape, int user_index, int inside, bool inbound) {
+    const shaders::ConversionShader conversion = inbound ? shaders::BhwcToPhwc4Shader(shape, options_.precision.half_storage())
+                                                         : shaders::Phwc4ToBhwcShader(shape, options_.precision.half_storage());
     CompiledDispatch d;
     d.code = conversion.code;
     d.groups = conversion.groups;
-    if (inbound) d.grid = shaders::BlockedExtent(*shape);  // the outbound one runs over BHWC elements in 1-D
-    d.key = {inbound ? "BHWC_TO_PHWC4" : "PHWC4_TO_BHWC", Extent(*shape), Extent(*shape), {}, options_.precision.half_storage()};
-    d.bindings = {{inbound ? user_index : *inside, false}, {inbound ? *inside : user_index, true}};
+    if (inbound) d.grid = shaders::BlockedExtent(shape);  // the outbound one runs over BHWC elements in 1-D
+    d.key = {inbound ? "BHWC_TO_PHWC4" : "PHWC4_TO_BHWC", Extent(shape), Extent(shape), {}, options_.precision.half_storage()};
+    d.bindings = {{inbound ? user_index : inside, false}, {inbound ? inside : user_index, true}};
     Add(std::move(d));
     return absl::OkStatus();
   }
@@ -340,6 +372,7 @@ class Builder {
   CompiledModel model_;
   std::map<int, int> activation_;  // tensor -> buffer
   std::map<int, int> user_input_;  // partition input tensor -> its user buffer
+  std::map<int, int> unconverted_;  // float partition inputs no op has read as activations yet
 };
 
 }  // namespace

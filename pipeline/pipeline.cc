@@ -175,6 +175,18 @@ absl::StatusOr<Interpreter*> Pipeline::Make(std::map<Key, std::unique_ptr<Interp
   return raw;
 }
 
+absl::StatusOr<std::vector<std::pair<std::string, Graph>>> Pipeline::Graphs(const Image& image) const {
+  std::vector<std::pair<std::string, Graph>> graphs;
+  MGD_ASSIGN_OR_RETURN(Graph detector,
+                       DetectorGraph(detector_model_, spec_.detector, anchors_, image.width, image.height, image.channels));
+  graphs.emplace_back("detector", std::move(detector));
+  if (spec_.landmarks) {
+    MGD_ASSIGN_OR_RETURN(Graph landmarks, LandmarkGraph(landmark_model_, *spec_.landmarks, image.width, image.height, image.channels));
+    graphs.emplace_back("landmarks", std::move(landmarks));
+  }
+  return graphs;
+}
+
 absl::Status Pipeline::Invoke(Interpreter& interpreter, Result& result) {
   const auto start = std::chrono::steady_clock::now();
   InvokeTiming timing;

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -59,6 +60,10 @@ class Pipeline {
   absl::StatusOr<Result> Process(const Image& image);
   // Forget the tracked face: the next frame runs the detector.
   void ResetTracking() { tracked_.reset(); }
+
+  // The graphs Process runs for images like `image`, by stage name
+  // ("detector", "landmarks"): to inspect, dump or bench them as models.
+  absl::StatusOr<std::vector<std::pair<std::string, Graph>>> Graphs(const Image& image) const;
 
   const SolutionSpec& spec() const { return spec_; }
   // The detector's interpreter of the last image's size (placements).

@@ -303,7 +303,11 @@ absl::StatusOr<GeneratedShader> NonMaxSuppressionShader(const NodeContext& ctx) 
   int n = 0, d = 0;
   if (absl::Status s = CheckNmsInputs(*ctx.graph, *ctx.node, &n, &d); !s.ok()) return absl::UnimplementedError(s.message());
   if (!ctx.workgroup_reduction) return absl::UnimplementedError("needs a workgroup of its own");
-  constexpr int kThreads = 64;
+  constexpr int kThreads = 128;  // GLES 3.1's least maximum
+  // The reduction's shared memory, within the 16 KiB every GLES 3.1 GPU has.
+  if (kThreads * (d + 1) * 4 + kThreads * 8 > 16384) {
+    return absl::UnimplementedError(fmt::format("rows of {} values need more shared memory than a GPU must have", d));
+  }
   const int per = (n + kThreads - 1) / kThreads, coords = d - 1, slices = (d + 3) / 4;
   const bool project = ctx.node->inputs.size() == 2 && ctx.node->inputs[1] != kNoTensor;
   const bool project_constant = project && ctx.input(1).is_constant;
@@ -350,16 +354,24 @@ absl::StatusOr<GeneratedShader> NonMaxSuppressionShader(const NodeContext& ctx) 
   g.code.shared = fmt::format(
       "shared highp float best_score[{T}];\n"
       "shared int best_index[{T}];\n"
-      "shared highp float partial[{T}];\n",
-      fmt::arg("T", kThreads));
+      "shared highp float partial[{T} * {V}];\n",
+      fmt::arg("T", kThreads), fmt::arg("V", coords + 2));
   // The sums of the coordinates, the total score and the count of the
-  // suppressed candidates: reduced one after the other through `partial`.
+  // suppressed candidates: all reduced together through `partial` (one
+  // tree of barriers for the lot: each barrier costs about a microsecond).
   g.code.body = fmt::format(
       "  int t = int(gl_LocalInvocationID.x);\n"
+      // Each invocation's candidates stay in registers: one round of loads.
       "  bool alive[{per}];\n"
+      "  highp float cscore[{per}];\n"
+      "  highp vec4 cbox[{per}];\n"
       "  MGD_LOOP for (int k = 0; k < {per}; ++k) {{\n"
       "    int i = t + k * {T};\n"
-      "    alive[k] = i < {N} && {score_of_i} >= {min_score};\n"
+      "    alive[k] = false;\n"
+      "    if (i >= {N}) continue;\n"
+      "    cscore[k] = {score_of_i};\n"
+      "    cbox[k] = {box_of_i};\n"
+      "    alive[k] = cscore[k] >= {min_score};\n"
       "  }}\n"
       "  int count = 0;\n"
       "  MGD_LOOP for (int r = 0; r < {M}; ++r) {{\n"
@@ -368,7 +380,7 @@ absl::StatusOr<GeneratedShader> NonMaxSuppressionShader(const NodeContext& ctx) 
       "    MGD_LOOP for (int k = 0; k < {per}; ++k) {{\n"
       "      if (!alive[k]) continue;\n"
       "      int i = t + k * {T};\n"
-      "      highp float sc = {score_of_i};\n"
+      "      highp float sc = cscore[k];\n"
       "      if (bi < 0 || sc > bs) {{ bs = sc; bi = i; }}\n"
       "    }}\n"
       "    best_score[t] = bs;\n"
@@ -396,7 +408,7 @@ absl::StatusOr<GeneratedShader> NonMaxSuppressionShader(const NodeContext& ctx) 
       "    MGD_LOOP for (int k = 0; k < {per}; ++k) {{\n"
       "      if (!alive[k]) continue;\n"
       "      int i = t + k * {T};\n"
-      "      highp vec4 ib = {box_of_i};\n"
+      "      highp vec4 ib = cbox[k];\n"
       "      highp float iou = 0.0;\n"
       "      bool empty = ib.x > ib.z || ib.y > ib.w || bb.x > bb.z || bb.y > bb.w;\n"
       "      if (!empty && !(bb.z < ib.x || ib.z < bb.x || bb.w < ib.y || ib.w < bb.y)) {{\n"
@@ -406,7 +418,7 @@ absl::StatusOr<GeneratedShader> NonMaxSuppressionShader(const NodeContext& ctx) 
       "      }}\n"
       "      if (!(iou > {iou})) continue;\n"
       "      alive[k] = false;\n"
-      "      highp float w = {score_of_i};\n"
+      "      highp float w = cscore[k];\n"
       "      total += w;\n"
       "      suppressed += 1.0;\n"
       "      MGD_LOOP for (int js = 0; js < {S}; ++js) {{\n"
@@ -415,16 +427,20 @@ absl::StatusOr<GeneratedShader> NonMaxSuppressionShader(const NodeContext& ctx) 
       "      }}\n"
       "    }}\n"
       "    highp float v[{S4}];\n"
-      "    MGD_LOOP for (int c = 0; c < {C} + 2; ++c) {{\n"
-      "      partial[t] = c < {C} ? sums[c] : (c == {C} ? total : suppressed);\n"
-      "      memoryBarrierShared(); barrier();\n"
-      "      MGD_LOOP for (int k = {T} / 2; k > 0; k /= 2) {{\n"
-      "        if (t < k) partial[t] += partial[t + k];\n"
-      "        memoryBarrierShared(); barrier();\n"
+      "    MGD_LOOP for (int c = 0; c < {C}; ++c) partial[t * {V} + c] = sums[c];\n"
+      "    partial[t * {V} + {C}] = total;\n"
+      "    partial[t * {V} + {C} + 1] = suppressed;\n"
+      "    memoryBarrierShared(); barrier();\n"
+      "    MGD_LOOP for (int k = {T} / 2; k > 0; k /= 2) {{\n"
+      "      if (t < k) {{\n"
+      "        MGD_LOOP for (int c = 0; c < {V}; ++c) partial[t * {V} + c] += partial[(t + k) * {V} + c];\n"
       "      }}\n"
-      "      if (c < {C}) v[c] = partial[0]; else if (c == {C}) total = partial[0]; else suppressed = partial[0];\n"
       "      memoryBarrierShared(); barrier();\n"
       "    }}\n"
+      "    MGD_LOOP for (int c = 0; c < {C}; ++c) v[c] = partial[c];\n"
+      "    total = partial[{C}];\n"
+      "    suppressed = partial[{C} + 1];\n"
+      "    memoryBarrierShared(); barrier();\n"
       "    count = r + 1;\n"
       "    if (t == 0) {{\n"
       "      MGD_LOOP for (int js = 0; js < {S}; ++js) {{\n"
@@ -452,7 +468,7 @@ absl::StatusOr<GeneratedShader> NonMaxSuppressionShader(const NodeContext& ctx) 
       "  }}\n",
       fmt::arg("per", per), fmt::arg("T", kThreads), fmt::arg("N", params.Int("candidates", n)),
       fmt::arg("M", params.Int("max_detections", a->max_detections)), fmt::arg("C", coords), fmt::arg("S", slices),
-      fmt::arg("S4", slices * 4), fmt::arg("min_score", params.Float("min_score", a->min_score)),
+      fmt::arg("S4", slices * 4), fmt::arg("V", coords + 2), fmt::arg("min_score", params.Float("min_score", a->min_score)),
       fmt::arg("iou", params.Float("iou_threshold", a->iou_threshold)),
       fmt::arg("score_of_i", read("i", score_slice) + "." + score_lane), fmt::arg("box_of_best", read("best", "0")),
       fmt::arg("box_of_i", read("i", "0")), fmt::arg("slice_of_i", read("i", "js")),

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "model/status_macros.h"
+#include "model/writer.h"
 #include "pipeline/annotate.h"
 #include "pipeline/pipeline.h"
 #include "tools/mgd/backend_choice.h"
@@ -59,6 +60,14 @@ absl::Status Pipeline(const PipelineOptions& options) {
   for (size_t k = 0; k < options.images.size(); ++k) {
     const std::string& path = options.images[k];
     MGD_ASSIGN_OR_RETURN(pipeline::Image image, pipeline::ReadImage(path));
+    if (k == 0 && !options.save_graphs.empty()) {
+      MGD_ASSIGN_OR_RETURN(auto graphs, p->Graphs(image));
+      for (const auto& [stage, graph] : graphs) {
+        const std::string file = fmt::format("{}/{}_{}.tflite", options.save_graphs, options.solution, stage);
+        if (absl::Status s = WriteModelFile(graph, file); !s.ok()) return s;
+        text += fmt::format("{} graph: {}\n", stage, file);
+      }
+    }
     auto result = p->Process(image);
     if (!result.ok()) return absl::Status(result.status().code(), fmt::format("{}: {}", path, result.status().message()));
     // Later frames of the same scene: what an app's steady state costs

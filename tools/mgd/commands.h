@@ -48,6 +48,7 @@ struct PipelineOptions {
   std::string cache_dir;
   std::string out;  // annotated picture (PNG)
   int repeat = 1;    // each image this many times in a row (frames of a still scene): timing
+  std::string save_graphs;  // a folder: the stages' graphs as .tflite (for mgd bench, dump, ops)
   bool json = false;
 };
 absl::Status Pipeline(const PipelineOptions& options);

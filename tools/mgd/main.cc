@@ -189,6 +189,9 @@ int main(int argc, char** argv) {
                        "Process each image N times in a row, as frames of a still scene (tracking), and report the "
                        "per-frame times")
       ->check(CLI::Range(1, 100000));
+  pipe_cmd->add_option("--save-graphs", pipe.save_graphs,
+                       "Write the stages' graphs for the first image's size as DIR/SOLUTION_STAGE.tflite (to bench, dump "
+                       "or inspect them as models)");
   pipe_cmd->add_flag("--json", pipe.json, "Print one JSON object on stdout");
 
   mgd::cli::CompileFileOptions compile;
