@@ -39,7 +39,11 @@ class Builder {
     if (auto it = unconverted_.find(t); it != unconverted_.end()) {
       const int user = it->second;
       unconverted_.erase(it);
-      return Converted(t, user);
+      auto inside = Activation(t);  // a plain activation now
+      if (!inside.ok()) return inside.status();
+      const layout::Bhwc shape = model_.buffers[static_cast<size_t>(*inside)].shape;
+      if (absl::Status s = Conversion(shape, user, *inside, true); !s.ok()) return s;
+      return inside;
     }
     const Tensor& info = graph_.tensors[static_cast<size_t>(t)];
     auto shape = shaders::ToBhwc(info.shape);
@@ -108,22 +112,6 @@ class Builder {
     auto inside = Activation(t);
     if (!inside.ok()) return inside.status();
     return Conversion(*shape, user_index, *inside, false);
-  }
-
-  // Partition input `t`'s activation, made from its user buffer `user`.
-  absl::StatusOr<int> Converted(int t, int user) {
-    auto shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(t)].shape);
-    if (!shape.ok()) return shape.status();
-    CompiledBuffer b;
-    b.tensor = t;
-    b.shape = *shape;
-    b.bytes = static_cast<size_t>(shape->batch) * shape->slices() * shape->height * shape->width *
-              shaders::Vec4Bytes(options_.precision.half_storage());
-    model_.buffers.push_back(b);
-    const int inside = static_cast<int>(model_.buffers.size()) - 1;
-    activation_[t] = inside;
-    if (absl::Status s = Conversion(*shape, user, inside, true); !s.ok()) return s;
-    return inside;
   }
 
   // The dispatch between user buffer `user_index` and activation `inside`.

@@ -12,36 +12,7 @@ namespace {
 
 using testing::GraphBuilder;
 
-// Runs `graph` with inputs given as bytes (any dtype); outputs as floats.
-std::vector<std::vector<float>> RunBytes(const Graph& graph, const std::vector<std::vector<uint8_t>>& inputs,
-                                         Delegate* delegate) {
-  InterpreterOptions options;
-  if (delegate) options.delegates.push_back(delegate);
-  std::vector<std::string> log;
-  options.logger = [&](LogLevel, const std::string& m) { log.push_back(m); };
-  auto interpreter = Interpreter::Create(graph, std::move(options));
-  EXPECT_TRUE(interpreter.ok()) << interpreter.status();
-  if (!interpreter.ok()) return {};
-  EXPECT_THAT(log, ::testing::IsEmpty());
-  if (delegate) {
-    for (size_t n = 0; n < graph.nodes.size(); ++n) {
-      const NodePlacement& p = (*interpreter)->placements()[n];
-      EXPECT_EQ(p.where, NodePlacement::Where::kDelegate) << NodeLabel(graph, static_cast<int>(n)) << ": " << p.reason;
-    }
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    EXPECT_EQ((*interpreter)->input(i).bytes, inputs[i].size());
-    std::memcpy((*interpreter)->input(i).data, inputs[i].data(), inputs[i].size());
-  }
-  const absl::Status invoked = (*interpreter)->Invoke();
-  EXPECT_TRUE(invoked.ok()) << invoked;
-  std::vector<std::vector<float>> outputs;
-  for (size_t k = 0; k < graph.outputs.size(); ++k) {
-    const TensorRef& t = (*interpreter)->output(k);
-    outputs.emplace_back(t.as<float>(), t.as<float>() + t.elements());
-  }
-  return outputs;
-}
+using testing::RunWithBytes;
 
 template <typename T>
 std::vector<uint8_t> Bytes(const std::vector<T>& v) {
@@ -85,13 +56,13 @@ TEST(ImageToTensorTest, SamplesBilinearlyWithZeroBorderAndScales) {
   auto norm = [](float v) { return v * (2.0f / 255.0f) - 1.0f; };
   {  // the identity: the image itself
     ImageGraph g(px, 2, 3, 3, Affine(1, 0, 0, 0, 1, 0), false, {2, 3, 3, -1.0f, 1.0f});
-    const auto out = RunBytes(g.b.Build(), g.inputs, nullptr);
+    const auto out = RunWithBytes(g.b.Build(), g.inputs, nullptr);
     ASSERT_EQ(out.size(), 1u);
     for (size_t i = 0; i < px.size(); ++i) EXPECT_FLOAT_EQ(out[0][i], norm(px[i])) << i;
   }
   {  // half a pixel right and down: the mean of four; the last column and row half outside (zeros)
     ImageGraph g(px, 2, 3, 3, Affine(1, 0, 0.5f, 0, 1, 0.5f), false, {2, 3, 2, -1.0f, 1.0f});
-    const auto out = RunBytes(g.b.Build(), g.inputs, nullptr);
+    const auto out = RunWithBytes(g.b.Build(), g.inputs, nullptr);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_NEAR(out[0][0], norm((0 + 30 + 90 + 120) / 4.0f), 1e-6);     // (0,0) channel 0
     EXPECT_NEAR(out[0][1], norm((10 + 40 + 100 + 130) / 4.0f), 1e-6);   // channel 1
@@ -101,11 +72,11 @@ TEST(ImageToTensorTest, SamplesBilinearlyWithZeroBorderAndScales) {
   {  // far outside: range_min; a grey image feeds every channel
     const std::vector<uint8_t> grey = {255};
     ImageGraph g(grey, 1, 1, 1, Affine(1, 0, -7, 0, 1, 0), false, {1, 2, 3, 0.0f, 1.0f});
-    const auto out = RunBytes(g.b.Build(), g.inputs, nullptr);
+    const auto out = RunWithBytes(g.b.Build(), g.inputs, nullptr);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0], (std::vector<float>{0, 0, 0, 0, 0, 0}));
     ImageGraph at(grey, 1, 1, 1, Affine(1, 0, 0, 0, 1, 0), false, {1, 1, 3, 0.0f, 1.0f});
-    EXPECT_EQ(RunBytes(at.b.Build(), at.inputs, nullptr)[0], (std::vector<float>{1, 1, 1}));
+    EXPECT_EQ(RunWithBytes(at.b.Build(), at.inputs, nullptr)[0], (std::vector<float>{1, 1, 1}));
   }
 }
 
@@ -140,7 +111,7 @@ TEST(DecodeDetectionsTest, DecodesAsMediaPipe) {
   const int out = b.Tensor({1, 1, DetectionRowSize(1)});
   b.Op(OpKind::kCustom, Custom(kDecodeDetectionsOp, EncodeOptions(a)), {boxes, scores, anchors}, {out});
   b.Output(out);
-  const auto result = RunBytes(b.Build(), {Bytes(std::vector<float>{2, -4, 4, 2, 1, 3}), Bytes(std::vector<float>{9})}, nullptr);
+  const auto result = RunWithBytes(b.Build(), {Bytes(std::vector<float>{2, -4, 4, 2, 1, 3}), Bytes(std::vector<float>{9})}, nullptr);
   ASSERT_EQ(result.size(), 1u);
   // x = 2/10*0.5 + 0.25 = 0.35, y = -4/10*1 + 0.5 = 0.1, w = 4/10*0.5 = 0.2, h = 2/10*1 = 0.2
   const float sigmoid3 = 1.0f / (1.0f + std::exp(-3.0f));
@@ -169,7 +140,7 @@ TEST(NonMaxSuppressionTest, WeightsOverlappingBoxesByScore) {
       0.9f,  0.9f,  1.0f,  1.0f,  0.0f,  0.0f,  0.1f,   // below min_score
   };
   NonMaxSuppressionAttributes a{3, 0.2f, 0.3f};
-  const auto out = RunBytes(NmsGraph(4, a, nullptr), {Bytes(rows)}, nullptr);
+  const auto out = RunWithBytes(NmsGraph(4, a, nullptr), {Bytes(rows)}, nullptr);
   ASSERT_EQ(out.size(), 1u);
   // A and B weighted 0.75 : 0.25; then C alone; then an empty row.
   const std::vector<float> expected = {0.0f, 0.0f, 0.5f,  0.4375f, 0.3125f, 0.3125f, 0.75f,  //
@@ -179,7 +150,7 @@ TEST(NonMaxSuppressionTest, WeightsOverlappingBoxesByScore) {
   for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(out[0][i], expected[i], 1e-6) << i;
   // Projected by x' = 100 x + 10, y' = 50 y (the box stays axis-aligned).
   const std::vector<float> m = Affine(100, 0, 10, 0, 50, 0);
-  const auto projected = RunBytes(NmsGraph(4, {1, 0.2f, 0.3f}, &m), {Bytes(rows)}, nullptr);
+  const auto projected = RunWithBytes(NmsGraph(4, {1, 0.2f, 0.3f}, &m), {Bytes(rows)}, nullptr);
   ASSERT_EQ(projected.size(), 1u);
   const std::vector<float> first = {10.0f, 0.0f, 60.0f, 21.875f, 41.25f, 15.625f, 0.75f};
   for (size_t i = 0; i < first.size(); ++i) EXPECT_NEAR(projected[0][i], first[i], 1e-4) << i;
@@ -198,10 +169,10 @@ TEST_P(PipelineOpsGpuTest, ImageToTensorMatchesTheCpu) {
     for (bool matrix_input : {false, true}) {
       ImageGraph g(px, h, w, c, m, matrix_input, {19, 23, std::min(c == 1 ? 3 : c, 3), -1.0f, 1.0f});
       const Graph graph = g.b.Build();
-      const auto cpu = RunBytes(graph, g.inputs, nullptr);
+      const auto cpu = RunWithBytes(graph, g.inputs, nullptr);
       // A matrix input is read as the host's floats (fp16 storage would
       // move the samples), a constant one inlined.
-      ExpectNear(RunBytes(graph, g.inputs, delegate_.get()), cpu, 2.0);
+      ExpectNear(RunWithBytes(graph, g.inputs, delegate_.get()), cpu, 2.0);
     }
   }
 }
@@ -231,7 +202,7 @@ TEST_P(PipelineOpsGpuTest, DecodeAndSuppressionMatchTheCpu) {
   std::vector<float> raw_scores = testing::Uniform(static_cast<size_t>(n), 72, 6.0f);
   const Graph graph = b.Build();
   const std::vector<std::vector<uint8_t>> inputs = {Bytes(raw), Bytes(raw_scores)};
-  ExpectNear(RunBytes(graph, inputs, delegate_.get()), RunBytes(graph, inputs, nullptr), 4.0);
+  ExpectNear(RunWithBytes(graph, inputs, delegate_.get()), RunWithBytes(graph, inputs, nullptr), 4.0);
 
   // Suppression on rows that fp16 stores exactly (sixty-fourths, distinct
   // scores), so that both sides see the same boxes: overlapping clusters.
@@ -245,7 +216,7 @@ TEST_P(PipelineOpsGpuTest, DecodeAndSuppressionMatchTheCpu) {
   const std::vector<float> projection = Affine(640, 0, 3, 0, 480, -2);
   for (const std::vector<float>* p : {static_cast<const std::vector<float>*>(nullptr), &projection}) {
     const Graph nms = NmsGraph(m, {40, 0.1f, 0.3f}, p);
-    ExpectNear(RunBytes(nms, {Bytes(rows)}, delegate_.get()), RunBytes(nms, {Bytes(rows)}, nullptr), 4.0);
+    ExpectNear(RunWithBytes(nms, {Bytes(rows)}, delegate_.get()), RunWithBytes(nms, {Bytes(rows)}, nullptr), 4.0);
   }
 }
 

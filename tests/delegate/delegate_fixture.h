@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -69,6 +70,38 @@ struct OneOp {
   }
 };
 
+// Runs `graph` (every node delegated or folded at load) with each input
+// given as its bytes (any dtype) and returns its outputs as floats.
+inline std::vector<std::vector<float>> RunWithBytes(const Graph& graph, const std::vector<std::vector<uint8_t>>& inputs,
+                                                   Delegate* delegate) {
+  InterpreterOptions options;
+  if (delegate) options.delegates.push_back(delegate);
+  std::vector<std::string> log;
+  options.logger = [&](LogLevel, const std::string& m) { log.push_back(m); };
+  auto interpreter = Interpreter::Create(graph, std::move(options));
+  EXPECT_TRUE(interpreter.ok()) << interpreter.status();
+  if (!interpreter.ok()) return {};
+  EXPECT_THAT(log, ::testing::IsEmpty());
+  if (delegate) {
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      const NodePlacement& p = (*interpreter)->placements()[n];
+      EXPECT_NE(p.where, NodePlacement::Where::kCpu) << NodeLabel(graph, static_cast<int>(n)) << ": " << p.reason;
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_EQ((*interpreter)->input(i).bytes, inputs[i].size()) << "input " << i;
+    std::memcpy((*interpreter)->input(i).data, inputs[i].data(), std::min(inputs[i].size(), (*interpreter)->input(i).bytes));
+  }
+  const absl::Status invoked = (*interpreter)->Invoke();
+  EXPECT_TRUE(invoked.ok()) << invoked;
+  std::vector<std::vector<float>> outputs;
+  for (size_t k = 0; k < graph.outputs.size(); ++k) {
+    const TensorRef& t = (*interpreter)->output(k);
+    outputs.emplace_back(t.as<float>(), t.as<float>() + t.elements());
+  }
+  return outputs;
+}
+
 class DelegateTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
@@ -108,32 +141,14 @@ class DelegateTest : public ::testing::TestWithParam<Backend> {
   // Runs `graph` (every node delegated or folded at load) and returns its outputs.
   static std::vector<std::vector<float>> Run(const Graph& graph, const std::vector<std::vector<float>>& inputs,
                                              Delegate* delegate) {
-    InterpreterOptions options;
-    if (delegate) options.delegates.push_back(delegate);
-    std::vector<std::string> log;
-    options.logger = [&](LogLevel, const std::string& m) { log.push_back(m); };
-    auto interpreter = Interpreter::Create(graph, std::move(options));
-    EXPECT_TRUE(interpreter.ok()) << interpreter.status();
-    if (!interpreter.ok()) return {};
-    EXPECT_THAT(log, ::testing::IsEmpty());
-    if (delegate) {
-      for (size_t n = 0; n < graph.nodes.size(); ++n) {
-        const NodePlacement& p = (*interpreter)->placements()[n];
-        EXPECT_NE(p.where, NodePlacement::Where::kCpu) << NodeLabel(graph, static_cast<int>(n)) << ": " << p.reason;
-      }
+    std::vector<std::vector<uint8_t>> bytes;
+    for (const std::vector<float>& input : inputs) {
+      const auto* begin = reinterpret_cast<const uint8_t*>(input.data());
+      bytes.emplace_back(begin, begin + input.size() * sizeof(float));
     }
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      std::memcpy((*interpreter)->input(i).data, inputs[i].data(), inputs[i].size() * 4);
-    }
-    const absl::Status invoked = (*interpreter)->Invoke();
-    EXPECT_TRUE(invoked.ok()) << invoked;
-    std::vector<std::vector<float>> outputs;
-    for (size_t k = 0; k < graph.outputs.size(); ++k) {
-      const TensorRef& t = (*interpreter)->output(k);
-      outputs.emplace_back(t.as<float>(), t.as<float>() + t.elements());
-    }
-    return outputs;
+    return RunWithBytes(graph, bytes, delegate);
   }
+
 
   void ExpectNear(const std::vector<std::vector<float>>& actual, const std::vector<std::vector<float>>& expected,
                   double widen = 1.0) {
