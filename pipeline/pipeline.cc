@@ -1,15 +1,16 @@
 #include "pipeline/pipeline.h"
 
-#include <flatbuffers/flexbuffers.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "model/reader.h"
 #include "model/status_macros.h"
+#include "ops/transform/transform.h"
 #include "pipeline/geometry.h"
 
 namespace mgd::pipeline {
@@ -35,17 +36,6 @@ int AddConstant(Graph& g, std::string name, Shape shape, const float* values) {
   return t;
 }
 
-// TransformLandmarks v1's options: a flexbuffer map {dimensions, scale: 1}.
-std::vector<uint8_t> TransformLandmarksOptions(int dimensions) {
-  flexbuffers::Builder fbb;
-  fbb.Map([&] {
-    fbb.Int("dimensions", dimensions);
-    fbb.Float("scale", 1.0f);
-  });
-  fbb.Finish();
-  return fbb.GetBuffer();
-}
-
 Node CustomNode(const char* name, std::vector<uint8_t> options, std::vector<int> inputs, std::vector<int> outputs) {
   Node n;
   n.op = OpKind::kCustom;
@@ -55,19 +45,46 @@ Node CustomNode(const char* name, std::vector<uint8_t> options, std::vector<int>
   return n;
 }
 
+// `model` with the app's image as its input: a uint8 [1, height, width,
+// channels] graph input, sampled by MgdImageToTensor through matrix tensor
+// `crop` (made by `make_crop` once the image tensor exists) into the
+// model's own input, which must be [1, tensor_height, tensor_width, 3].
+struct Fed {
+  Graph graph;
+  int image = -1, crop = -1;
+};
+absl::StatusOr<Fed> FedFromImage(const Graph& model, const char* what, int tensor_width, int tensor_height,
+                                 float range_min, float range_max, int width, int height, int channels,
+                                 const std::function<int(Graph&)>& make_crop) {
+  Fed fed{model, -1, -1};
+  Graph& g = fed.graph;
+  if (g.inputs.size() != 1) return absl::InvalidArgumentError(fmt::format("the {} has {} inputs, not one", what, g.inputs.size()));
+  const int input = g.inputs[0];
+  const Shape expected_input{1, tensor_height, tensor_width, 3};
+  if (g.tensors[static_cast<size_t>(input)].shape != expected_input) {
+    return absl::InvalidArgumentError(fmt::format("the {}'s input is {}, not {}", what,
+                                                  ShapeToString(g.tensors[static_cast<size_t>(input)].shape),
+                                                  ShapeToString(expected_input)));
+  }
+  fed.image = AddTensor(g, "image", {1, height, width, channels}, DataType::kUInt8);
+  fed.crop = make_crop(g);
+  ops::ImageToTensorAttributes to_tensor{tensor_height, tensor_width, 3, range_min, range_max};
+  g.nodes.insert(g.nodes.begin(), CustomNode(ops::kImageToTensorOp, ops::EncodeOptions(to_tensor), {fed.image, fed.crop}, {input}));
+  return fed;
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> DetectorGraph(const Graph& model, const DetectorSpec& spec, const std::vector<float>& anchors,
                                     int width, int height, int channels) {
-  Graph g = model;
-  if (g.inputs.size() != 1) return absl::InvalidArgumentError(fmt::format("the detector has {} inputs, not one", g.inputs.size()));
-  const int input = g.inputs[0];
-  const Shape expected_input{1, spec.tensor_height, spec.tensor_width, 3};
-  if (g.tensors[static_cast<size_t>(input)].shape != expected_input) {
-    return absl::InvalidArgumentError(fmt::format("the detector's input is {}, not {}",
-                                                  ShapeToString(g.tensors[static_cast<size_t>(input)].shape),
-                                                  ShapeToString(expected_input)));
-  }
+  const Roi roi = Letterboxed(WholeImage(width, height), spec.tensor_width, spec.tensor_height);
+  const Matrix4 crop = CropMatrix(roi, spec.tensor_width, spec.tensor_height);
+  const Matrix4 projection = ProjectionMatrix(roi);
+  MGD_ASSIGN_OR_RETURN(Fed fed, FedFromImage(model, "detector", spec.tensor_width, spec.tensor_height, spec.range_min,
+                                             spec.range_max, width, height, channels, [&](Graph& g) {
+                                               return AddConstant(g, "crop_matrix", {1, 1, 4, 4}, crop.data());
+                                             }));
+  Graph& g = fed.graph;
   const int n = static_cast<int>(anchors.size() / 4);
   int boxes = -1, scores = -1;
   for (int t : g.outputs) {
@@ -79,13 +96,6 @@ absl::StatusOr<Graph> DetectorGraph(const Graph& model, const DetectorSpec& spec
     return absl::InvalidArgumentError(fmt::format("the detector has no outputs [1, {0}, {1}] and [1, {0}, 1] for {0} anchors",
                                                   n, spec.decode.num_coords));
   }
-  const Roi roi = Letterboxed(WholeImage(width, height), spec.tensor_width, spec.tensor_height);
-  const Matrix4 crop = CropMatrix(roi, spec.tensor_width, spec.tensor_height);
-  const Matrix4 projection = ProjectionMatrix(roi);
-  const int image = AddTensor(g, "image", {1, height, width, channels}, DataType::kUInt8);
-  const int crop_t = AddConstant(g, "crop_matrix", {1, 1, 4, 4}, crop.data());
-  ops::ImageToTensorAttributes to_tensor{spec.tensor_height, spec.tensor_width, 3, spec.range_min, spec.range_max};
-  g.nodes.insert(g.nodes.begin(), CustomNode(ops::kImageToTensorOp, ops::EncodeOptions(to_tensor), {image, crop_t}, {input}));
   const int anchors_t = AddConstant(g, "anchors", {n, 4}, anchors.data());
   const int row = ops::DetectionRowSize(spec.decode.num_keypoints);
   const int decoded = AddTensor(g, "decoded_detections", {1, n, row});
@@ -94,43 +104,34 @@ absl::StatusOr<Graph> DetectorGraph(const Graph& model, const DetectorSpec& spec
   const int detections = AddTensor(g, "detections", {1, spec.suppression.max_detections, row});
   g.nodes.push_back(
       CustomNode(ops::kNonMaxSuppressionOp, ops::EncodeOptions(spec.suppression), {decoded, projection_t}, {detections}));
-  g.inputs = {image};
+  g.inputs = {fed.image};
   g.outputs = {detections};
-  return g;
+  return std::move(g);
 }
 
 absl::StatusOr<Graph> LandmarkGraph(const Graph& model, const LandmarkSpec& spec, int width, int height, int channels) {
-  Graph g = model;
-  if (g.inputs.size() != 1) return absl::InvalidArgumentError(fmt::format("the landmark model has {} inputs, not one", g.inputs.size()));
-  const int input = g.inputs[0];
-  const Shape expected_input{1, spec.tensor_height, spec.tensor_width, 3};
-  if (g.tensors[static_cast<size_t>(input)].shape != expected_input) {
-    return absl::InvalidArgumentError(fmt::format("the landmark model's input is {}, not {}",
-                                                  ShapeToString(g.tensors[static_cast<size_t>(input)].shape),
-                                                  ShapeToString(expected_input)));
-  }
+  MGD_ASSIGN_OR_RETURN(Fed fed, FedFromImage(model, "landmark model", spec.tensor_width, spec.tensor_height, spec.range_min,
+                                             spec.range_max, width, height, channels,
+                                             [](Graph& g) { return AddTensor(g, "crop_matrix", {1, 1, 4, 4}); }));
+  Graph& g = fed.graph;
   auto output = [&](const std::string& name) -> absl::StatusOr<int> {
     for (int t : g.outputs) {
       if (g.tensors[static_cast<size_t>(t)].name == name) return t;
     }
     return absl::InvalidArgumentError(fmt::format("the landmark model has no output '{}'", name));
   };
-  const int image = AddTensor(g, "image", {1, height, width, channels}, DataType::kUInt8);
-  const int crop = AddTensor(g, "crop_matrix", {1, 1, 4, 4});
   const int projection = AddTensor(g, "projection_matrix", {1, 4, 4});
-  ops::ImageToTensorAttributes to_tensor{spec.tensor_height, spec.tensor_width, 3, spec.range_min, spec.range_max};
-  g.nodes.insert(g.nodes.begin(), CustomNode(ops::kImageToTensorOp, ops::EncodeOptions(to_tensor), {image, crop}, {input}));
   std::vector<int> outputs;
   // MediaPipe's TransformLandmarks (v1: landmarks along the last axis).
   auto project = [&](const std::string& name, int dimensions) -> absl::Status {
     MGD_ASSIGN_OR_RETURN(const int t, output(name));
-    const Tensor& landmarks = g.tensors[static_cast<size_t>(t)];
-    if (landmarks.shape.empty() || landmarks.shape.back() % dimensions != 0) {
-      return absl::InvalidArgumentError(fmt::format("output '{}' {} is not landmarks of {}", name, ShapeToString(landmarks.shape), dimensions));
+    const Shape shape = g.tensors[static_cast<size_t>(t)].shape;
+    if (shape.empty() || shape.back() % dimensions != 0) {
+      return absl::InvalidArgumentError(fmt::format("output '{}' {} is not landmarks of {}", name, ShapeToString(shape), dimensions));
     }
-    const int projected = AddTensor(g, name + "_in_image", landmarks.shape);
-    Node n = CustomNode("TransformLandmarks", TransformLandmarksOptions(dimensions), {t, projection}, {projected});
-    g.nodes.push_back(std::move(n));
+    const int projected = AddTensor(g, name + "_in_image", shape);
+    g.nodes.push_back(CustomNode(ops::kTransformLandmarksOp, ops::EncodeTransformLandmarksOptions(dimensions, 1.0f),
+                                 {t, projection}, {projected}));
     outputs.push_back(projected);
     return absl::OkStatus();
   };
@@ -140,9 +141,9 @@ absl::StatusOr<Graph> LandmarkGraph(const Graph& model, const LandmarkSpec& spec
   }
   MGD_ASSIGN_OR_RETURN(const int presence, output(spec.presence_output));
   outputs.push_back(presence);
-  g.inputs = {image, crop, projection};
+  g.inputs = {fed.image, fed.crop, projection};
   g.outputs = outputs;
-  return g;
+  return std::move(g);
 }
 
 absl::StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(const std::string& solution, PipelineOptions options) {

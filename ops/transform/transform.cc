@@ -3,6 +3,7 @@
 // MediaPipe's arithmetic, and GPU generators.
 #include "ops/transform/transform.h"
 
+#include <flatbuffers/flexbuffers.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -486,19 +487,29 @@ absl::StatusOr<GeneratedShader> TransformLandmarksShader(const NodeContext& ctx)
 
 }  // namespace
 
+std::vector<uint8_t> EncodeTransformLandmarksOptions(int dimensions, float scale) {
+  flexbuffers::Builder fbb;
+  fbb.Map([&] {
+    fbb.Int("dimensions", dimensions);
+    fbb.Float("scale", scale);
+  });
+  fbb.Finish();
+  return fbb.GetBuffer();
+}
+
 std::vector<OpDefinition> TransformOps() {
   return {{.op = OpKind::kCustom,
-           .custom_name = "Landmarks2TransformMatrix",
+           .custom_name = kLandmarks2TransformMatrixOp,
            .decode_custom = DecodeLandmarks2TransformMatrix,
            .cpu_kernel = MakeKernel<Landmarks2TransformMatrixKernel>,
            .gpu = {Landmarks2TransformMatrixShader}},
           {.op = OpKind::kCustom,
-           .custom_name = "TransformTensorBilinear",
+           .custom_name = kTransformTensorBilinearOp,
            .decode_custom = DecodeTransformTensorBilinear,
            .cpu_kernel = MakeKernel<TransformTensorBilinearKernel>,
            .gpu = {TransformTensorBilinearShader}},
           {.op = OpKind::kCustom,
-           .custom_name = "TransformLandmarks",
+           .custom_name = kTransformLandmarksOp,
            .decode_custom = DecodeTransformLandmarks,
            .cpu_kernel = MakeKernel<TransformLandmarksKernel>,
            .gpu = {TransformLandmarksShader}}};

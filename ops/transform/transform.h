@@ -39,6 +39,14 @@ struct TransformLandmarksAttributes {
   float scale = 1.0f;
 };
 
+inline constexpr char kLandmarks2TransformMatrixOp[] = "Landmarks2TransformMatrix";
+inline constexpr char kTransformTensorBilinearOp[] = "TransformTensorBilinear";
+inline constexpr char kTransformLandmarksOp[] = "TransformLandmarks";
+
+// TransformLandmarks v1's options (a flexbuffer map {dimensions, scale}),
+// for graphs that add the op (pipeline/).
+std::vector<uint8_t> EncodeTransformLandmarksOptions(int dimensions, float scale);
+
 std::vector<OpDefinition> TransformOps();
 
 }  // namespace mgd::ops
