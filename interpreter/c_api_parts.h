@@ -1,7 +1,8 @@
 // The C API's objects (the structs behind include/mgd/c_api.h's opaque
 // types) and the adapters that turn C registrations and C delegates into the
 // interpreter's Kernel and Delegate (c_api_adapters.cc). Private to
-// interpreter/c_api*.cc.
+// interpreter/c_api*.cc and the pipeline C API (pipeline/c_api.cc), which
+// takes delegates the same way.
 #pragma once
 
 #include <atomic>

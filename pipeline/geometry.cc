@@ -22,22 +22,86 @@ Roi Letterboxed(const Roi& roi, int tensor_width, int tensor_height) {
   return out;
 }
 
-Roi RoiFromDetection(const std::array<float, 4>& box, const std::array<float, 2>& start, const std::array<float, 2>& end,
-                     float target_degrees, float scale, bool square_long) {
-  constexpr float kPi = 3.14159265358979f;
+namespace {
+
+constexpr float kPi = 3.14159265358979f;
+
+float NormalizeRadians(float r) { return r - 2 * kPi * std::floor((r + kPi) / (2 * kPi)); }
+
+Point WeightedMean(const std::vector<std::pair<int, float>>& weights, const std::vector<Point>& points) {
+  Point p{0.0f, 0.0f};
+  for (const auto& [index, weight] : weights) {
+    const Point& q = points.at(static_cast<size_t>(index));
+    p[0] += weight * q[0];
+    p[1] += weight * q[1];
+  }
+  return p;
+}
+
+}  // namespace
+
+Roi RoiFromPoints(const RoiRule& rule, const std::vector<Point>& points, const std::array<float, 4>* box) {
+  const Point start = WeightedMean(rule.start, points), end = WeightedMean(rule.end, points);
   Roi roi;
-  roi.center_x = box[0] + box[2] / 2;
-  roi.center_y = box[1] + box[3] / 2;
   // Image y points down: the angle is measured with y flipped, as MediaPipe does.
-  float r = target_degrees * kPi / 180.0f - std::atan2(-(end[1] - start[1]), end[0] - start[0]);
-  r = r - 2 * kPi * std::floor((r + kPi) / (2 * kPi));  // into [-pi, pi)
-  roi.rotation = r;
-  roi.width = box[2];
-  roi.height = box[3];
-  if (square_long) roi.width = roi.height = std::max(roi.width, roi.height);
-  roi.width *= scale;
-  roi.height *= scale;
+  roi.rotation = NormalizeRadians(rule.target_degrees * kPi / 180.0f - std::atan2(-(end[1] - start[1]), end[0] - start[0]));
+  std::vector<Point> bounded;
+  if (rule.subset.empty()) {
+    bounded = points;
+  } else {
+    for (int i : rule.subset) bounded.push_back(points.at(static_cast<size_t>(i)));
+  }
+  if (rule.extent == RoiRule::Extent::kAlignment) {
+    const float size = 2.0f * std::hypot(end[0] - start[0], end[1] - start[1]);
+    roi.center_x = start[0];
+    roi.center_y = start[1];
+    roi.width = roi.height = size;
+  } else if (box != nullptr && rule.extent == RoiRule::Extent::kBox) {
+    roi.center_x = (*box)[0] + (*box)[2] / 2;
+    roi.center_y = (*box)[1] + (*box)[3] / 2;
+    roi.width = (*box)[2];
+    roi.height = (*box)[3];
+  } else {
+    // The bounds in the frame turned by -rotation about the axis-aligned
+    // box's centre (identity for kBox), turned back.
+    float lo_x = bounded.at(0)[0], hi_x = lo_x, lo_y = bounded[0][1], hi_y = lo_y;
+    for (const Point& p : bounded) {
+      lo_x = std::min(lo_x, p[0]), hi_x = std::max(hi_x, p[0]), lo_y = std::min(lo_y, p[1]), hi_y = std::max(hi_y, p[1]);
+    }
+    const float cx = (lo_x + hi_x) / 2, cy = (lo_y + hi_y) / 2;
+    const float r = rule.extent == RoiRule::Extent::kRotatedBox ? roi.rotation : 0.0f;
+    const float c = std::cos(-r), s = std::sin(-r);
+    float plo_x = 0, phi_x = 0, plo_y = 0, phi_y = 0;
+    for (size_t i = 0; i < bounded.size(); ++i) {
+      const float dx = bounded[i][0] - cx, dy = bounded[i][1] - cy;
+      const float px = dx * c - dy * s, py = dx * s + dy * c;
+      if (i == 0) plo_x = phi_x = px, plo_y = phi_y = py;
+      plo_x = std::min(plo_x, px), phi_x = std::max(phi_x, px), plo_y = std::min(plo_y, py), phi_y = std::max(phi_y, py);
+    }
+    const float mx = (plo_x + phi_x) / 2, my = (plo_y + phi_y) / 2;
+    roi.center_x = cx + mx * std::cos(r) - my * std::sin(r);
+    roi.center_y = cy + mx * std::sin(r) + my * std::cos(r);
+    roi.width = phi_x - plo_x;
+    roi.height = phi_y - plo_y;
+  }
+  // RectTransformation: shift in the rotated frame, square, scale.
+  const float c = std::cos(roi.rotation), s = std::sin(roi.rotation);
+  roi.center_x += roi.width * rule.shift_x * c - roi.height * rule.shift_y * s;
+  roi.center_y += roi.width * rule.shift_x * s + roi.height * rule.shift_y * c;
+  if (rule.square_long) roi.width = roi.height = std::max(roi.width, roi.height);
+  roi.width *= rule.scale;
+  roi.height *= rule.scale;
   return roi;
+}
+
+float RoiOverlap(const Roi& a, const Roi& b) {
+  const float ix = std::min(a.center_x + a.width / 2, b.center_x + b.width / 2) -
+                   std::max(a.center_x - a.width / 2, b.center_x - b.width / 2);
+  const float iy = std::min(a.center_y + a.height / 2, b.center_y + b.height / 2) -
+                   std::max(a.center_y - a.height / 2, b.center_y - b.height / 2);
+  if (ix <= 0 || iy <= 0) return 0.0f;
+  const float inter = ix * iy, uni = a.width * a.height + b.width * b.height - inter;
+  return uni > 0 ? inter / uni : 0.0f;
 }
 
 Matrix4 CropMatrix(const Roi& roi, int tensor_width, int tensor_height) {
@@ -57,6 +121,22 @@ Matrix4 CropMatrix(const Roi& roi, int tensor_width, int tensor_height) {
   m[7] = roi.center_y - 0.5f + s * dx0 + c * dy0;
   m[10] = m[15] = 1.0f;
   return m;
+}
+
+Matrix4 InverseCropMatrix(const Roi& roi, int tensor_width, int tensor_height) {
+  const Matrix4 m = CropMatrix(roi, tensor_width, tensor_height);
+  // The inverse of [a b; c d] (a rotation times a scale: never singular
+  // for a crop of positive size) and of the translation after it.
+  const float det = m[0] * m[5] - m[1] * m[4];
+  Matrix4 inv{};
+  inv[0] = m[5] / det;
+  inv[1] = -m[1] / det;
+  inv[4] = -m[4] / det;
+  inv[5] = m[0] / det;
+  inv[3] = -(inv[0] * m[3] + inv[1] * m[7]);
+  inv[7] = -(inv[4] * m[3] + inv[5] * m[7]);
+  inv[10] = inv[15] = 1.0f;
+  return inv;
 }
 
 Matrix4 ProjectionMatrix(const Roi& roi) {

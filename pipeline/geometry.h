@@ -5,6 +5,8 @@
 #pragma once
 
 #include <array>
+#include <utility>
+#include <vector>
 
 namespace mgd::pipeline {
 
@@ -20,16 +22,43 @@ using Matrix4 = std::array<float, 16>;  // row-major
 Roi WholeImage(int width, int height);
 // `roi` grown along one side to the tensor's aspect ratio (letterboxing).
 Roi Letterboxed(const Roi& roi, int tensor_width, int tensor_height);
-// MediaPipe's DetectionsToRects + RectTransformation: the box's centre and
-// size, turned so that the line from keypoint `start` to keypoint `end`
-// lies at `target_degrees`, scaled by `scale` and (square_long) squared to
-// its longer side. Box and keypoints in image pixels.
-Roi RoiFromDetection(const std::array<float, 4>& box, const std::array<float, 2>& start, const std::array<float, 2>& end,
-                     float target_degrees, float scale, bool square_long);
+using Point = std::array<float, 2>;
+
+// How a crop follows points (MediaPipe's DetectionsToRects /
+// AlignmentPointsRects / HandLandmarksToRect, then RectTransformation).
+struct RoiRule {
+  enum class Extent {
+    kBox,         // the points' axis-aligned bounding box
+    kRotatedBox,  // their bounding box in the crop's rotated frame
+    kAlignment,   // centred on `start`, 2 x |end - start| on a side
+  };
+  Extent extent = Extent::kBox;
+  // The rotation turns the line from `start` to `end` (weighted means of
+  // points, by index; none: no rotation) to `target_degrees`.
+  std::vector<std::pair<int, float>> start, end;
+  std::vector<int> subset;  // the points the box bounds (empty: all)
+  float target_degrees = 0.0f;
+  // Then, in the rotated frame: moved by shift x size, squared to the
+  // longer side (square_long), scaled.
+  float shift_x = 0.0f, shift_y = 0.0f;
+  bool square_long = true;
+  float scale = 1.0f;
+};
+
+// The crop `rule` makes of `points` (image pixels); `box` (x, y, width,
+// height) stands for the points' bounding box where one is known (a
+// detector's), else it is computed.
+Roi RoiFromPoints(const RoiRule& rule, const std::vector<Point>& points, const std::array<float, 4>* box = nullptr);
+// Intersection over union of the two crops' axis-aligned extents (rotation
+// ignored, as MediaPipe's AssociationNormRect does).
+float RoiOverlap(const Roi& a, const Roi& b);
 
 // MgdImageToTensor's matrix: output pixel (x, y) -> the image's sample
 // position (pixel centres at integers) over `roi`.
 Matrix4 CropMatrix(const Roi& roi, int tensor_width, int tensor_height);
+// CropMatrix's inverse: image pixel (x, y) -> the tensor's sample position
+// (centres at integers), to bring a tensor over `roi` back to the image.
+Matrix4 InverseCropMatrix(const Roi& roi, int tensor_width, int tensor_height);
 // The tensor's normalized coordinates (0..1 over `roi`) -> image pixels.
 Matrix4 ProjectionMatrix(const Roi& roi);
 

@@ -1,14 +1,18 @@
-// Whole pipelines: an image in, detections (and landmarks) in image pixels
-// out, as MediaPipe's solutions compute them. Each stage is one graph that
-// a GPU delegate runs as one partition: one upload of the 8-bit image, one
-// submission, a few KB back.
-//   detector: image -> MgdImageToTensor -> the model -> MgdDecodeDetections
-//             -> MgdNonMaxSuppression (ops/pipeline/)
-//   landmarks (face_mesh): image, crop matrix, projection matrix ->
-//             MgdImageToTensor -> the model -> TransformLandmarks (image pixels)
-// With landmarks, a frame's landmarks give the next frame's crop (MediaPipe's
-// tracking): the detector runs on the first frame and when the landmark
-// model loses the face, so that a tracked frame is one submission.
+// Whole pipelines: an image in, detections, landmarks and masks in image
+// pixels out, as MediaPipe's solutions compute them. Each stage is one
+// graph (pipeline/graphs.h) that a GPU delegate runs as one partition: one
+// upload of the 8-bit image, one submission, a few KB back.
+//   detector:  image -> MgdImageToTensor -> the model -> MgdDecodeDetections
+//              -> MgdNonMaxSuppression (ops/pipeline/)
+//   landmarks: image, crop matrix -> MgdImageToTensor -> the model ->
+//              TransformLandmarks (image pixels), the mask resampled over
+//              the image (pose)
+//   segmenter: image -> MgdImageToTensor -> the model -> the mask over the
+//              image (selfie)
+// With landmarks, a frame's landmarks give the next frame's crops
+// (MediaPipe's tracking): the detector runs on the first frame, when an
+// object is lost and, for hands, while fewer than two are tracked, so that
+// a tracked frame is one submission per object.
 #pragma once
 
 #include <array>
@@ -22,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "interpreter/interpreter.h"
 #include "pipeline/geometry.h"
+#include "pipeline/graphs.h"
 #include "pipeline/image.h"
 #include "pipeline/solutions.h"
 
@@ -32,11 +37,36 @@ struct Detection {
   std::array<float, 4> box{};  // x, y, width, height in image pixels
   std::vector<std::array<float, 2>> keypoints;   // the detector's (none when tracked)
   std::vector<std::array<float, 3>> landmarks;   // x, y in image pixels, z at the same scale
+  std::vector<float> visibility;                 // per landmark, where the model gives it (pose)
+  std::string label;                             // handedness ("left"/"right", as MediaPipe labels a mirrored image)
+  float label_score = 0.0f;
 };
+
+// A landmark at least this visible counts as in the picture (MediaPipe's
+// drawing utilities' threshold).
+inline constexpr float kMinVisibility = 0.5f;
+
+// A segmentation over the image: per pixel, the probability of the
+// foreground (person).
+struct Mask {
+  int width = 0, height = 0;
+  std::vector<float> values;  // row-major, width x height
+};
+
+// What a person would want to know of a mask: how much of the image it
+// covers (probability >= 0.5), where (x, y, width, height; zeros when
+// empty) and its mean probability.
+struct MaskSummary {
+  float coverage = 0.0f;
+  std::array<float, 4> box{};
+  float mean = 0.0f;
+};
+MaskSummary Summarize(const Mask& mask);
 
 struct Result {
   std::vector<Detection> detections;
-  bool detector_ran = false;   // false: the landmarks came from the previous frame's crop
+  std::optional<Mask> mask;    // selfie; pose (the first person's)
+  bool detector_ran = false;   // false: the landmarks came from the previous frame's crops
   int submissions = 0;         // GPU submissions (graph invokes) this frame took
   double invoke_ms = 0.0;      // the graphs' invokes (uploads, GPU, downloads)
   std::optional<double> gpu_ms;  // their time on the GPU (PipelineOptions::measure_timing)
@@ -58,48 +88,44 @@ class Pipeline {
   // frame to frame. The first image of each size prepares the graphs for
   // that size (the delegate's cache makes later ones cheap).
   absl::StatusOr<Result> Process(const Image& image);
-  // Forget the tracked face: the next frame runs the detector.
-  void ResetTracking() { tracked_.reset(); }
+  // Forget the tracked objects: the next frame runs the detector.
+  void ResetTracking() { tracked_.clear(); }
 
   // The graphs Process runs for images like `image`, by stage name
-  // ("detector", "landmarks"): to inspect, dump or bench them as models.
+  // ("detector", "landmarks", "segmenter"): to inspect, dump or bench them
+  // as models.
   absl::StatusOr<std::vector<std::pair<std::string, Graph>>> Graphs(const Image& image) const;
 
   const SolutionSpec& spec() const { return spec_; }
-  // The detector's interpreter of the last image's size (placements).
+  // The first stage's interpreter (detector or segmenter) of the last
+  // image's size, and the landmark model's (placements).
   const Interpreter* interpreter() const { return current_; }
   const Interpreter* landmark_interpreter() const { return current_landmarks_; }
 
  private:
+  enum class Stage { kDetector, kLandmarks, kSegmenter };
   Pipeline(SolutionSpec spec, PipelineOptions options) : spec_(std::move(spec)), options_(std::move(options)) {}
 
   using Key = std::array<int, 3>;  // width, height, channels
-  absl::StatusOr<Interpreter*> Make(std::map<Key, std::unique_ptr<Interpreter>>& cache, const Image& image, bool landmarks);
+  absl::StatusOr<Graph> StageGraph(Stage stage, const Image& image) const;
+  absl::StatusOr<Interpreter*> Make(Stage stage, const Image& image);
   absl::StatusOr<std::vector<Detection>> Detect(const Image& image, Result& result);
-  // The landmarks in `roi`, or nothing when the model sees no face there.
+  // The landmarks in `roi`, or nothing when the model sees no object there.
   absl::StatusOr<std::optional<Detection>> Landmarks(const Image& image, const Roi& roi, Result& result);
+  absl::Status Track(const Image& image, Result& result);
+  absl::Status Segment(const Image& image, Result& result);
   absl::Status Invoke(Interpreter& interpreter, Result& result);
 
   SolutionSpec spec_;
   PipelineOptions options_;
-  Graph detector_model_, landmark_model_;
+  Graph detector_model_, landmark_model_, segmenter_model_;
   std::vector<float> anchors_;
-  std::map<Key, std::unique_ptr<Interpreter>> detectors_, landmarkers_;
+  std::array<int, 2> landmark_mask_size_{1, 1};  // width, height of the landmark model's mask
+  std::map<std::pair<Stage, Key>, std::unique_ptr<Interpreter>> interpreters_;
   Interpreter* current_ = nullptr;
   Interpreter* current_landmarks_ = nullptr;
-  std::optional<Roi> tracked_;
+  std::vector<Roi> tracked_;
   Key tracked_size_{};
 };
-
-// The detector's graph for images of `width` x `height` x `channels`:
-// input 0 the image (uint8), output 0 [1, max_detections, row] rows of
-// ops/pipeline's NMS (image pixels).
-absl::StatusOr<Graph> DetectorGraph(const Graph& model, const DetectorSpec& spec, const std::vector<float>& anchors,
-                                    int width, int height, int channels);
-// The landmark model's graph: inputs the image (uint8), the crop matrix
-// [1, 1, 4, 4] (CropMatrix) and the projection [1, 4, 4] (tensor pixels to
-// image pixels); outputs the mesh [.., 3N] and each extra [.., 2M] in image
-// pixels, then the presence logit.
-absl::StatusOr<Graph> LandmarkGraph(const Graph& model, const LandmarkSpec& spec, int width, int height, int channels);
 
 }  // namespace mgd::pipeline

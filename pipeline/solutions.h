@@ -5,10 +5,12 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/pipeline/pipeline_ops.h"
 #include "pipeline/anchors.h"
+#include "pipeline/geometry.h"
 
 namespace mgd::pipeline {
 
@@ -23,30 +25,44 @@ struct DetectorSpec {
 };
 
 // A landmark model run on a rotated crop of the image (MediaPipe's
-// face_landmark modules): where the crop comes from, and which outputs are
-// landmarks.
+// face_landmark, hand_landmark and pose_landmark modules): where the crop
+// comes from, and which outputs are what.
 struct LandmarkSpec {
   std::string model_file;
   int tensor_width = 0, tensor_height = 0;
   float range_min = 0.0f, range_max = 1.0f;
-  std::string mesh_output;                     // x, y, z per landmark, in tensor pixels
+  std::string landmarks_output;                // values_per_landmark per landmark, x, y in tensor pixels
+  int values_per_landmark = 3;                 // x, y, z (pose: visibility and presence logits after them)
+  int reported_landmarks = 0;                  // the first this many are reported (0: all)
+  float z_divisor = 1.0f;                      // MediaPipe's normalize_z
   std::vector<std::string> extra_xy_outputs;   // x, y per landmark, appended (irises)
-  std::string presence_output;                 // a logit
-  float min_presence = 0.5f;                   // on its sigmoid
-  // The crop from a detection: box, turned by the line between two of its
-  // keypoints, scaled and squared (DetectionsToRects, RectTransformation).
-  int detection_start = 0, detection_end = 1;
-  // The next frame's crop from the landmarks (tracking): their bounding
-  // box, turned by the line between these two.
-  int landmark_start = 0, landmark_end = 1;
-  float target_degrees = 0.0f, scale = 1.5f;
-  bool square_long = true;
+  std::string presence_output;
+  bool presence_is_logit = true;               // else already a probability
+  float min_presence = 0.5f;                   // on the probability
+  std::string handedness_output;               // a probability of "right" (optional)
+  std::string mask_output;                     // segmentation logits in the crop (optional)
+  int max_objects = 1;                         // tracked at once (hands: 2)
+  float min_new_object_overlap = 0.5f;         // a detection overlapping a tracked crop more is that object
+  RoiRule from_detection;                      // over the detector's keypoints
+  RoiRule from_landmarks;                      // the next frame's crop (tracking)
+  std::vector<std::pair<int, int>> connections;  // landmarks joined in pictures (hand and pose skeletons)
+};
+
+// A segmentation model run on the whole image, its mask brought back to
+// the image's size (MediaPipe's selfie_segmentation).
+struct SegmenterSpec {
+  std::string model_file;
+  int tensor_width = 0, tensor_height = 0;
+  float range_min = 0.0f, range_max = 1.0f;
+  std::string mask_output;
+  bool mask_is_logit = false;
 };
 
 struct SolutionSpec {
   std::string name;  // on the command line
-  DetectorSpec detector;
+  std::optional<DetectorSpec> detector;
   std::optional<LandmarkSpec> landmarks;
+  std::optional<SegmenterSpec> segmenter;
 };
 
 // The solutions' names, for usage text.

@@ -18,3 +18,4 @@
 #include "model/graph.h"
 #include "model/reader.h"
 #include "model/writer.h"
+#include "pipeline/pipeline.h"

@@ -4,6 +4,7 @@
 // frame is uploaded as bytes and converted nowhere else.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "interpreter/kernels/kernel_util.h"
@@ -16,13 +17,18 @@ namespace mgd::ops {
 namespace {
 
 absl::StatusOr<OpAttributes> Decode(const std::vector<uint8_t>& options) {
-  MGD_ASSIGN_OR_RETURN(const std::vector<float> f, ReadFloatFields(options, 5, kImageToTensorOp));
+  // Five fields, or six with clamp_to_edge.
+  MGD_ASSIGN_OR_RETURN(const std::vector<float> f, ReadFloatFields(options, options.size() == 24 ? 6 : 5, kImageToTensorOp));
   ImageToTensorAttributes a;
   MGD_ASSIGN_OR_RETURN(a.height, ReadIntField(f[0], "height", 1, 16384));
   MGD_ASSIGN_OR_RETURN(a.width, ReadIntField(f[1], "width", 1, 16384));
   MGD_ASSIGN_OR_RETURN(a.channels, ReadIntField(f[2], "channels", 1, 4));
   a.range_min = f[3];
   a.range_max = f[4];
+  if (f.size() == 6) {
+    MGD_ASSIGN_OR_RETURN(const int clamp, ReadIntField(f[5], "clamp_to_edge", 0, 1));
+    a.clamp_to_edge = clamp == 1;
+  }
   return a;
 }
 
@@ -75,6 +81,7 @@ class ImageToTensorKernel : public Kernel {
     const float* m = ctx.in(1).as<float>();
     const bool bytes = image.type == DataType::kUInt8;
     auto pixel = [&](int px, int py, int k) -> float {
+      if (a_.clamp_to_edge) px = std::clamp(px, 0, w - 1), py = std::clamp(py, 0, h - 1);
       if (px < 0 || py < 0 || px >= w || py >= h) return 0.0f;
       const int64_t i = (static_cast<int64_t>(py) * w + px) * c + (c == 1 ? 0 : k);
       return bytes ? static_cast<float>(image.data[i]) : image.as<float>()[i];
@@ -147,9 +154,9 @@ absl::StatusOr<GeneratedShader> ImageToTensorShader(const NodeContext& ctx) {
                        glsl::Read(params, buffer, shape, "0", "0", "0", "1"));
   }
   // One tap: the image's pixel (px, py), zero outside.
-  std::string tap;
+  std::string tap = a->clamp_to_edge ? fmt::format("    px = clamp(px, 0, {} - 1);\n    py = clamp(py, 0, {} - 1);\n", w, h) : "";
   if (raw) {
-    tap = fmt::format(
+    tap += fmt::format(
         "    if (px >= 0 && py >= 0 && px < {w} && py < {h}) {{\n"
         "      int i = (py * {w} + px) * {c};\n"
         "      MGD_LOOP for (int k = 0; k < {n}; ++k) {{\n"
@@ -159,7 +166,7 @@ absl::StatusOr<GeneratedShader> ImageToTensorShader(const NodeContext& ctx) {
         "    }}\n",
         fmt::arg("w", w), fmt::arg("h", h), fmt::arg("c", params.Int("image_c", ic)), fmt::arg("n", std::min(ic, 4)));
   } else {
-    tap = fmt::format("    if (px >= 0 && py >= 0 && px < {} && py < {}) p[t] = {};\n", w, h,
+    tap += fmt::format("    if (px >= 0 && py >= 0 && px < {} && py < {}) p[t] = {};\n", w, h,
                       glsl::Read(params, "in0", layout::Bhwc{1, ih, iw, ic}, "0", "0", "py", "px"));
   }
   const float scale = (a->range_max - a->range_min) / 255.0f;

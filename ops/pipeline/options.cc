@@ -39,7 +39,7 @@ absl::StatusOr<int> ReadIntField(float value, const char* name, int lo, int hi) 
 
 std::vector<uint8_t> EncodeOptions(const ImageToTensorAttributes& a) {
   return Bytes({static_cast<float>(a.height), static_cast<float>(a.width), static_cast<float>(a.channels), a.range_min,
-                a.range_max});
+                a.range_max, a.clamp_to_edge ? 1.0f : 0.0f});
 }
 
 std::vector<uint8_t> EncodeOptions(const DecodeDetectionsAttributes& a) {

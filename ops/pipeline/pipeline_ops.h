@@ -23,12 +23,15 @@ inline constexpr char kNonMaxSuppressionOp[] = "MgdNonMaxSuppression";
 // an output pixel (x, y, 0, 1) to image pixel coordinates, pixel centres at
 // integers. Output [1, height, width, channels]: the image sampled
 // bilinearly there (samples outside it are 0, as OpenCV's BORDER_CONSTANT
-// in MediaPipe's ImageToTensor), scaled from 0..255 to
-// [range_min, range_max]. Channel k reads the image's channel k (a grey
-// image's one channel for every k).
+// in MediaPipe's ImageToTensor; or, with clamp_to_edge, the nearest edge
+// pixel's, as cv::resize gives a mask brought back to the image's size),
+// scaled from 0..255 to [range_min, range_max]. Channel k reads the image's
+// channel k (a grey image's one channel for every k). A float image of
+// range 0..255 is sampled unscaled (masks, pipeline/).
 struct ImageToTensorAttributes {
   int height = 0, width = 0, channels = 3;
   float range_min = 0.0f, range_max = 1.0f;
+  bool clamp_to_edge = false;  // an optional sixth field
 };
 
 // MediaPipe's TensorsToDetections decoding, for one class. Inputs: raw

@@ -16,6 +16,12 @@
 namespace mgd::ops {
 namespace {
 
+// MediaPipe's landmarks are x, y (moved) and z (kept); mgd's pipelines also
+// pass pose's visibility and presence through (pipeline/), so up to this
+// many values per landmark, all after x, y kept.
+constexpr int kMaxLandmarkValues = 8;
+
+
 constexpr int kMaxIndex = 1 << 20;
 
 absl::StatusOr<OpAttributes> DecodeLandmarks2TransformMatrix(const std::vector<uint8_t>& options) {
@@ -73,7 +79,7 @@ absl::StatusOr<OpAttributes> DecodeTransformLandmarks(const std::vector<uint8_t>
   if (options.empty()) return a;
   MGD_ASSIGN_OR_RETURN(const FlexOptions f, FlexOptions::Parse(options));
   if (f.Has("dimensions")) {
-    MGD_ASSIGN_OR_RETURN(a.dimensions, f.Int("dimensions", 2, 3));
+    MGD_ASSIGN_OR_RETURN(a.dimensions, f.Int("dimensions", 2, kMaxLandmarkValues));
   }
   if (f.Has("scale")) {
     MGD_ASSIGN_OR_RETURN(a.scale, f.Float("scale"));
@@ -266,7 +272,9 @@ class TransformTensorBilinearKernel : public Kernel {
 absl::StatusOr<int> LandmarkDimensions(const Tensor& landmarks, const TransformLandmarksAttributes& a) {
   if (landmarks.shape.empty()) return absl::InvalidArgumentError("landmarks are a scalar");
   const int dims = a.dimensions > 0 ? a.dimensions : landmarks.shape.back();
-  if (dims != 2 && dims != 3) return absl::InvalidArgumentError(fmt::format("landmarks of {} values (2 or 3)", dims));
+  if (dims < 2 || dims > kMaxLandmarkValues) {
+    return absl::InvalidArgumentError(fmt::format("landmarks of {} values (2 to {})", dims, kMaxLandmarkValues));
+  }
   if (landmarks.shape.back() % dims != 0) {
     return absl::InvalidArgumentError(fmt::format("{} values per row are not landmarks of {}", landmarks.shape.back(), dims));
   }
@@ -299,7 +307,7 @@ class TransformLandmarksKernel : public Kernel {
       const float x = in[i], y = in[i + 1];
       out[i] = m[0] * x + m[1] * y + t0;
       out[i + 1] = m[4] * x + m[5] * y + t1;
-      if (dims_ == 3) out[i + 2] = in[i + 2];
+      for (int k = 2; k < dims_; ++k) out[i + k] = in[i + k];
     }
     return absl::OkStatus();
   }

@@ -5,7 +5,8 @@
 //     crop around some of them (v1 and v2 options).
 //   TransformTensorBilinear: a tensor sampled bilinearly where the matrix
 //     maps each output pixel (v2 first moves pixel centres by half a pixel).
-//   TransformLandmarks: landmarks through a matrix (x, y; z kept).
+//   TransformLandmarks: landmarks through a matrix (x, y; z and any values
+//     after it kept).
 // Options are flexbuffer maps (model/mediapipe_options.h).
 #pragma once
 

@@ -296,7 +296,23 @@ head -c 3000 "$photo" >"$work/cut.png"
 expect_error "pipeline truncated image" 2 "cut.png: not a readable PNG" -- pipeline face --models "$models" "$work/cut.png" --backend cpu
 expect_error "pipeline non-image" 2 "face_detection_short_range.tflite: not a PNG or JPEG file" -- pipeline face --models "$models" "$face" --backend cpu
 expect_error "pipeline missing image" 2 "/no/such.png: cannot open the image" -- pipeline face --models "$models" /no/such.png --backend cpu
-expect_error "pipeline unknown solution" 2 "unknown solution 'faces' \(one of: face, face_full_range, face_mesh\)" -- pipeline faces --models "$models" "$photo"
+expect_error "pipeline unknown solution" 2 "unknown solution 'faces' \(one of: face, face_full_range, face_mesh, hands, pose, selfie\)" -- pipeline faces --models "$models" "$photo"
+# The other solutions: the hand's 21 landmarks and handedness, the body's 33
+# with visibility and its mask, the person's mask; two images, the second
+# tracked.
+if expect_ok "pipeline hands --json" pipeline hands --models "$models" "$data/images/hand.jpg" --backend cpu --json; then
+  grep -qE '"label":\{"name":"(left|right)","score":0\.[0-9]+\},"landmarks":\[(\[-?[0-9.e-]+,-?[0-9.e-]+,-?[0-9.e-]+\],?){21}\]' "$work/out" \
+    || fail "pipeline hands --json lacks the hand: $(head -c 600 "$work/out")"
+fi
+if expect_ok "pipeline pose text" pipeline pose --models "$models" "$data/images/football.jpg" "$data/images/football.jpg" --backend cpu --out "$work/pose.png"; then
+  grep -q "pose 1: score" "$work/out" && grep -qE "mask: [0-9]+\.[0-9]% of the image" "$work/out" \
+    && grep -q "1 submission, tracked from the previous image" "$work/out" && head -c 8 "$work/pose_1.png" | grep -q PNG \
+    || fail "pipeline pose lacks the body, its mask or the tracked frame: $(cat "$work/out")"
+fi
+if expect_ok "pipeline selfie --json" pipeline selfie --models "$models" "$photo" --backend cpu --json; then
+  grep -qE '"mask":\{"box":\[[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+\],"coverage":0\.5[0-9]*,"height":512,"mean":0\.5[0-9]*,"width":512\}' "$work/out" \
+    || fail "pipeline selfie --json lacks the mask's statistics: $(cat "$work/out")"
+fi
 expect_error "pipeline without models" 2 "/no/models/face_detection_short_range.tflite: cannot open" \
   -- pipeline face "$photo" --models /no/models --backend cpu
 

@@ -56,7 +56,12 @@ std::vector<float> FaceCrop(pipeline::Roi* roi_out = nullptr) {
   EXPECT_TRUE(faces.ok());
   EXPECT_EQ(faces->detections.size(), 1u);
   const pipeline::Detection& face = faces->detections.at(0);
-  const pipeline::Roi roi = pipeline::RoiFromDetection(face.box, face.keypoints[0], face.keypoints[1], 0.0f, 1.5f, true);
+  pipeline::RoiRule level;
+  level.start = {{0, 1.0f}};  // right eye
+  level.end = {{1, 1.0f}};    // left eye
+  level.scale = 1.5f;
+  const std::vector<pipeline::Point> eyes{face.keypoints[0], face.keypoints[1]};
+  const pipeline::Roi roi = pipeline::RoiFromPoints(level, eyes, &face.box);
   if (roi_out) *roi_out = roi;
   const pipeline::Matrix4 crop = pipeline::CropMatrix(roi, 192, 192);
   testing::GraphBuilder b;

@@ -111,10 +111,10 @@ std::string Photo() { return testing::DataPath("images/astronaut.png"); }
 // pipeline's graph on the CPU with the model's outputs exposed too.
 std::vector<Face> FacesFromPipelineInput(const Image& image) {
   auto spec = FindSolution("face");
-  auto model = ReadModelFile(Models() + "/" + spec->detector.model_file);
-  auto anchors = GenerateAnchors(spec->detector.anchors);
+  auto model = ReadModelFile(Models() + "/" + spec->detector->model_file);
+  auto anchors = GenerateAnchors(spec->detector->anchors);
   EXPECT_TRUE(model.ok() && anchors.ok());
-  auto graph = DetectorGraph(*model, spec->detector, *anchors, image.width, image.height, image.channels);
+  auto graph = DetectorGraph(*model, *spec->detector, *anchors, image.width, image.height, image.channels);
   EXPECT_TRUE(graph.ok()) << graph.status();
   graph->outputs.insert(graph->outputs.end(), model->outputs.begin(), model->outputs.end());
   auto interpreter = Interpreter::Create(*graph, {});
@@ -278,7 +278,7 @@ TEST(ImageFileTest, ReadsPngAndJpegAndRefusesBadFiles) {
 TEST(PipelineTest, UnknownSolutionAndMissingModelAreClearErrors) {
   auto unknown = Pipeline::Create("faces", {Models(), {}, nullptr});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.status().message(), "unknown solution 'faces' (one of: face, face_full_range, face_mesh)");
+  EXPECT_EQ(unknown.status().message(), "unknown solution 'faces' (one of: face, face_full_range, face_mesh, hands, pose, selfie)");
   auto missing = Pipeline::Create("face", {"/nonexistent", {}, nullptr});
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(std::string(missing.status().message()), ::testing::HasSubstr("/nonexistent/face_detection_short_range.tflite"));

@@ -28,9 +28,20 @@ nlohmann::json DetectionsJson(const pipeline::Result& result) {
       for (const auto& p : d.landmarks) landmarks.push_back({p[0], p[1], p[2]});
       entry["landmarks"] = landmarks;
     }
+    if (!d.visibility.empty()) entry["visibility"] = d.visibility;
+    if (!d.label.empty()) entry["label"] = {{"name", d.label}, {"score", d.label_score}};
     list.push_back(std::move(entry));
   }
   return list;
+}
+
+nlohmann::json MaskJson(const pipeline::Mask& mask) {
+  const pipeline::MaskSummary s = pipeline::Summarize(mask);
+  return {{"width", mask.width},
+          {"height", mask.height},
+          {"coverage", s.coverage},
+          {"mean", s.mean},
+          {"box", {s.box[0], s.box[1], s.box[2], s.box[3]}}};
 }
 
 // OUT for one image; OUT's stem with _<k> for several.
@@ -90,6 +101,7 @@ absl::Status Pipeline(const PipelineOptions& options) {
                             {"submissions", result->submissions},
                             {"detector_ran", result->detector_ran},
                             {"detections", DetectionsJson(*result)}};
+    if (result->mask) entry["mask"] = MaskJson(*result->mask);
     if (!frame_ms.empty()) {
       std::sort(frame_ms.begin(), frame_ms.end());
       const double p50 = frame_ms[frame_ms.size() / 2];
@@ -105,21 +117,27 @@ absl::Status Pipeline(const PipelineOptions& options) {
     text += fmt::format("{} ({}x{}): {} detection{} ({:.2f} ms, {} submission{}{})\n", path, image.width, image.height,
                         result->detections.size(), result->detections.size() == 1 ? "" : "s", result->invoke_ms,
                         result->submissions, result->submissions == 1 ? "" : "s",
-                        result->detector_ran ? "" : ", tracked from the previous image");
+                        result->detector_ran || !p->spec().landmarks ? "" : ", tracked from the previous image");
     for (size_t i = 0; i < result->detections.size(); ++i) {
       const pipeline::Detection& d = result->detections[i];
       text += fmt::format("  {} {}: score {:.3f}, box x {:.1f} y {:.1f} width {:.1f} height {:.1f}\n", p->spec().name, i + 1,
                           d.score, d.box[0], d.box[1], d.box[2], d.box[3]);
-      const std::vector<std::string>& names = p->spec().detector.keypoint_names;
+      if (!d.label.empty()) text += fmt::format("    {} hand ({:.2f})\n", d.label, d.label_score);
+      const std::vector<std::string> names = p->spec().detector ? p->spec().detector->keypoint_names : std::vector<std::string>{};
       for (size_t j = 0; j < d.keypoints.size(); ++j) {
         const std::string name = j < names.size() ? names[j] : fmt::format("{}", j);
         text += fmt::format("    {} ({:.1f}, {:.1f})\n", name, d.keypoints[j][0], d.keypoints[j][1]);
       }
       if (!d.landmarks.empty()) text += fmt::format("    {} landmarks (--json lists them)\n", d.landmarks.size());
     }
+    if (result->mask) {
+      const pipeline::MaskSummary m = pipeline::Summarize(*result->mask);
+      text += fmt::format("  mask: {:.1f}% of the image (mean {:.3f}), box x {:.0f} y {:.0f} width {:.0f} height {:.0f}\n",
+                          100.0f * m.coverage, m.mean, m.box[0], m.box[1], m.box[2], m.box[3]);
+    }
     if (!options.out.empty()) {
       const std::string out = AnnotatedPath(options.out, k, options.images.size());
-      if (absl::Status s = pipeline::WritePng(pipeline::Annotate(image, *result), out); !s.ok()) return s;
+      if (absl::Status s = pipeline::WritePng(pipeline::Annotate(image, *result, p->spec()), out); !s.ok()) return s;
       entry["annotated"] = out;
       text += fmt::format("  annotated picture: {}\n", out);
     }
@@ -139,6 +157,7 @@ absl::Status Pipeline(const PipelineOptions& options) {
                         {"partitions", interpreter->partitions().size()},
                         {"detections", images[0]["detections"]},
                         {"images", images}};
+    if (images[0].contains("mask")) j["mask"] = images[0]["mask"];
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print("{}: {} on {} ({}), {} of {} nodes in {} GPU partition{}\n{}", options.solution, backend.backend, backend.device,

@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
 
   mgd::cli::PipelineOptions pipe;
   auto* pipe_cmd = app.add_subcommand("pipeline", "A MediaPipe solution end to end: image in, detections in image pixels out");
-  pipe_cmd->add_option("solution", pipe.solution, "face | face_full_range | face_mesh")->required();
+  pipe_cmd->add_option("solution", pipe.solution, "face | face_full_range | face_mesh | hands | pose | selfie")->required();
   pipe_cmd->add_option("images", pipe.images, "PNG or JPEG images")->required();
   pipe_cmd->add_option("--models", pipe.models_dir, "Folder of the solution's .tflite models (default tests/data/models)");
   AddBackendOptions(pipe_cmd, pipe.backend, pipe.precision, "auto|vulkan|gl|cpu");
