@@ -80,6 +80,22 @@ TEST(ImageToTensorTest, SamplesBilinearlyWithZeroBorderAndScales) {
   }
 }
 
+TEST(ImageToTensorTest, ClampToEdgeRepeatsTheBorder) {
+  const std::vector<uint8_t> px = {0, 10, 20, 30, 40, 50, 60, 70, 80,  //
+                                   90, 100, 110, 120, 130, 140, 150, 160, 170};
+  auto norm = [](float v) { return v * (2.0f / 255.0f) - 1.0f; };
+  ImageToTensorAttributes a{2, 3, 3, -1.0f, 1.0f, true};
+  ImageGraph g(px, 2, 3, 3, Affine(1, 0, 0.5f, 0, 1, 0.5f), false, a);
+  const auto out = RunWithBytes(g.b.Build(), g.inputs, nullptr);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NEAR(out[0][0], norm((0 + 30 + 90 + 120) / 4.0f), 1e-6);   // inside: as without
+  EXPECT_NEAR(out[0][2 * 3], norm((60 + 150) / 2.0f), 1e-6);        // (0,2): the last column twice
+  EXPECT_NEAR(out[0][(3 + 2) * 3 + 1], norm(160), 1e-6);            // (1,2): the corner pixel
+  // Far outside: the nearest corner's value, not range_min.
+  ImageGraph far(px, 2, 3, 3, Affine(1, 0, -9, 0, 1, 9), false, {1, 1, 3, -1.0f, 1.0f, true});
+  EXPECT_NEAR(RunWithBytes(far.b.Build(), far.inputs, nullptr)[0][1], norm(100), 1e-6);
+}
+
 TEST(ImageToTensorTest, RefusesBadNodes) {
   const std::vector<uint8_t> px(2 * 2 * 2, 0);
   ImageGraph g(px, 2, 2, 2, Affine(1, 0, 0, 0, 1, 0), false, {2, 2, 3, 0.0f, 1.0f});
@@ -174,6 +190,27 @@ TEST_P(PipelineOpsGpuTest, ImageToTensorMatchesTheCpu) {
       // move the samples), a constant one inlined.
       ExpectNear(RunWithBytes(graph, g.inputs, delegate_.get()), cpu, 2.0);
     }
+  }
+}
+
+// A float one-channel "image" of 0..255 values (a mask brought back onto a
+// picture, pipeline/graphs.cc), with either border.
+TEST_P(PipelineOpsGpuTest, FloatMaskResamplingMatchesTheCpu) {
+  const int h = 29, w = 31;
+  std::vector<float> mask(static_cast<size_t>(h * w));
+  for (size_t i = 0; i < mask.size(); ++i) mask[i] = static_cast<float>((i * 37) % 97) / 96.0f;
+  for (bool clamp : {false, true}) {
+    GraphBuilder b;
+    const int x = b.Input({1, h, w, 1}, "mask");
+    const int m = b.Constant({1, 1, 4, 4}, Affine(0.45f, 0.1f, -2.0f, -0.1f, 0.5f, 1.5f));
+    const int y = b.Tensor({1, 67, 71, 1});
+    b.Op(OpKind::kCustom, Custom(kImageToTensorOp, EncodeOptions(ImageToTensorAttributes{67, 71, 1, 0.0f, 255.0f, clamp})),
+         {x, m}, {y});
+    b.Output(y);
+    const Graph graph = b.Build();
+    const std::vector<std::vector<uint8_t>> inputs{Bytes(mask)};
+    const auto cpu = RunWithBytes(graph, inputs, nullptr);
+    ExpectNear(RunWithBytes(graph, inputs, delegate_.get()), cpu, 2.0);
   }
 }
 

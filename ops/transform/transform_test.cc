@@ -79,6 +79,10 @@ TEST(TransformTest, TransformLandmarksMovesXyAndKeepsZ) {
   });
   const auto v1 = Cpu(TwoInputOp("TransformLandmarks", 1, opts, {1, 1, 1, 4}, {1, 1, 1, 4}), {{1, 2, 3, 4}, m});
   EXPECT_EQ(v1[0], (std::vector<float>{2.5f, 3.5f, 6.5f, 7.5f}));
+  // mgd's pipelines: pose's five values, all after x, y kept.
+  const auto five = Flex([](flexbuffers::Builder& f) { f.Int("dimensions", 5); });
+  const auto v5 = Cpu(TwoInputOp("TransformLandmarks", 1, five, {1, 10}, {1, 10}), {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, m});
+  EXPECT_EQ(v5[0], (std::vector<float>{3, 3, 3, 4, 5, 13, 13, 8, 9, 10}));
 }
 
 TEST(TransformTest, TransformTensorBilinearSamplesAsMediaPipe) {
@@ -178,6 +182,14 @@ TEST_P(TransformGpuTest, MatchesTheCpu) {
       f.Float("scale", 0.25f);
     });
     g.Out(g.Op(OpKind::kCustom, Custom("TransformLandmarks", opts), {lm, m}, {{1, 2, 3, 6}}));
+    ExpectSameAsCpu(g.b.Build(), g.data, 16.0);
+  }
+  {  // five values a landmark (pose through mgd's pipelines)
+    OneOp g;
+    const int lm = g.Input({1, 195}, 10.0f);
+    const int m = g.Input({1, 4, 4});
+    const auto opts = Flex([](flexbuffers::Builder& f) { f.Int("dimensions", 5); });
+    g.Out(g.Op(OpKind::kCustom, Custom("TransformLandmarks", opts), {lm, m}, {{1, 195}}));
     ExpectSameAsCpu(g.b.Build(), g.data, 16.0);
   }
 }
