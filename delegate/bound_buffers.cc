@@ -86,7 +86,9 @@ absl::Status GpuKernel::BindBuffer(bool output, size_t index, const std::optiona
       return absl::InvalidArgumentError(fmt::format(
           "the buffer holds {} bytes; {} {} in {} needs {} ({})", buffer->bytes, output ? "output" : "input", index,
           GpuLayoutName(layout), wanted,
-          layout == GpuLayout::kBhwc ? "float32" : (needs->phwc4_half ? "float16, slices of 4 channels" : "float32, slices of 4 channels")));
+          layout == GpuLayout::kPhwc4 ? (needs->phwc4_half ? "float16, slices of 4 channels" : "float32, slices of 4 channels")
+          : needs->phwc4_bytes == 0   ? "the tensor's elements as they are, rounded up to 4 bytes"
+                                      : "float32"));
     }
     gpu::ExternalBuffer external = *buffer;
     external.bytes = wanted;

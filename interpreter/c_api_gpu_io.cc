@@ -58,27 +58,31 @@ MgdStatus Bind(MgdInterpreter* interpreter, bool output, int32_t index, const Mg
   absl::StatusOr<int> tensor = TensorOf(*interpreter, output, index);
   if (!tensor.ok()) return Report(*interpreter, function, tensor.status());
   if (buffer == nullptr) return Report(*interpreter, function, interpreter->interpreter->BindBuffer(*tensor, std::nullopt));
-  if (buffer->type < kMgdGpuBufferVulkan || buffer->type > kMgdGpuBufferGl) {
-    return Report(*interpreter, function,
-                  absl::InvalidArgumentError(fmt::format("type {} is not an MgdGpuBufferType", static_cast<int>(buffer->type))));
-  }
-  if (buffer->layout != kMgdGpuLayoutBhwc && buffer->layout != kMgdGpuLayoutPhwc4) {
-    return Report(*interpreter, function,
-                  absl::InvalidArgumentError(fmt::format("layout {} is not an MgdGpuLayout", static_cast<int>(buffer->layout))));
-  }
-  GpuBuffer b;
-  b.type = static_cast<GpuBuffer::Type>(buffer->type);
-  b.handle = buffer->handle;
-  b.fd = buffer->fd;
-  b.offset = buffer->offset;
-  b.bytes = buffer->bytes;
-  b.memory_bytes = buffer->memory_bytes;
-  b.memory_type = buffer->memory_type;
+  absl::StatusOr<GpuBuffer> b = ReadGpuBuffer(*buffer);
+  if (!b.ok()) return Report(*interpreter, function, b.status());
   const GpuLayout layout = buffer->layout == kMgdGpuLayoutBhwc ? GpuLayout::kBhwc : GpuLayout::kPhwc4;
-  return Report(*interpreter, function, interpreter->interpreter->BindBuffer(*tensor, b, layout));
+  return Report(*interpreter, function, interpreter->interpreter->BindBuffer(*tensor, *b, layout));
 }
 
 }  // namespace
+
+absl::StatusOr<GpuBuffer> ReadGpuBuffer(const MgdGpuBuffer& buffer) {
+  if (buffer.type < kMgdGpuBufferVulkan || buffer.type > kMgdGpuBufferGl) {
+    return absl::InvalidArgumentError(fmt::format("type {} is not an MgdGpuBufferType", static_cast<int>(buffer.type)));
+  }
+  if (buffer.layout != kMgdGpuLayoutBhwc && buffer.layout != kMgdGpuLayoutPhwc4) {
+    return absl::InvalidArgumentError(fmt::format("layout {} is not an MgdGpuLayout", static_cast<int>(buffer.layout)));
+  }
+  GpuBuffer b;
+  b.type = static_cast<GpuBuffer::Type>(buffer.type);
+  b.handle = buffer.handle;
+  b.fd = buffer.fd;
+  b.offset = buffer.offset;
+  b.bytes = buffer.bytes;
+  b.memory_bytes = buffer.memory_bytes;
+  b.memory_type = buffer.memory_type;
+  return b;
+}
 
 absl::Status CFences::Read(const MgdFences* c) {
   if (c == nullptr) return absl::OkStatus();

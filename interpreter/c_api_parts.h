@@ -120,5 +120,8 @@ std::unique_ptr<Delegate> NewCDelegate(MgdDelegate* delegate, const Reporter* re
 std::unique_ptr<Delegate> NewBorrowedDelegate(Delegate* delegate);
 // Why a C delegate cannot be used, or empty.
 std::string DelegateProblem(const MgdDelegate& d);
+// An app's MgdGpuBuffer as the interpreter takes it, its type and layout
+// checked (c_api_gpu_io.cc).
+absl::StatusOr<GpuBuffer> ReadGpuBuffer(const MgdGpuBuffer& buffer);
 
 }  // namespace mgd::c_api

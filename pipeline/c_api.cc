@@ -101,6 +101,20 @@ MgdPipelineResult* MgdPipelineProcess(MgdPipeline* pipeline, const uint8_t* pixe
   return Finish(pipeline, call, pipeline->pipeline->Process(image));
 }
 
+MgdPipelineResult* MgdPipelineProcessGpuBuffer(MgdPipeline* pipeline, const MgdGpuBuffer* buffer, int32_t width,
+                                               int32_t height, int32_t channels) {
+  const char* call = "MgdPipelineProcessGpuBuffer";
+  if (pipeline == nullptr) return Fail<MgdPipelineResult>(mgd::c_api::kStderr, call, absl::InvalidArgumentError("pipeline is NULL"));
+  if (buffer == nullptr) return Fail<MgdPipelineResult>(pipeline->reporter, call, absl::InvalidArgumentError("buffer is NULL"));
+  auto b = mgd::c_api::ReadGpuBuffer(*buffer);
+  if (!b.ok()) return Fail<MgdPipelineResult>(pipeline->reporter, call, b.status());
+  if (buffer->layout != kMgdGpuLayoutBhwc) {
+    return Fail<MgdPipelineResult>(pipeline->reporter, call,
+                                   absl::InvalidArgumentError("an image's buffer is laid out as its rows (kMgdGpuLayoutBhwc)"));
+  }
+  return Finish(pipeline, call, pipeline->pipeline->Process(mgd::pipeline::GpuImage{width, height, channels, *b}));
+}
+
 MgdPipelineResult* MgdPipelineProcessFile(MgdPipeline* pipeline, const char* path) {
   const char* call = "MgdPipelineProcessFile";
   if (pipeline == nullptr) return Fail<MgdPipelineResult>(mgd::c_api::kStderr, call, absl::InvalidArgumentError("pipeline is NULL"));

@@ -91,22 +91,23 @@ absl::StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(const std::string& so
   return p;
 }
 
-absl::StatusOr<Graph> Pipeline::StageGraph(Stage stage, const Image& image) const {
+absl::StatusOr<Graph> Pipeline::StageGraph(Stage stage, const Key& size) const {
+  const auto [width, height, channels] = size;
   switch (stage) {
     case Stage::kDetector:
-      return DetectorGraph(detector_model_, *spec_.detector, anchors_, image.width, image.height, image.channels);
+      return DetectorGraph(detector_model_, *spec_.detector, anchors_, width, height, channels);
     case Stage::kLandmarks:
-      return LandmarkGraph(landmark_model_, *spec_.landmarks, image.width, image.height, image.channels);
+      return LandmarkGraph(landmark_model_, *spec_.landmarks, width, height, channels);
     case Stage::kSegmenter:
-      return SegmenterGraph(segmenter_model_, *spec_.segmenter, image.width, image.height, image.channels);
+      return SegmenterGraph(segmenter_model_, *spec_.segmenter, width, height, channels);
   }
   return absl::InternalError("unknown stage");
 }
 
-absl::StatusOr<Interpreter*> Pipeline::Make(Stage stage, const Image& image) {
-  const auto key = std::make_pair(stage, Key{image.width, image.height, image.channels});
+absl::StatusOr<Interpreter*> Pipeline::Make(Stage stage, const Key& size) {
+  const auto key = std::make_pair(stage, size);
   if (auto it = interpreters_.find(key); it != interpreters_.end()) return it->second.get();
-  MGD_ASSIGN_OR_RETURN(Graph graph, StageGraph(stage, image));
+  MGD_ASSIGN_OR_RETURN(Graph graph, StageGraph(stage, size));
   InterpreterOptions options;
   options.delegates = options_.delegates;
   options.logger = options_.logger;
@@ -125,7 +126,7 @@ absl::StatusOr<std::vector<std::pair<std::string, Graph>>> Pipeline::Graphs(cons
       {spec_.segmenter.has_value(), {Stage::kSegmenter, "segmenter"}}};
   for (const auto& [present, stage] : stages) {
     if (!present) continue;
-    MGD_ASSIGN_OR_RETURN(Graph graph, StageGraph(stage.first, image));
+    MGD_ASSIGN_OR_RETURN(Graph graph, StageGraph(stage.first, Key{image.width, image.height, image.channels}));
     graphs.emplace_back(stage.second, std::move(graph));
   }
   return graphs;
@@ -143,9 +144,9 @@ absl::Status Pipeline::Invoke(Interpreter& interpreter, Result& result) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<Detection>> Pipeline::Detect(const Image& image, Result& result) {
-  MGD_ASSIGN_OR_RETURN(current_, Make(Stage::kDetector, image));
-  std::memcpy(current_->input(0).data, image.pixels.data(), image.pixels.size());
+absl::StatusOr<std::vector<Detection>> Pipeline::Detect(const Frame& frame, Result& result) {
+  MGD_ASSIGN_OR_RETURN(current_, Make(Stage::kDetector, frame.size));
+  MGD_RETURN_IF_ERROR(Feed(*current_, frame));
   MGD_RETURN_IF_ERROR(Invoke(*current_, result));
   result.detector_ran = true;
   const TensorRef& out = current_->output(0);
@@ -165,9 +166,9 @@ absl::StatusOr<std::vector<Detection>> Pipeline::Detect(const Image& image, Resu
   return detections;
 }
 
-absl::StatusOr<std::optional<Detection>> Pipeline::Landmarks(const Image& image, const Roi& roi, Result& result) {
+absl::StatusOr<std::optional<Detection>> Pipeline::Landmarks(const Frame& frame, const Roi& roi, Result& result) {
   const LandmarkSpec& spec = *spec_.landmarks;
-  MGD_ASSIGN_OR_RETURN(current_landmarks_, Make(Stage::kLandmarks, image));
+  MGD_ASSIGN_OR_RETURN(current_landmarks_, Make(Stage::kLandmarks, frame.size));
   Interpreter& in = *current_landmarks_;
   const Matrix4 crop = CropMatrix(roi, spec.tensor_width, spec.tensor_height);
   // Tensor pixels (0..size) to image pixels: the projection of 0..1 over the crop.
@@ -176,7 +177,7 @@ absl::StatusOr<std::optional<Detection>> Pipeline::Landmarks(const Image& image,
     projection[static_cast<size_t>(row)] /= static_cast<float>(spec.tensor_width);
     projection[static_cast<size_t>(row + 1)] /= static_cast<float>(spec.tensor_height);
   }
-  std::memcpy(in.input(0).data, image.pixels.data(), image.pixels.size());
+  MGD_RETURN_IF_ERROR(Feed(in, frame));
   std::memcpy(in.input(1).data, crop.data(), sizeof(crop));
   std::memcpy(in.input(2).data, projection.data(), sizeof(projection));
   const LandmarkOutputs outputs = LandmarkOutputOrder(spec);
@@ -212,11 +213,10 @@ absl::StatusOr<std::optional<Detection>> Pipeline::Landmarks(const Image& image,
   return std::optional<Detection>(std::move(d));
 }
 
-absl::Status Pipeline::Track(const Image& image, Result& result) {
+absl::Status Pipeline::Track(const Frame& frame, Result& result) {
   const LandmarkSpec& spec = *spec_.landmarks;
-  const Key size{image.width, image.height, image.channels};
-  if (size != tracked_size_) tracked_.clear();
-  tracked_size_ = size;
+  if (frame.size != tracked_size_) tracked_.clear();
+  tracked_size_ = frame.size;
   // The crops to run: last frame's first, then the detector's for objects
   // not tracked (a detection overlapping a tracked crop is that object, as
   // MediaPipe's AssociationNormRect keeps the tracked one). The detector
@@ -232,7 +232,7 @@ absl::Status Pipeline::Track(const Image& image, Result& result) {
   const auto max_objects = static_cast<size_t>(spec.max_objects);
   for (int pass = 0; pass < 2; ++pass) {
     if (!result.detector_ran && crops.size() + tracked_.size() < max_objects) {
-      MGD_ASSIGN_OR_RETURN(std::vector<Detection> found, Detect(image, result));
+      MGD_ASSIGN_OR_RETURN(std::vector<Detection> found, Detect(frame, result));
       for (Detection& det : found) {
         if (crops.size() + tracked_.size() >= max_objects) break;
         std::vector<Point> keypoints(det.keypoints.begin(), det.keypoints.end());
@@ -246,7 +246,7 @@ absl::Status Pipeline::Track(const Image& image, Result& result) {
       }
     }
     for (Crop& crop : crops) {
-      MGD_ASSIGN_OR_RETURN(std::optional<Detection> object, Landmarks(image, crop.roi, result));
+      MGD_ASSIGN_OR_RETURN(std::optional<Detection> object, Landmarks(frame, crop.roi, result));
       if (!object) continue;
       std::vector<Point> points;
       for (const auto& p : object->landmarks) points.push_back({p[0], p[1]});
@@ -266,31 +266,70 @@ absl::Status Pipeline::Track(const Image& image, Result& result) {
   return absl::OkStatus();
 }
 
-absl::Status Pipeline::Segment(const Image& image, Result& result) {
-  MGD_ASSIGN_OR_RETURN(current_, Make(Stage::kSegmenter, image));
-  std::memcpy(current_->input(0).data, image.pixels.data(), image.pixels.size());
+absl::Status Pipeline::Segment(const Frame& frame, Result& result) {
+  MGD_ASSIGN_OR_RETURN(current_, Make(Stage::kSegmenter, frame.size));
+  MGD_RETURN_IF_ERROR(Feed(*current_, frame));
   MGD_RETURN_IF_ERROR(Invoke(*current_, result));
   result.mask = MaskFrom(current_->output(0));
   return absl::OkStatus();
 }
 
-absl::StatusOr<Result> Pipeline::Process(const Image& image) {
-  if (image.channels != 3 && image.channels != 4) {
-    return absl::InvalidArgumentError(fmt::format("the image has {} channels (3 or 4)", image.channels));
+absl::Status Pipeline::Feed(Interpreter& interpreter, const Frame& frame) {
+  const int tensor = interpreter.graph().inputs[0];
+  auto bound = bound_.find(&interpreter);
+  if (frame.buffer != nullptr) {
+    const GpuBuffer& b = *frame.buffer;
+    if (bound != bound_.end() && bound->second.type == b.type && bound->second.handle == b.handle && bound->second.fd == b.fd &&
+        bound->second.offset == b.offset && bound->second.bytes == b.bytes) {
+      return absl::OkStatus();
+    }
+    MGD_RETURN_IF_ERROR(interpreter.BindBuffer(tensor, b, GpuLayout::kBhwc));
+    bound_[&interpreter] = b;
+    return absl::OkStatus();
   }
+  if (bound != bound_.end()) {
+    MGD_RETURN_IF_ERROR(interpreter.BindBuffer(tensor, std::nullopt));
+    bound_.erase(bound);
+  }
+  const TensorRef& input = interpreter.input(0);
+  std::memcpy(input.data, frame.pixels, input.bytes);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Result> Pipeline::Run(const Frame& frame) {
+  const auto [width, height, channels] = frame.size;
+  if (channels != 3 && channels != 4) {
+    return absl::InvalidArgumentError(fmt::format("the image has {} channels (3 or 4)", channels));
+  }
+  if (width <= 0 || height <= 0 || width > kMaxImageSide || height > kMaxImageSide ||
+      static_cast<int64_t>(width) * height > kMaxImagePixels) {
+    return absl::InvalidArgumentError(fmt::format("the image is {}x{}, outside 1..{} a side and {} pixels", width, height,
+                                                  kMaxImageSide, kMaxImagePixels));
+  }
+  Result result;
+  if (spec_.segmenter) {
+    MGD_RETURN_IF_ERROR(Segment(frame, result));
+  } else if (spec_.landmarks) {
+    MGD_RETURN_IF_ERROR(Track(frame, result));
+  } else {
+    MGD_ASSIGN_OR_RETURN(result.detections, Detect(frame, result));
+  }
+  return result;
+}
+
+absl::StatusOr<Result> Pipeline::Process(const Image& image) {
   if (image.pixels.size() != static_cast<size_t>(image.width) * image.height * image.channels) {
     return absl::InvalidArgumentError(fmt::format("the image holds {} bytes, not {}x{}x{}", image.pixels.size(), image.width,
                                                   image.height, image.channels));
   }
-  Result result;
-  if (spec_.segmenter) {
-    MGD_RETURN_IF_ERROR(Segment(image, result));
-  } else if (spec_.landmarks) {
-    MGD_RETURN_IF_ERROR(Track(image, result));
-  } else {
-    MGD_ASSIGN_OR_RETURN(result.detections, Detect(image, result));
+  return Run(Frame{{image.width, image.height, image.channels}, image.pixels.data(), nullptr});
+}
+
+absl::StatusOr<Result> Pipeline::Process(const GpuImage& image) {
+  if (options_.delegates.empty()) {
+    return absl::FailedPreconditionError("a frame in a GPU buffer needs the pipeline to run on a GPU delegate");
   }
-  return result;
+  return Run(Frame{{image.width, image.height, image.channels}, nullptr, &image.buffer});
 }
 
 }  // namespace mgd::pipeline

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/gpu_interop.h"
 #include "interpreter/interpreter.h"
 #include "pipeline/geometry.h"
 #include "pipeline/graphs.h"
@@ -72,6 +73,15 @@ struct Result {
   std::optional<double> gpu_ms;  // their time on the GPU (PipelineOptions::measure_timing)
 };
 
+// A frame in an app's GPU buffer (base/gpu_interop.h) on the device of the
+// pipeline's GPU delegate: 8-bit RGB or RGBA pixels, rows packed (width x
+// channels bytes a row; the buffer's `bytes` at least that times height,
+// rounded up to 4). The graphs read it in place: no upload.
+struct GpuImage {
+  int width = 0, height = 0, channels = 0;
+  GpuBuffer buffer;
+};
+
 struct PipelineOptions {
   std::string models_dir;             // where the solution's .tflite files are
   std::vector<Delegate*> delegates;   // not owned; none: the CPU
@@ -88,6 +98,10 @@ class Pipeline {
   // frame to frame. The first image of each size prepares the graphs for
   // that size (the delegate's cache makes later ones cheap).
   absl::StatusOr<Result> Process(const Image& image);
+  // The same for a frame already on the GPU: each stage binds the buffer
+  // to its image input (Interpreter::BindBuffer) instead of copying pixels.
+  // The app must not write the buffer until Process returns.
+  absl::StatusOr<Result> Process(const GpuImage& image);
   // Forget the tracked objects: the next frame runs the detector.
   void ResetTracking() { tracked_.clear(); }
 
@@ -107,13 +121,22 @@ class Pipeline {
   Pipeline(SolutionSpec spec, PipelineOptions options) : spec_(std::move(spec)), options_(std::move(options)) {}
 
   using Key = std::array<int, 3>;  // width, height, channels
-  absl::StatusOr<Graph> StageGraph(Stage stage, const Image& image) const;
-  absl::StatusOr<Interpreter*> Make(Stage stage, const Image& image);
-  absl::StatusOr<std::vector<Detection>> Detect(const Image& image, Result& result);
+  // A frame from either source: its size and its pixels or its buffer.
+  struct Frame {
+    Key size{};
+    const uint8_t* pixels = nullptr;
+    const GpuBuffer* buffer = nullptr;
+  };
+  absl::StatusOr<Result> Run(const Frame& frame);
+  absl::StatusOr<Graph> StageGraph(Stage stage, const Key& size) const;
+  absl::StatusOr<Interpreter*> Make(Stage stage, const Key& size);
+  // The frame into `interpreter`'s image input: copied, or its buffer bound.
+  absl::Status Feed(Interpreter& interpreter, const Frame& frame);
+  absl::StatusOr<std::vector<Detection>> Detect(const Frame& frame, Result& result);
   // The landmarks in `roi`, or nothing when the model sees no object there.
-  absl::StatusOr<std::optional<Detection>> Landmarks(const Image& image, const Roi& roi, Result& result);
-  absl::Status Track(const Image& image, Result& result);
-  absl::Status Segment(const Image& image, Result& result);
+  absl::StatusOr<std::optional<Detection>> Landmarks(const Frame& frame, const Roi& roi, Result& result);
+  absl::Status Track(const Frame& frame, Result& result);
+  absl::Status Segment(const Frame& frame, Result& result);
   absl::Status Invoke(Interpreter& interpreter, Result& result);
 
   SolutionSpec spec_;
@@ -124,6 +147,7 @@ class Pipeline {
   std::map<std::pair<Stage, Key>, std::unique_ptr<Interpreter>> interpreters_;
   Interpreter* current_ = nullptr;
   Interpreter* current_landmarks_ = nullptr;
+  std::map<Interpreter*, GpuBuffer> bound_;  // the app's buffer each interpreter's image input is bound to
   std::vector<Roi> tracked_;
   Key tracked_size_{};
 };

@@ -55,6 +55,14 @@ void MgdPipelineDelete(MgdPipeline* pipeline);
  * result. */
 MgdPipelineResult* MgdPipelineProcess(MgdPipeline* pipeline, const uint8_t* pixels, int32_t width, int32_t height,
                                       int32_t channels, size_t row_bytes);
+/* A frame already on the GPU: `buffer` (mgd/c_api.h, layout
+ * kMgdGpuLayoutBhwc) holds the 8-bit pixels, rows packed (width x channels
+ * bytes a row), on the device of the pipeline's GPU delegate (Vulkan: a
+ * VkBuffer of its interop device or memory from an fd; GL: a buffer of a
+ * context sharing its objects). The graphs read it in place, no upload; do
+ * not write it until the call returns. */
+MgdPipelineResult* MgdPipelineProcessGpuBuffer(MgdPipeline* pipeline, const MgdGpuBuffer* buffer, int32_t width,
+                                               int32_t height, int32_t channels);
 /* A PNG or JPEG file as a frame. */
 MgdPipelineResult* MgdPipelineProcessFile(MgdPipeline* pipeline, const char* path);
 /* Forget the tracked objects: the next frame runs the detector. */

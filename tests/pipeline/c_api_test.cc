@@ -131,6 +131,25 @@ TEST(PipelineCApiTest, BadArgumentsAreReported) {
                                      "MgdPipelineProcess: row_bytes 100 is less than a row's 192 bytes",
                                      "MgdPipelineProcess: an image of 0x64 pixels", "MgdPipelineProcess: an image of 1048576x1 pixels",
                                      "MgdPipelineProcessFile: /nonexistent.png: cannot open the image"));
+  // Frames in GPU buffers: checked, and refused without a GPU delegate.
+  reported.messages.clear();
+  MgdGpuBuffer buffer{};
+  buffer.type = kMgdGpuBufferVulkan;
+  buffer.bytes = 64 * 64 * 3;
+  buffer.layout = kMgdGpuLayoutBhwc;
+  EXPECT_EQ(MgdPipelineProcessGpuBuffer(p, nullptr, 64, 64, 3), nullptr);
+  buffer.type = static_cast<MgdGpuBufferType>(7);
+  EXPECT_EQ(MgdPipelineProcessGpuBuffer(p, &buffer, 64, 64, 3), nullptr);
+  buffer.type = kMgdGpuBufferVulkan;
+  buffer.layout = kMgdGpuLayoutPhwc4;
+  EXPECT_EQ(MgdPipelineProcessGpuBuffer(p, &buffer, 64, 64, 3), nullptr);
+  buffer.layout = kMgdGpuLayoutBhwc;
+  EXPECT_EQ(MgdPipelineProcessGpuBuffer(p, &buffer, 64, 64, 3), nullptr);
+  EXPECT_THAT(reported.messages,
+              ::testing::ElementsAre("MgdPipelineProcessGpuBuffer: buffer is NULL",
+                                     "MgdPipelineProcessGpuBuffer: type 7 is not an MgdGpuBufferType",
+                                     "MgdPipelineProcessGpuBuffer: an image's buffer is laid out as its rows (kMgdGpuLayoutBhwc)",
+                                     "MgdPipelineProcessGpuBuffer: a frame in a GPU buffer needs the pipeline to run on a GPU delegate"));
   // A blank frame: nothing found, not an error.
   MgdPipelineResult* none = MgdPipelineProcess(p, pixels.data(), 64, 64, 3, 192);
   ASSERT_NE(none, nullptr);
