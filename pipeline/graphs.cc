@@ -145,7 +145,7 @@ absl::StatusOr<Graph> DetectorGraph(const Graph& model, const DetectorSpec& spec
 LandmarkOutputs LandmarkOutputOrder(const LandmarkSpec& spec) {
   LandmarkOutputs o;
   int next = 1;
-  for (size_t i = 0; i < spec.extra_xy_outputs.size(); ++i) o.extras.push_back(next++);
+  for (size_t i = 0; i < spec.refinements.size(); ++i) o.refinements.push_back(next++);
   o.presence = next++;
   if (!spec.handedness_output.empty()) o.handedness = next++;
   if (!spec.mask_output.empty()) o.mask = next++;
@@ -174,7 +174,7 @@ absl::StatusOr<Graph> LandmarkGraph(const Graph& model, const LandmarkSpec& spec
     return absl::OkStatus();
   };
   MGD_RETURN_IF_ERROR(project(spec.landmarks_output, spec.values_per_landmark));
-  for (const std::string& name : spec.extra_xy_outputs) MGD_RETURN_IF_ERROR(project(name, 2));
+  for (const LandmarkRefinement& r : spec.refinements) MGD_RETURN_IF_ERROR(project(r.output, 2));
   MGD_ASSIGN_OR_RETURN(const int presence, OutputNamed(g, spec.presence_output, what));
   outputs.push_back(presence);
   if (!spec.handedness_output.empty()) {

@@ -22,7 +22,7 @@ absl::StatusOr<Graph> DetectorGraph(const Graph& model, const DetectorSpec& spec
 // Where LandmarkGraph's outputs are, by what they hold (-1: absent).
 struct LandmarkOutputs {
   int landmarks = 0;        // [.., values_per_landmark x N]: x, y in image pixels, the rest as the model gives them
-  std::vector<int> extras;  // [.., 2M] each, image pixels
+  std::vector<int> refinements;  // [.., 2M] each, image pixels
   int presence = -1;        // [1] as the model gives it
   int handedness = -1;      // [1]
   int mask = -1;            // [1, height, width, 1] probabilities over the image

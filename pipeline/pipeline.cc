@@ -200,9 +200,20 @@ absl::StatusOr<std::optional<Detection>> Pipeline::Landmarks(const Frame& frame,
     d.landmarks.push_back({p[0], p[1], p[2] * z_scale});
     if (values > 3) d.visibility.push_back(Sigmoid(p[3]));
   }
-  for (int k : outputs.extras) {
-    const TensorRef& extra = in.output(static_cast<size_t>(k));
-    for (int64_t i = 0; i + 1 < extra.elements(); i += 2) d.landmarks.push_back({extra.as<float>()[i], extra.as<float>()[i + 1], 0.0f});
+  for (size_t k = 0; k < spec.refinements.size(); ++k) {
+    const LandmarkRefinement& r = spec.refinements[k];
+    const TensorRef& finer = in.output(static_cast<size_t>(outputs.refinements[k]));
+    for (size_t i = 0; i < r.indexes.size() && static_cast<int64_t>(2 * i + 1) < finer.elements(); ++i) {
+      const auto at = static_cast<size_t>(r.indexes[i]);
+      if (at >= d.landmarks.size()) d.landmarks.resize(at + 1, {0.0f, 0.0f, 0.0f});
+      d.landmarks[at][0] = finer.as<float>()[2 * i];
+      d.landmarks[at][1] = finer.as<float>()[2 * i + 1];
+    }
+    if (r.average_z.empty()) continue;
+    float z = 0.0f;
+    for (int a : r.average_z) z += d.landmarks.at(static_cast<size_t>(a))[2];
+    z /= static_cast<float>(r.average_z.size());
+    for (int at : r.indexes) d.landmarks[static_cast<size_t>(at)][2] = z;
   }
   if (outputs.handedness >= 0) {
     const float right = in.output(static_cast<size_t>(outputs.handedness)).as<float>()[0];

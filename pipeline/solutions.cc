@@ -54,15 +54,43 @@ DetectorSpec PoseDetector() {
   return s;
 }
 
+// tensors_to_face_landmarks_with_attention.pbtxt's LandmarksRefinement:
+// the lips' 80 and each eye's 71 finer points over the mesh's, the irises'
+// 5 + 5 after it, at the mean depth of their eye's contour.
+std::vector<LandmarkRefinement> FaceMeshRefinements() {
+  const std::vector<int> left_eye = {33,  7,   163, 144, 145, 153, 154, 155, 133, 246, 161, 160, 159, 158, 157, 173, 130, 25,
+                                     110, 24,  23,  22,  26,  112, 243, 247, 30,  29,  27,  28,  56,  190, 226, 31,  228, 229,
+                                     230, 231, 232, 233, 244, 113, 225, 224, 223, 222, 221, 189, 35,  124, 46,  53,  52,  65,
+                                     143, 111, 117, 118, 119, 120, 121, 128, 245, 156, 70,  63,  105, 66,  107, 55,  193};
+  const std::vector<int> right_eye = {263, 249, 390, 373, 374, 380, 381, 382, 362, 466, 388, 387, 386, 385, 384, 398, 359, 255,
+                                      339, 254, 253, 252, 256, 341, 463, 467, 260, 259, 257, 258, 286, 414, 446, 261, 448, 449,
+                                      450, 451, 452, 453, 464, 342, 445, 444, 443, 442, 441, 413, 265, 353, 276, 283, 282, 295,
+                                      372, 340, 346, 347, 348, 349, 350, 357, 465, 383, 300, 293, 334, 296, 336, 285, 417};
+  const std::vector<int> lips = {61,  146, 91,  181, 84,  17,  314, 405, 321, 375, 291, 185, 40,  39,  37,  0,
+                                 267, 269, 270, 409, 78,  95,  88,  178, 87,  14,  317, 402, 318, 324, 308, 191,
+                                 80,  81,  82,  13,  312, 311, 310, 415, 76,  77,  90,  180, 85,  16,  315, 404,
+                                 320, 307, 306, 184, 74,  73,  72,  11,  302, 303, 304, 408, 62,  96,  89,  179,
+                                 86,  15,  316, 403, 319, 325, 292, 183, 42,  41,  38,  12,  268, 271, 272, 407};
+  // The irises' depth: the mean of the eye's 16 contour points.
+  const std::vector<int> left_contour(left_eye.begin(), left_eye.begin() + 16);
+  const std::vector<int> right_contour(right_eye.begin(), right_eye.begin() + 16);
+  return {{"output_lips", lips, {}},
+          {"output_left_eye", left_eye, {}},
+          {"output_right_eye", right_eye, {}},
+          {"output_left_iris", {468, 469, 470, 471, 472}, left_contour},
+          {"output_right_iris", {473, 474, 475, 476, 477}, right_contour}};
+}
+
 // face_landmark_front_cpu.pbtxt with attention: the detection's eyes level
 // the crop, the landmarks' eye corners (33, 263) the next frame's;
-// face_landmark_with_attention's mesh, and its irises after it (478).
+// face_landmark_with_attention's mesh refined by its lips, eyes and irises
+// (478).
 LandmarkSpec FaceMesh() {
   LandmarkSpec s;
   s.model_file = "face_landmark_with_attention.tflite";
   s.tensor_width = s.tensor_height = 192;
   s.landmarks_output = "output_mesh_identity";
-  s.extra_xy_outputs = {"output_left_iris", "output_right_iris"};
+  s.refinements = FaceMeshRefinements();
   s.presence_output = "conv_faceflag";
   s.from_detection.start = {{0, 1.0f}};  // right eye
   s.from_detection.end = {{1, 1.0f}};    // left eye

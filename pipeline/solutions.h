@@ -24,6 +24,15 @@ struct DetectorSpec {
   std::vector<std::string> keypoint_names;
 };
 
+// MediaPipe's LandmarksRefinement: an output of x, y per landmark that
+// replaces (or adds) the landmarks `indexes` names, in order after the
+// model's landmarks; z kept, or (average_z) the mean z of those landmarks.
+struct LandmarkRefinement {
+  std::string output;
+  std::vector<int> indexes;
+  std::vector<int> average_z;
+};
+
 // A landmark model run on a rotated crop of the image (MediaPipe's
 // face_landmark, hand_landmark and pose_landmark modules): where the crop
 // comes from, and which outputs are what.
@@ -35,7 +44,7 @@ struct LandmarkSpec {
   int values_per_landmark = 3;                 // x, y, z (pose: visibility and presence logits after them)
   int reported_landmarks = 0;                  // the first this many are reported (0: all)
   float z_divisor = 1.0f;                      // MediaPipe's normalize_z
-  std::vector<std::string> extra_xy_outputs;   // x, y per landmark, appended (irises)
+  std::vector<LandmarkRefinement> refinements;  // finer landmarks over the first ones (face mesh's lips, eyes, irises)
   std::string presence_output;
   bool presence_is_logit = true;               // else already a probability
   float min_presence = 0.5f;                   // on the probability

@@ -320,14 +320,23 @@ TEST(FaceMeshTest, TracksFromFrameToFrame) {
   EXPECT_EQ(first->submissions, 2);
   ASSERT_EQ(first->detections.size(), 1u);
   const Detection& face = first->detections[0];
-  ASSERT_EQ(face.landmarks.size(), 478u);  // 468 mesh points and two irises of 5
+  ASSERT_EQ(face.landmarks.size(), 478u);  // 468 mesh points (lips and eyes refined) and two irises of 5
   ASSERT_EQ(face.keypoints.size(), 6u);
   // The mesh's eye corners (33, 133: right eye) around the detector's right eye.
   const float eye_x = (face.landmarks[33][0] + face.landmarks[133][0]) / 2, eye_y = (face.landmarks[33][1] + face.landmarks[133][1]) / 2;
   EXPECT_NEAR(eye_x, face.keypoints[0][0], 6.0);
   EXPECT_NEAR(eye_y, face.keypoints[0][1], 6.0);
-  // The right iris's centre (the first of 468..472) between those corners.
+  // The right iris's centre (the first of 468..472) between those corners,
+  // at the mean depth of the eye's 16 contour points (LandmarksRefinement).
   EXPECT_NEAR(face.landmarks[468][0], eye_x, 6.0);
+  float contour_z = 0;
+  for (int i : {33, 7, 163, 144, 145, 153, 154, 155, 133, 246, 161, 160, 159, 158, 157, 173}) contour_z += face.landmarks[i][2];
+  EXPECT_FLOAT_EQ(face.landmarks[470][2], contour_z / 16);
+  // The refined inner lips (13 upper, 14 lower) at the detector's mouth
+  // centre, between the mouth's corners (78, 308).
+  EXPECT_NEAR((face.landmarks[13][1] + face.landmarks[14][1]) / 2, face.keypoints[3][1], 6.0);
+  EXPECT_GT(face.landmarks[13][0], std::min(face.landmarks[78][0], face.landmarks[308][0]));
+  EXPECT_LT(face.landmarks[13][0], std::max(face.landmarks[78][0], face.landmarks[308][0]));
   auto second = (*p)->Process(*image);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_FALSE(second->detector_ran);
