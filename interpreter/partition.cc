@@ -2,8 +2,8 @@
 // take every node whose producers have all run and whose support matches the
 // current epoch's kind (supported / not supported), until none is left, then
 // switch kind. Every supported epoch is cycle-free by construction (each of
-// its nodes depends only on earlier epochs or on itself); its weakly
-// connected components become the partitions.
+// its nodes depends only on earlier epochs or on itself) and becomes one
+// partition.
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -12,14 +12,6 @@
 
 namespace mgd {
 namespace {
-
-int Find(std::vector<int>& parent, int x) {
-  while (parent[static_cast<size_t>(x)] != x) {
-    parent[static_cast<size_t>(x)] = parent[static_cast<size_t>(parent[static_cast<size_t>(x)])];
-    x = parent[static_cast<size_t>(x)];
-  }
-  return x;
-}
 
 }  // namespace
 
@@ -63,31 +55,18 @@ std::vector<Partition> PartitionGraph(const Graph& graph, const std::vector<int>
     kind = !kind;
   }
 
+  // Each supported epoch is one partition, also where it falls into parts
+  // that share no tensor (two crops of one image, say): one submission for
+  // all of it, as TFLite's delegates take an epoch.
   std::vector<Partition> partitions;
-  std::vector<int> parent(num_nodes);
-  std::iota(parent.begin(), parent.end(), 0);
   for (const auto& group : groups) {
     std::vector<bool> in_group(num_nodes, false);
     for (int n : group) in_group[static_cast<size_t>(n)] = true;
-    for (int n : group) {
-      for (int t : graph.nodes[static_cast<size_t>(n)].inputs) {
-        if (t == kNoTensor) continue;
-        const int p = producer[static_cast<size_t>(t)];
-        if (p >= 0 && in_group[static_cast<size_t>(p)]) parent[static_cast<size_t>(Find(parent, n))] = Find(parent, p);
-      }
+    Partition p;
+    for (int n : order) {  // the global execution order inside the partition
+      if (in_group[static_cast<size_t>(n)]) p.nodes.push_back(n);
     }
-    std::map<int, std::vector<int>> components;
-    for (int n : group) components[Find(parent, n)].push_back(n);
-    for (auto& [root, nodes] : components) {
-      // Keep the global execution order inside the partition.
-      std::vector<int> ordered;
-      for (int n : order) {
-        if (Find(parent, n) == root && in_group[static_cast<size_t>(n)]) ordered.push_back(n);
-      }
-      Partition p;
-      p.nodes = std::move(ordered);
-      partitions.push_back(std::move(p));
-    }
+    partitions.push_back(std::move(p));
   }
 
   if (max_partitions > 0 && static_cast<int>(partitions.size()) > max_partitions) {

@@ -149,46 +149,91 @@ LandmarkOutputs LandmarkOutputOrder(const LandmarkSpec& spec) {
   o.presence = next++;
   if (!spec.handedness_output.empty()) o.handedness = next++;
   if (!spec.mask_output.empty()) o.mask = next++;
+  o.count = next;
   return o;
 }
 
-absl::StatusOr<Graph> LandmarkGraph(const Graph& model, const LandmarkSpec& spec, int width, int height, int channels) {
+absl::StatusOr<Graph> LandmarkGraph(const Graph& model, const LandmarkSpec& spec, int width, int height, int channels,
+                                    int copies) {
+  if (copies < 1) return absl::InvalidArgumentError(fmt::format("{} copies of the landmark model", copies));
   MGD_ASSIGN_OR_RETURN(Fed fed, FedFromImage(model, "landmark model", spec.tensor_width, spec.tensor_height, spec.range_min,
                                              spec.range_max, width, height, channels,
                                              [](Graph& g) { return AddTensor(g, "crop_matrix", {1, 1, 4, 4}); }));
   Graph& g = fed.graph;
   const char* what = "landmark model";
-  const int projection = AddTensor(g, "projection_matrix", {1, 4, 4});
+  // The model's outputs by name: the same tensors in every copy, remapped.
+  auto output = [&](const std::string& name) { return OutputNamed(model, name, what); };
+  g.inputs = {fed.image};
   std::vector<int> outputs;
-  // MediaPipe's TransformLandmarks (v1: landmarks along the last axis).
-  auto project = [&](const std::string& name, int dimensions) -> absl::Status {
-    MGD_ASSIGN_OR_RETURN(const int t, OutputNamed(g, name, what));
-    const Shape shape = g.tensors[static_cast<size_t>(t)].shape;
-    if (shape.empty() || shape.back() % dimensions != 0) {
-      return absl::InvalidArgumentError(fmt::format("output '{}' {} is not landmarks of {}", name, ShapeToString(shape), dimensions));
+  for (int k = 0; k < copies; ++k) {
+    // Copy 0 is the model's own tensors; later copies get their own
+    // activations and share its constants (weights are uploaded once per
+    // node, but read from one graph tensor).
+    std::vector<int> remap(model.tensors.size());
+    int crop = fed.crop;
+    const std::string suffix = k == 0 ? "" : fmt::format("_{}", k);
+    if (k == 0) {
+      for (size_t t = 0; t < remap.size(); ++t) remap[t] = static_cast<int>(t);
+    } else {
+      for (size_t t = 0; t < remap.size(); ++t) {
+        const Tensor& tensor = model.tensors[t];
+        if (tensor.is_constant) {
+          remap[t] = static_cast<int>(t);
+          continue;
+        }
+        Tensor copy = tensor;
+        copy.name += suffix;
+        g.tensors.push_back(std::move(copy));
+        remap[t] = static_cast<int>(g.tensors.size()) - 1;
+      }
+      crop = AddTensor(g, "crop_matrix" + suffix, {1, 1, 4, 4});
+      ops::ImageToTensorAttributes to_tensor{spec.tensor_height, spec.tensor_width, 3, spec.range_min, spec.range_max};
+      g.nodes.push_back(CustomNode(ops::kImageToTensorOp, ops::EncodeOptions(to_tensor), {fed.image, crop},
+                                   {remap[static_cast<size_t>(model.inputs[0])]}));
+      for (Node node : model.nodes) {
+        for (int& t : node.inputs) {
+          if (t >= 0) t = remap[static_cast<size_t>(t)];
+        }
+        for (int& t : node.outputs) t = remap[static_cast<size_t>(t)];
+        g.nodes.push_back(std::move(node));
+      }
     }
-    const int projected = AddTensor(g, name + "_in_image", shape);
-    g.nodes.push_back(CustomNode(ops::kTransformLandmarksOp, ops::EncodeTransformLandmarksOptions(dimensions, 1.0f),
-                                 {t, projection}, {projected}));
-    outputs.push_back(projected);
-    return absl::OkStatus();
-  };
-  MGD_RETURN_IF_ERROR(project(spec.landmarks_output, spec.values_per_landmark));
-  for (const LandmarkRefinement& r : spec.refinements) MGD_RETURN_IF_ERROR(project(r.output, 2));
-  MGD_ASSIGN_OR_RETURN(const int presence, OutputNamed(g, spec.presence_output, what));
-  outputs.push_back(presence);
-  if (!spec.handedness_output.empty()) {
-    MGD_ASSIGN_OR_RETURN(const int handedness, OutputNamed(g, spec.handedness_output, what));
-    outputs.push_back(handedness);
-  }
-  g.inputs = {fed.image, fed.crop, projection};
-  if (!spec.mask_output.empty()) {
-    MGD_ASSIGN_OR_RETURN(const int mask, OutputNamed(g, spec.mask_output, what));
-    const int matrix = AddTensor(g, "mask_matrix", {1, 1, 4, 4});
-    // Zero outside the crop, as MediaPipe's WarpAffine (BORDER_ZERO) gives it.
-    MGD_ASSIGN_OR_RETURN(const int in_image, MaskToImage(g, mask, true, matrix, false, width, height, what));
-    outputs.push_back(in_image);
-    g.inputs.push_back(matrix);
+    auto in_copy = [&](const std::string& name) -> absl::StatusOr<int> {
+      MGD_ASSIGN_OR_RETURN(const int t, output(name));
+      return remap[static_cast<size_t>(t)];
+    };
+    const int projection = AddTensor(g, "projection_matrix" + suffix, {1, 4, 4});
+    g.inputs.push_back(crop);
+    g.inputs.push_back(projection);
+    // MediaPipe's TransformLandmarks (v1: landmarks along the last axis).
+    auto project = [&](const std::string& name, int dimensions) -> absl::Status {
+      MGD_ASSIGN_OR_RETURN(const int t, in_copy(name));
+      const Shape shape = g.tensors[static_cast<size_t>(t)].shape;
+      if (shape.empty() || shape.back() % dimensions != 0) {
+        return absl::InvalidArgumentError(fmt::format("output '{}' {} is not landmarks of {}", name, ShapeToString(shape), dimensions));
+      }
+      const int projected = AddTensor(g, name + "_in_image" + suffix, shape);
+      g.nodes.push_back(CustomNode(ops::kTransformLandmarksOp, ops::EncodeTransformLandmarksOptions(dimensions, 1.0f),
+                                   {t, projection}, {projected}));
+      outputs.push_back(projected);
+      return absl::OkStatus();
+    };
+    MGD_RETURN_IF_ERROR(project(spec.landmarks_output, spec.values_per_landmark));
+    for (const LandmarkRefinement& r : spec.refinements) MGD_RETURN_IF_ERROR(project(r.output, 2));
+    MGD_ASSIGN_OR_RETURN(const int presence, in_copy(spec.presence_output));
+    outputs.push_back(presence);
+    if (!spec.handedness_output.empty()) {
+      MGD_ASSIGN_OR_RETURN(const int handedness, in_copy(spec.handedness_output));
+      outputs.push_back(handedness);
+    }
+    if (!spec.mask_output.empty()) {
+      MGD_ASSIGN_OR_RETURN(const int mask, in_copy(spec.mask_output));
+      const int matrix = AddTensor(g, "mask_matrix" + suffix, {1, 1, 4, 4});
+      // Zero outside the crop, as MediaPipe's WarpAffine (BORDER_ZERO) gives it.
+      MGD_ASSIGN_OR_RETURN(const int in_image, MaskToImage(g, mask, true, matrix, false, width, height, what));
+      outputs.push_back(in_image);
+      g.inputs.push_back(matrix);
+    }
   }
   g.outputs = outputs;
   return std::move(g);

@@ -26,15 +26,18 @@ struct LandmarkOutputs {
   int presence = -1;        // [1] as the model gives it
   int handedness = -1;      // [1]
   int mask = -1;            // [1, height, width, 1] probabilities over the image
+  int count = 0;            // outputs per copy of the model
 };
 LandmarkOutputs LandmarkOutputOrder(const LandmarkSpec& spec);
 
-// The landmark model's graph: inputs the image (uint8), the crop matrix
-// [1, 1, 4, 4] (CropMatrix), the projection [1, 4, 4] (tensor pixels to
-// image pixels) and, where the model segments, the mask's matrix
-// [1, 1, 4, 4] (image pixels to mask samples: InverseCropMatrix); outputs
-// as LandmarkOutputOrder says.
-absl::StatusOr<Graph> LandmarkGraph(const Graph& model, const LandmarkSpec& spec, int width, int height, int channels);
+// The landmark model's graph, `copies` crops of the image at once (one
+// submission for several tracked hands): inputs the image (uint8), then
+// per copy the crop matrix [1, 1, 4, 4] (CropMatrix), the projection
+// [1, 4, 4] (tensor pixels to image pixels) and, where the model segments,
+// the mask's matrix [1, 1, 4, 4] (image pixels to mask samples:
+// InverseCropMatrix); outputs per copy as LandmarkOutputOrder says.
+absl::StatusOr<Graph> LandmarkGraph(const Graph& model, const LandmarkSpec& spec, int width, int height, int channels,
+                                    int copies = 1);
 
 // The segmenter's graph: input the image (uint8), output its mask
 // [1, height, width, 1] (probabilities).

@@ -91,23 +91,23 @@ absl::StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(const std::string& so
   return p;
 }
 
-absl::StatusOr<Graph> Pipeline::StageGraph(Stage stage, const Key& size) const {
+absl::StatusOr<Graph> Pipeline::StageGraph(Stage stage, const Key& size, int copies) const {
   const auto [width, height, channels] = size;
   switch (stage) {
     case Stage::kDetector:
       return DetectorGraph(detector_model_, *spec_.detector, anchors_, width, height, channels);
     case Stage::kLandmarks:
-      return LandmarkGraph(landmark_model_, *spec_.landmarks, width, height, channels);
+      return LandmarkGraph(landmark_model_, *spec_.landmarks, width, height, channels, copies);
     case Stage::kSegmenter:
       return SegmenterGraph(segmenter_model_, *spec_.segmenter, width, height, channels);
   }
   return absl::InternalError("unknown stage");
 }
 
-absl::StatusOr<Interpreter*> Pipeline::Make(Stage stage, const Key& size) {
-  const auto key = std::make_pair(stage, size);
+absl::StatusOr<Interpreter*> Pipeline::Make(Stage stage, const Key& size, int copies) {
+  const auto key = std::make_tuple(stage, size, copies);
   if (auto it = interpreters_.find(key); it != interpreters_.end()) return it->second.get();
-  MGD_ASSIGN_OR_RETURN(Graph graph, StageGraph(stage, size));
+  MGD_ASSIGN_OR_RETURN(Graph graph, StageGraph(stage, size, copies));
   InterpreterOptions options;
   options.delegates = options_.delegates;
   options.logger = options_.logger;
@@ -166,34 +166,52 @@ absl::StatusOr<std::vector<Detection>> Pipeline::Detect(const Frame& frame, Resu
   return detections;
 }
 
-absl::StatusOr<std::optional<Detection>> Pipeline::Landmarks(const Frame& frame, const Roi& roi, Result& result) {
+absl::StatusOr<std::vector<std::optional<Detection>>> Pipeline::Landmarks(const Frame& frame, const std::vector<Roi>& rois,
+                                                                           Result& result) {
   const LandmarkSpec& spec = *spec_.landmarks;
-  MGD_ASSIGN_OR_RETURN(current_landmarks_, Make(Stage::kLandmarks, frame.size));
+  const int copies = static_cast<int>(rois.size());
+  MGD_ASSIGN_OR_RETURN(current_landmarks_, Make(Stage::kLandmarks, frame.size, copies));
   Interpreter& in = *current_landmarks_;
-  const Matrix4 crop = CropMatrix(roi, spec.tensor_width, spec.tensor_height);
-  // Tensor pixels (0..size) to image pixels: the projection of 0..1 over the crop.
-  Matrix4 projection = ProjectionMatrix(roi);
-  for (int row : {0, 4}) {
-    projection[static_cast<size_t>(row)] /= static_cast<float>(spec.tensor_width);
-    projection[static_cast<size_t>(row + 1)] /= static_cast<float>(spec.tensor_height);
-  }
   MGD_RETURN_IF_ERROR(Feed(in, frame));
-  std::memcpy(in.input(1).data, crop.data(), sizeof(crop));
-  std::memcpy(in.input(2).data, projection.data(), sizeof(projection));
   const LandmarkOutputs outputs = LandmarkOutputOrder(spec);
-  if (in.num_inputs() > 3) {
-    const Matrix4 back = InverseCropMatrix(roi, landmark_mask_size_[0], landmark_mask_size_[1]);
-    std::memcpy(in.input(3).data, back.data(), sizeof(back));
+  const size_t inputs_per_copy = (in.num_inputs() - 1) / rois.size();
+  for (size_t k = 0; k < rois.size(); ++k) {
+    const Roi& roi = rois[k];
+    const Matrix4 crop = CropMatrix(roi, spec.tensor_width, spec.tensor_height);
+    // Tensor pixels (0..size) to image pixels: the projection of 0..1 over the crop.
+    Matrix4 projection = ProjectionMatrix(roi);
+    for (int row : {0, 4}) {
+      projection[static_cast<size_t>(row)] /= static_cast<float>(spec.tensor_width);
+      projection[static_cast<size_t>(row + 1)] /= static_cast<float>(spec.tensor_height);
+    }
+    const size_t first = 1 + k * inputs_per_copy;
+    std::memcpy(in.input(first).data, crop.data(), sizeof(crop));
+    std::memcpy(in.input(first + 1).data, projection.data(), sizeof(projection));
+    if (inputs_per_copy > 2) {
+      const Matrix4 back = InverseCropMatrix(roi, landmark_mask_size_[0], landmark_mask_size_[1]);
+      std::memcpy(in.input(first + 2).data, back.data(), sizeof(back));
+    }
   }
   MGD_RETURN_IF_ERROR(Invoke(in, result));
-  const float presence_value = in.output(static_cast<size_t>(outputs.presence)).as<float>()[0];
+  std::vector<std::optional<Detection>> objects;
+  for (size_t k = 0; k < rois.size(); ++k) {
+    objects.push_back(ReadObject(in, k * static_cast<size_t>(outputs.count), rois[k], result));
+  }
+  return objects;
+}
+
+std::optional<Detection> Pipeline::ReadObject(const Interpreter& in, size_t first, const Roi& roi, Result& result) const {
+  const LandmarkSpec& spec = *spec_.landmarks;
+  const LandmarkOutputs outputs = LandmarkOutputOrder(spec);
+  auto out = [&](int k) -> const TensorRef& { return in.output(first + static_cast<size_t>(k)); };
+  const float presence_value = out(outputs.presence).as<float>()[0];
   const float presence = spec.presence_is_logit ? Sigmoid(presence_value) : presence_value;
-  if (!(presence >= spec.min_presence)) return std::optional<Detection>();
+  if (!(presence >= spec.min_presence)) return std::nullopt;
   Detection d;
   d.score = presence;
   // z at the image's scale, as MediaPipe's LandmarkProjection gives it.
   const float z_scale = roi.width / static_cast<float>(spec.tensor_width) / spec.z_divisor;
-  const TensorRef& landmarks = in.output(static_cast<size_t>(outputs.landmarks));
+  const TensorRef& landmarks = out(outputs.landmarks);
   const int values = spec.values_per_landmark;
   for (int64_t i = 0; i + values <= landmarks.elements(); i += values) {
     const float* p = landmarks.as<float>() + i;
@@ -202,7 +220,7 @@ absl::StatusOr<std::optional<Detection>> Pipeline::Landmarks(const Frame& frame,
   }
   for (size_t k = 0; k < spec.refinements.size(); ++k) {
     const LandmarkRefinement& r = spec.refinements[k];
-    const TensorRef& finer = in.output(static_cast<size_t>(outputs.refinements[k]));
+    const TensorRef& finer = out(outputs.refinements[k]);
     for (size_t i = 0; i < r.indexes.size() && static_cast<int64_t>(2 * i + 1) < finer.elements(); ++i) {
       const auto at = static_cast<size_t>(r.indexes[i]);
       if (at >= d.landmarks.size()) d.landmarks.resize(at + 1, {0.0f, 0.0f, 0.0f});
@@ -216,12 +234,12 @@ absl::StatusOr<std::optional<Detection>> Pipeline::Landmarks(const Frame& frame,
     for (int at : r.indexes) d.landmarks[static_cast<size_t>(at)][2] = z;
   }
   if (outputs.handedness >= 0) {
-    const float right = in.output(static_cast<size_t>(outputs.handedness)).as<float>()[0];
+    const float right = out(outputs.handedness).as<float>()[0];
     d.label = right >= 0.5f ? "right" : "left";
     d.label_score = std::max(right, 1.0f - right);
   }
-  if (outputs.mask >= 0 && !result.mask) result.mask = MaskFrom(in.output(static_cast<size_t>(outputs.mask)));
-  return std::optional<Detection>(std::move(d));
+  if (outputs.mask >= 0 && !result.mask) result.mask = MaskFrom(out(outputs.mask));
+  return d;
 }
 
 absl::Status Pipeline::Track(const Frame& frame, Result& result) {
@@ -256,8 +274,16 @@ absl::Status Pipeline::Track(const Frame& frame, Result& result) {
         crops.push_back({roi, std::move(det)});
       }
     }
-    for (Crop& crop : crops) {
-      MGD_ASSIGN_OR_RETURN(std::optional<Detection> object, Landmarks(frame, crop.roi, result));
+    // The crops' landmarks in one submission.
+    std::vector<Roi> rois;
+    for (const Crop& crop : crops) rois.push_back(crop.roi);
+    std::vector<std::optional<Detection>> objects;
+    if (!rois.empty()) {
+      MGD_ASSIGN_OR_RETURN(objects, Landmarks(frame, rois, result));
+    }
+    for (size_t k = 0; k < crops.size(); ++k) {
+      const Crop& crop = crops[k];
+      std::optional<Detection>& object = objects[k];
       if (!object) continue;
       std::vector<Point> points;
       for (const auto& p : object->landmarks) points.push_back({p[0], p[1]});

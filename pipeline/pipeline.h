@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -128,13 +129,18 @@ class Pipeline {
     const GpuBuffer* buffer = nullptr;
   };
   absl::StatusOr<Result> Run(const Frame& frame);
-  absl::StatusOr<Graph> StageGraph(Stage stage, const Key& size) const;
-  absl::StatusOr<Interpreter*> Make(Stage stage, const Key& size);
+  // `copies`: the landmark model's, one per crop run together.
+  absl::StatusOr<Graph> StageGraph(Stage stage, const Key& size, int copies = 1) const;
+  absl::StatusOr<Interpreter*> Make(Stage stage, const Key& size, int copies = 1);
   // The frame into `interpreter`'s image input: copied, or its buffer bound.
   absl::Status Feed(Interpreter& interpreter, const Frame& frame);
   absl::StatusOr<std::vector<Detection>> Detect(const Frame& frame, Result& result);
-  // The landmarks in `roi`, or nothing when the model sees no object there.
-  absl::StatusOr<std::optional<Detection>> Landmarks(const Frame& frame, const Roi& roi, Result& result);
+  // The landmarks in each of `rois`, all in one submission; nothing where
+  // the model sees no object.
+  absl::StatusOr<std::vector<std::optional<Detection>>> Landmarks(const Frame& frame, const std::vector<Roi>& rois,
+                                                                  Result& result);
+  // Copy `first`'s outputs (of a landmark graph) as an object in `roi`.
+  std::optional<Detection> ReadObject(const Interpreter& in, size_t first, const Roi& roi, Result& result) const;
   absl::Status Track(const Frame& frame, Result& result);
   absl::Status Segment(const Frame& frame, Result& result);
   absl::Status Invoke(Interpreter& interpreter, Result& result);
@@ -144,7 +150,7 @@ class Pipeline {
   Graph detector_model_, landmark_model_, segmenter_model_;
   std::vector<float> anchors_;
   std::array<int, 2> landmark_mask_size_{1, 1};  // width, height of the landmark model's mask
-  std::map<std::pair<Stage, Key>, std::unique_ptr<Interpreter>> interpreters_;
+  std::map<std::tuple<Stage, Key, int>, std::unique_ptr<Interpreter>> interpreters_;
   Interpreter* current_ = nullptr;
   Interpreter* current_landmarks_ = nullptr;
   std::map<Interpreter*, GpuBuffer> bound_;  // the app's buffer each interpreter's image input is bound to

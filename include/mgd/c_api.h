@@ -105,7 +105,8 @@ void MgdOpContextReportError(MgdOpContext* context, const char* format, ...);
 /* ---- Delegates ---- */
 
 /* A delegate claims nodes it supports; the interpreter hands it maximal
- * connected subgraphs of them (partitions) and runs the rest on the CPU. */
+ * subgraphs of them that run between CPU nodes (partitions, as TFLite
+ * partitions) and runs the rest on the CPU. */
 typedef struct MgdDelegate {
   void* data;
   const char* name;

@@ -220,5 +220,40 @@ TEST(PartitionTest, NeverMergesAcrossAnUnsupportedNode) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], 2 * in[i] + std::max(0.0f, 2 * in[i]));
 }
 
+// x -> [A] -> a and y -> [B] -> b share no tensor: one epoch, one
+// partition (one submission), as TFLite groups them.
+TEST(PartitionTest, PartsSharingNoTensorAreOnePartition) {
+  Graph g;
+  auto tensor = [&](const std::string& name) {
+    Tensor t;
+    t.name = name;
+    t.shape = {1, 4};
+    g.tensors.push_back(t);
+    return static_cast<int>(g.tensors.size()) - 1;
+  };
+  const int x = tensor("x"), y = tensor("y"), a = tensor("a"), b = tensor("b");
+  g.inputs = {x, y};
+  g.nodes.push_back({OpKind::kAdd, 1, ops::ElementwiseAttributes{}, {x, x}, {a}});
+  g.nodes.push_back({OpKind::kAdd, 1, ops::ElementwiseAttributes{}, {y, y}, {b}});
+  g.outputs = {a, b};
+  TestDelegate delegate({OpKind::kAdd});
+  InterpreterOptions options;
+  options.delegates.push_back(&delegate);
+  auto interpreter = Interpreter::Create(g, std::move(options));
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  ASSERT_EQ((*interpreter)->partitions().size(), 1u);
+  const Partition& p = (*interpreter)->partitions()[0];
+  EXPECT_EQ(p.nodes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(p.inputs, (std::vector<int>{x, y}));
+  EXPECT_EQ(p.outputs, (std::vector<int>{a, b}));
+  const float in[4] = {-1, 2, -3, 4};
+  std::memcpy((*interpreter)->input(0).data, in, sizeof in);
+  std::memcpy((*interpreter)->input(1).data, in, sizeof in);
+  ASSERT_TRUE((*interpreter)->Invoke().ok());
+  for (size_t k = 0; k < 2; ++k) {
+    for (int i = 0; i < 4; ++i) EXPECT_EQ((*interpreter)->output(k).as<float>()[i], 2 * in[i]);
+  }
+}
+
 }  // namespace
 }  // namespace mgd

@@ -168,17 +168,33 @@ TEST(HandsTest, TracksTwoHandsWithoutTheDetector) {
   auto first = (*p)->Process(two);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_EQ(first->detections.size(), 2u);
-  EXPECT_EQ(first->submissions, 3);  // the detector, then each hand
+  EXPECT_EQ(first->submissions, 2);  // the detector, then both hands in one graph
   // One hand in each half, one of each side.
   const Detection& a = first->detections[0];
   const Detection& b = first->detections[1];
   EXPECT_NE(a.landmarks[0][0] < 640, b.landmarks[0][0] < 640);
   EXPECT_NE(a.label, b.label);
-  // Both tracked: the next frame is the two landmark runs alone.
+  // Each where the hand alone puts it (the right half mirrored): both
+  // copies of the model in the graph see their own crop.
+  auto alone = Pipeline::Create("hands", {Models(), {}, nullptr});
+  auto single = (*alone)->Process(Read("hand.jpg"));
+  ASSERT_TRUE(single.ok());
+  ASSERT_EQ(single->detections.size(), 1u);
+  for (const Detection* d : {&a, &b}) {
+    const bool mirrored = d->landmarks[0][0] >= 640;
+    double sum = 0;
+    for (size_t i = 0; i < 21; ++i) {
+      const float x = mirrored ? 1279.0f - d->landmarks[i][0] : d->landmarks[i][0];
+      sum += std::hypot(x - single->detections[0].landmarks[i][0], d->landmarks[i][1] - single->detections[0].landmarks[i][1]);
+    }
+    std::printf("two hands: the %s one within %.2f px (mean) of the hand alone\n", mirrored ? "mirrored" : "original", sum / 21);
+    EXPECT_LT(sum / 21, 8.0);
+  }
+  // Both tracked: the next frame is one submission, the two crops together.
   auto second = (*p)->Process(two);
   ASSERT_TRUE(second.ok());
   EXPECT_FALSE(second->detector_ran);
-  EXPECT_EQ(second->submissions, 2);
+  EXPECT_EQ(second->submissions, 1);
   EXPECT_EQ(second->detections.size(), 2u);
 }
 
