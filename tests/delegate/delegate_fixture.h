@@ -102,6 +102,18 @@ inline std::vector<std::vector<float>> RunWithBytes(const Graph& graph, const st
   return outputs;
 }
 
+// A delegate for `backend` with the validation layer on, for tests whose
+// parameters are more than a Backend (DelegateTest makes its own); null
+// where there is no such device. Check its validation_messages() at the end.
+inline std::unique_ptr<GpuDelegate> ValidatedDelegate(const Backend& backend) {
+  GpuDelegateOptions options;
+  options.api = backend.api;
+  options.precision = Precision::Of(backend.fp16);
+  options.validation = true;
+  auto delegate = GpuDelegate::Create(options);
+  return delegate.ok() ? std::move(*delegate) : nullptr;
+}
+
 class DelegateTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {

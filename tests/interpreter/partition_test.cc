@@ -191,15 +191,27 @@ TEST(PartitionTest, FailedPrepareFallsBackToTheCpuAndSaysWhy) {
 
 // a -> [A] -> b -> (B, not supported) -> c -> [C]; [A] also feeds [C].
 // Merging A and C would make a cycle through B: they must be two partitions.
+// A float [1, 4] tensor of `g`.
+int Vector4(Graph& g, const std::string& name) {
+  Tensor t;
+  t.name = name;
+  t.shape = {1, 4};
+  g.tensors.push_back(t);
+  return static_cast<int>(g.tensors.size()) - 1;
+}
+
+// `g` with a delegate that claims ADD.
+std::unique_ptr<Interpreter> WithAddDelegate(const Graph& g, TestDelegate& delegate) {
+  InterpreterOptions options;
+  options.delegates.push_back(&delegate);
+  auto interpreter = Interpreter::Create(g, std::move(options));
+  EXPECT_TRUE(interpreter.ok()) << interpreter.status();
+  return interpreter.ok() ? std::move(*interpreter) : nullptr;
+}
+
 TEST(PartitionTest, NeverMergesAcrossAnUnsupportedNode) {
   Graph g;
-  auto tensor = [&](const std::string& name) {
-    Tensor t;
-    t.name = name;
-    t.shape = {1, 4};
-    g.tensors.push_back(t);
-    return static_cast<int>(g.tensors.size()) - 1;
-  };
+  auto tensor = [&](const std::string& name) { return Vector4(g, name); };
   const int x = tensor("x"), a = tensor("a"), b = tensor("b"), c = tensor("c");
   g.inputs = {x};
   g.nodes.push_back({OpKind::kAdd, 1, ops::ElementwiseAttributes{}, {x, x}, {a}});
@@ -207,16 +219,14 @@ TEST(PartitionTest, NeverMergesAcrossAnUnsupportedNode) {
   g.nodes.push_back({OpKind::kAdd, 1, ops::ElementwiseAttributes{}, {a, b}, {c}});
   g.outputs = {c};
   TestDelegate delegate({OpKind::kAdd});
-  InterpreterOptions options;
-  options.delegates.push_back(&delegate);
-  auto interpreter = Interpreter::Create(g, std::move(options));
-  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
-  ASSERT_EQ((*interpreter)->partitions().size(), 2u);
-  for (const Partition& p : (*interpreter)->partitions()) ExpectAcyclic((*interpreter)->graph(), p);
+  auto interpreter = WithAddDelegate(g, delegate);
+  ASSERT_NE(interpreter, nullptr);
+  ASSERT_EQ(interpreter->partitions().size(), 2u);
+  for (const Partition& p : interpreter->partitions()) ExpectAcyclic(interpreter->graph(), p);
   const float in[4] = {-1, 2, -3, 4};
-  std::memcpy((*interpreter)->input(0).data, in, sizeof in);
-  ASSERT_TRUE((*interpreter)->Invoke().ok());
-  const float* out = (*interpreter)->output(0).as<float>();
+  std::memcpy(interpreter->input(0).data, in, sizeof in);
+  ASSERT_TRUE(interpreter->Invoke().ok());
+  const float* out = interpreter->output(0).as<float>();
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], 2 * in[i] + std::max(0.0f, 2 * in[i]));
 }
 
@@ -224,34 +234,26 @@ TEST(PartitionTest, NeverMergesAcrossAnUnsupportedNode) {
 // partition (one submission), as TFLite groups them.
 TEST(PartitionTest, PartsSharingNoTensorAreOnePartition) {
   Graph g;
-  auto tensor = [&](const std::string& name) {
-    Tensor t;
-    t.name = name;
-    t.shape = {1, 4};
-    g.tensors.push_back(t);
-    return static_cast<int>(g.tensors.size()) - 1;
-  };
+  auto tensor = [&](const std::string& name) { return Vector4(g, name); };
   const int x = tensor("x"), y = tensor("y"), a = tensor("a"), b = tensor("b");
   g.inputs = {x, y};
   g.nodes.push_back({OpKind::kAdd, 1, ops::ElementwiseAttributes{}, {x, x}, {a}});
   g.nodes.push_back({OpKind::kAdd, 1, ops::ElementwiseAttributes{}, {y, y}, {b}});
   g.outputs = {a, b};
   TestDelegate delegate({OpKind::kAdd});
-  InterpreterOptions options;
-  options.delegates.push_back(&delegate);
-  auto interpreter = Interpreter::Create(g, std::move(options));
-  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
-  ASSERT_EQ((*interpreter)->partitions().size(), 1u);
-  const Partition& p = (*interpreter)->partitions()[0];
+  auto interpreter = WithAddDelegate(g, delegate);
+  ASSERT_NE(interpreter, nullptr);
+  ASSERT_EQ(interpreter->partitions().size(), 1u);
+  const Partition& p = interpreter->partitions()[0];
   EXPECT_EQ(p.nodes, (std::vector<int>{0, 1}));
   EXPECT_EQ(p.inputs, (std::vector<int>{x, y}));
   EXPECT_EQ(p.outputs, (std::vector<int>{a, b}));
   const float in[4] = {-1, 2, -3, 4};
-  std::memcpy((*interpreter)->input(0).data, in, sizeof in);
-  std::memcpy((*interpreter)->input(1).data, in, sizeof in);
-  ASSERT_TRUE((*interpreter)->Invoke().ok());
+  std::memcpy(interpreter->input(0).data, in, sizeof in);
+  std::memcpy(interpreter->input(1).data, in, sizeof in);
+  ASSERT_TRUE(interpreter->Invoke().ok());
   for (size_t k = 0; k < 2; ++k) {
-    for (int i = 0; i < 4; ++i) EXPECT_EQ((*interpreter)->output(k).as<float>()[i], 2 * in[i]);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(interpreter->output(k).as<float>()[i], 2 * in[i]);
   }
 }
 

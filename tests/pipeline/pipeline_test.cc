@@ -153,27 +153,18 @@ TEST(PipelineTest, FaceOnTheCpuIsMediaPipesDecodeOfTheModelsOutputs) {
 }
 
 // The GPU delegate of the test's backend, or null (the test then skips).
-std::unique_ptr<GpuDelegate> DelegateFor(const testing::Backend& backend) {
-  GpuDelegateOptions options;
-  options.api = backend.api;
-  options.precision = backend.fp16 ? Precision::Fp16() : Precision::Fp32();
-  auto delegate = GpuDelegate::Create(options);
-  return delegate.ok() ? std::move(*delegate) : nullptr;
-}
-
-class PipelineGpuTest : public ::testing::TestWithParam<testing::Backend> {};
+using PipelineGpuTest = testing::DelegateTest;
 
 // Every node on the GPU in one partition, and the face within 1.5 pixels
 // of the CPU decode of the model's outputs (fp16: the model's own fp16
 // error moves the keypoints a little more).
 TEST_P(PipelineGpuTest, FaceMatchesTheCpuInOneSubmission) {
-  auto delegate = DelegateFor(GetParam());
-  if (!delegate) GTEST_SKIP() << "no such GPU";
+  GpuDelegate* delegate = delegate_.get();
   auto image = ReadImage(Photo());
   ASSERT_TRUE(image.ok());
   const std::vector<Face> expected = FacesFromPipelineInput(*image);
   ASSERT_EQ(expected.size(), 1u);
-  auto p = Pipeline::Create("face", {Models(), {delegate.get()}, nullptr});
+  auto p = Pipeline::Create("face", {Models(), {delegate}, nullptr});
   ASSERT_TRUE(p.ok()) << p.status();
   for (int frame = 0; frame < 2; ++frame) {
     auto result = (*p)->Process(*image);
@@ -192,8 +183,7 @@ TEST_P(PipelineGpuTest, FaceMatchesTheCpuInOneSubmission) {
 
 // A letterboxed, RGBA frame: the face where it is in the wider image.
 TEST_P(PipelineGpuTest, LetterboxedRgbaFrameFindsTheFaceInPlace) {
-  auto delegate = DelegateFor(GetParam());
-  if (!delegate) GTEST_SKIP() << "no such GPU";
+  GpuDelegate* delegate = delegate_.get();
   auto photo = ReadImage(Photo());
   ASSERT_TRUE(photo.ok());
   Image wide;
@@ -208,7 +198,7 @@ TEST_P(PipelineGpuTest, LetterboxedRgbaFrameFindsTheFaceInPlace) {
         wide.pixels[(static_cast<size_t>(y) * wide.width + left + x) * 4 + c] = photo->pixels[(static_cast<size_t>(y) * 512 + x) * 3 + c];
       }
   auto cpu = Pipeline::Create("face", {Models(), {}, nullptr});
-  auto gpu = Pipeline::Create("face", {Models(), {delegate.get()}, nullptr});
+  auto gpu = Pipeline::Create("face", {Models(), {delegate}, nullptr});
   ASSERT_TRUE(cpu.ok() && gpu.ok());
   auto a = (*cpu)->Process(wide), b = (*gpu)->Process(wide), square = (*cpu)->Process(*photo);
   ASSERT_TRUE(a.ok() && b.ok() && square.ok());
@@ -353,15 +343,14 @@ TEST(FaceMeshTest, TracksFromFrameToFrame) {
   EXPECT_TRUE(lost->detector_ran);
 }
 
-class FaceMeshGpuTest : public ::testing::TestWithParam<testing::Backend> {};
+using FaceMeshGpuTest = testing::DelegateTest;
 
 // Both stages wholly on the GPU; the mesh where the CPU puts it.
 TEST_P(FaceMeshGpuTest, MatchesTheCpu) {
-  auto delegate = DelegateFor(GetParam());
-  if (!delegate) GTEST_SKIP() << "no such GPU";
+  GpuDelegate* delegate = delegate_.get();
   auto image = ReadImage(Photo());
   auto cpu = Pipeline::Create("face_mesh", {Models(), {}, nullptr});
-  auto gpu = Pipeline::Create("face_mesh", {Models(), {delegate.get()}, nullptr});
+  auto gpu = Pipeline::Create("face_mesh", {Models(), {delegate}, nullptr});
   ASSERT_TRUE(cpu.ok() && gpu.ok());
   for (int frame = 0; frame < 2; ++frame) {
     auto a = (*cpu)->Process(*image), b = (*gpu)->Process(*image);

@@ -2,13 +2,13 @@
 // hand-worked cases, what each solution finds on a photo that shows it,
 // tracking from frame to frame, and the GPU against the CPU on every
 // backend.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <cstdio>
-#include <fstream>
 #include <ostream>
 
 #include "delegate/gpu_delegate.h"
@@ -249,14 +249,6 @@ TEST(PoseTest, FindsTheBodyAndItsMask) {
   EXPECT_LT(std::hypot(second->detections[0].landmarks[0][0] - l[0][0], second->detections[0].landmarks[0][1] - l[0][1]), 10.0f);
 }
 
-std::vector<float> ReadFloats(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<float> v(bytes.size() / 4);
-  std::memcpy(v.data(), bytes.data(), v.size() * 4);
-  return v;
-}
-
 // The mask over the 512 px photo against LiteRT's for the photo resized to
 // 256 (tests/data/reference): the same person.
 TEST(SelfieTest, MaskMatchesLiteRt) {
@@ -268,7 +260,7 @@ TEST(SelfieTest, MaskMatchesLiteRt) {
   EXPECT_EQ(result->submissions, 1);
   EXPECT_TRUE(result->detections.empty());
   ASSERT_TRUE(result->mask.has_value());
-  const std::vector<float> litert = ReadFloats(testing::DataPath("reference/selfie_segmentation/image/output_0.f32"));
+  const std::vector<float> litert = testing::ReadF32(testing::DataPath("reference/selfie_segmentation/image/output_0.f32"));
   ASSERT_EQ(litert.size(), 256u * 256u);
   // LiteRT's 256 x 256 mask at the image's resolution (nearest: each
   // value covers 2 x 2 pixels).
@@ -283,14 +275,6 @@ TEST(SelfieTest, MaskMatchesLiteRt) {
 }
 
 // --- the GPU against the CPU ---
-
-std::unique_ptr<GpuDelegate> DelegateFor(const testing::Backend& backend) {
-  GpuDelegateOptions options;
-  options.api = backend.api;
-  options.precision = backend.fp16 ? Precision::Fp16() : Precision::Fp32();
-  auto delegate = GpuDelegate::Create(options);
-  return delegate.ok() ? std::move(*delegate) : nullptr;
-}
 
 double MeanDistance(const Detection& a, const Detection& b) {
   double sum = 0;
@@ -322,8 +306,11 @@ class SolutionGpuTest : public ::testing::TestWithParam<std::tuple<testing::Back
 // every stage one partition, all of it on the GPU.
 TEST_P(SolutionGpuTest, MatchesTheCpu) {
   const auto& [backend, c] = GetParam();
-  auto delegate = DelegateFor(backend);
-  if (!delegate) GTEST_SKIP() << "no such GPU";
+  auto delegate = testing::ValidatedDelegate(backend);
+  if (!delegate) {
+    if (testing::GpuBackendsRequired()) FAIL() << "no device";
+    GTEST_SKIP() << "no such GPU";
+  }
   const Image image = std::string(c.image) == "two_hands" ? TwoHands() : Read(c.image);
   auto cpu = Pipeline::Create(c.solution, {Models(), {}, nullptr});
   auto gpu = Pipeline::Create(c.solution, {Models(), {delegate.get()}, nullptr});
@@ -349,6 +336,7 @@ TEST_P(SolutionGpuTest, MatchesTheCpu) {
   }
   ExpectAllOnTheGpu((*gpu)->interpreter());
   if (std::string(c.solution) != "selfie") ExpectAllOnTheGpu((*gpu)->landmark_interpreter());
+  EXPECT_THAT(delegate->device().validation_messages(), ::testing::IsEmpty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Solutions, SolutionGpuTest,
