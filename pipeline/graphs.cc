@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -103,6 +104,26 @@ absl::StatusOr<int> MaskToImage(Graph& g, int mask, bool logits, int matrix, boo
   ops::ImageToTensorAttributes resample{height, width, 1, 0.0f, 255.0f, clamp_to_edge};
   g.nodes.push_back(CustomNode(ops::kImageToTensorOp, ops::EncodeOptions(resample), {mask, matrix}, {out}));
   return out;
+}
+
+// A model with fewer landmarks than the solution reads (another file under
+// the same name) is an error here, not an index out of range later.
+absl::Status CheckLandmarkCount(const Tensor& landmarks, const LandmarkSpec& spec) {
+  const int64_t count = NumElements(landmarks.shape) / spec.values_per_landmark;
+  int64_t highest = spec.reported_landmarks - 1;
+  for (const RoiRule* rule : {&spec.from_landmarks}) {
+    for (const auto& [index, weight] : rule->start) highest = std::max<int64_t>(highest, index);
+    for (const auto& [index, weight] : rule->end) highest = std::max<int64_t>(highest, index);
+    for (int index : rule->subset) highest = std::max<int64_t>(highest, index);
+  }
+  for (const LandmarkRefinement& r : spec.refinements) {
+    for (int index : r.average_z) highest = std::max<int64_t>(highest, index);
+  }
+  if (highest >= count) {
+    return absl::InvalidArgumentError(fmt::format("the landmark model's '{}' holds {} landmarks; the solution reads landmark {}",
+                                                  spec.landmarks_output, count, highest));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -219,6 +240,7 @@ absl::StatusOr<Graph> LandmarkGraph(const Graph& model, const LandmarkSpec& spec
       return absl::OkStatus();
     };
     MGD_RETURN_IF_ERROR(project(spec.landmarks_output, spec.values_per_landmark));
+    if (k == 0) MGD_RETURN_IF_ERROR(CheckLandmarkCount(g.tensors[static_cast<size_t>(outputs.back())], spec));
     for (const LandmarkRefinement& r : spec.refinements) MGD_RETURN_IF_ERROR(project(r.output, 2));
     MGD_ASSIGN_OR_RETURN(const int presence, in_copy(spec.presence_output));
     outputs.push_back(presence);

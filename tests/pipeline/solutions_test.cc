@@ -12,7 +12,9 @@
 #include <ostream>
 
 #include "delegate/gpu_delegate.h"
+#include "model/reader.h"
 #include "pipeline/geometry.h"
+#include "pipeline/graphs.h"
 #include "pipeline/image.h"
 #include "pipeline/pipeline.h"
 #include "tests/delegate/delegate_fixture.h"
@@ -112,6 +114,20 @@ TEST(RoiRuleTest, OverlapAndInverseCrop) {
     EXPECT_NEAR(back[0] * ix + back[1] * iy + back[3], p[0], 1e-3);
     EXPECT_NEAR(back[4] * ix + back[5] * iy + back[7], p[1], 1e-3);
   }
+}
+
+// A landmark model with fewer landmarks than the solution reads is refused
+// when the graph is built.
+TEST(LandmarkGraphTest, RefusesAModelWithTooFewLandmarks) {
+  auto spec = FindSolution("hands");
+  ASSERT_TRUE(spec.ok());
+  auto model = ReadModelFile(Models() + "/hand_landmark_lite.tflite");
+  ASSERT_TRUE(model.ok());
+  ASSERT_TRUE(LandmarkGraph(*model, *spec->landmarks, 64, 48, 3, 2).ok());
+  spec->landmarks->from_landmarks.end = {{21, 1.0f}};
+  auto graph = LandmarkGraph(*model, *spec->landmarks, 64, 48, 3);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.status().message(), "the landmark model's 'Identity' holds 21 landmarks; the solution reads landmark 21");
 }
 
 // --- solutions on the CPU ---
