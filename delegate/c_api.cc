@@ -20,6 +20,7 @@ struct GpuCDelegate {
   MgdDelegate c{};
   std::unique_ptr<mgd::GpuDelegate> delegate;
   std::string name;
+  std::string device_name;
   std::mutex capabilities_mutex;
   std::optional<mgd::Capabilities> capabilities;  // measured at the first ask
 };
@@ -97,6 +98,7 @@ MgdDelegate* MgdGpuDelegateCreate(const MgdGpuDelegateOptions* options, MgdError
   auto* d = new GpuCDelegate;
   d->delegate = std::move(*delegate);
   d->name = d->delegate->name();
+  d->device_name = d->delegate->device().info().device_name;
   d->c.data = d;
   d->c.name = d->name.c_str();
   d->c.native_delegate = static_cast<mgd::Delegate*>(d->delegate.get());
@@ -157,6 +159,11 @@ MgdStatus MgdGpuDelegateGetCapabilities(MgdDelegate* delegate, MgdGpuCapabilitie
   *capabilities = {d->capabilities->fp32_ms, d->capabilities->fp16_ms, d->capabilities->fp32_gflops,
                    d->capabilities->fp16_gflops};
   return kMgdOk;
+}
+
+const char* MgdGpuDelegateGetDeviceName(MgdDelegate* delegate) {
+  if (GpuDelegateOf(delegate, "MgdGpuDelegateGetDeviceName") == nullptr) return nullptr;
+  return static_cast<GpuCDelegate*>(delegate->data)->device_name.c_str();
 }
 
 void MgdGpuDelegateLockQueue(MgdDelegate* delegate) {

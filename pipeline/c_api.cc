@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "interpreter/c_api_parts.h"
 #include "pipeline/pipeline.h"
@@ -14,6 +15,7 @@ struct MgdPipeline {
   Reporter reporter;
   std::unique_ptr<mgd::Delegate> delegate;  // the app's, as the interpreter takes it
   std::unique_ptr<mgd::pipeline::Pipeline> pipeline;
+  std::vector<int32_t> connections;  // the spec's pairs, flat
 };
 
 struct MgdPipelineResult {
@@ -72,6 +74,12 @@ MgdPipeline* MgdPipelineCreate(const MgdPipelineOptions* options) {
   auto pipeline = mgd::pipeline::Pipeline::Create(options->solution, std::move(po));
   if (!pipeline.ok()) return Fail<MgdPipeline>(p->reporter, "MgdPipelineCreate", pipeline.status());
   p->pipeline = std::move(*pipeline);
+  if (const auto& landmarks = p->pipeline->spec().landmarks) {
+    for (const auto& [a, b] : landmarks->connections) {
+      p->connections.push_back(a);
+      p->connections.push_back(b);
+    }
+  }
   return p.release();
 }
 
@@ -173,6 +181,54 @@ int32_t MgdPipelineResultDetectorRan(const MgdPipelineResult* result) {
   return result != nullptr && result->result.detector_ran ? 1 : 0;
 }
 
+double MgdPipelineResultInvokeMilliseconds(const MgdPipelineResult* result) {
+  return result != nullptr ? result->result.invoke_ms : 0.0;
+}
+
 void MgdPipelineResultDelete(MgdPipelineResult* result) { delete result; }
+
+int32_t MgdPipelineGetConnections(const MgdPipeline* pipeline, const int32_t** pairs) {
+  const bool has = pipeline != nullptr && !pipeline->connections.empty();
+  if (pairs != nullptr) *pairs = has ? pipeline->connections.data() : nullptr;
+  return has ? static_cast<int32_t>(pipeline->connections.size() / 2) : 0;
+}
+
+MgdImage* MgdImageReadFile(const char* path, MgdErrorReporter reporter, void* reporter_data) {
+  const Reporter report{reporter, reporter_data, nullptr};
+  if (path == nullptr) return Fail<MgdImage>(report, "MgdImageReadFile", absl::InvalidArgumentError("path is NULL"));
+  auto image = mgd::pipeline::ReadImage(path);
+  if (!image.ok()) return Fail<MgdImage>(report, "MgdImageReadFile", image.status());
+  auto* out = new MgdImage{image->width, image->height, image->channels, new uint8_t[image->pixels.size()]};
+  std::memcpy(out->pixels, image->pixels.data(), image->pixels.size());
+  return out;
+}
+
+MgdStatus MgdImageWritePng(const MgdImage* image, const char* path, MgdErrorReporter reporter, void* reporter_data) {
+  const Reporter report{reporter, reporter_data, nullptr};
+  const char* call = "MgdImageWritePng";
+  absl::Status status = absl::OkStatus();
+  if (image == nullptr || image->pixels == nullptr || path == nullptr) {
+    status = absl::InvalidArgumentError(path == nullptr ? "path is NULL" : "image or its pixels is NULL");
+  } else if (image->width <= 0 || image->height <= 0 || image->width > mgd::pipeline::kMaxImageSide ||
+             image->height > mgd::pipeline::kMaxImageSide || (image->channels != 3 && image->channels != 4)) {
+    status = absl::InvalidArgumentError(
+        fmt::format("an image of {}x{} pixels, {} channels", image->width, image->height, image->channels));
+  } else {
+    const size_t bytes = static_cast<size_t>(image->width) * static_cast<size_t>(image->height) *
+                         static_cast<size_t>(image->channels);
+    mgd::pipeline::Image copy{image->width, image->height, image->channels,
+                              std::vector<uint8_t>(image->pixels, image->pixels + bytes)};
+    status = mgd::pipeline::WritePng(copy, path);
+  }
+  if (status.ok()) return kMgdOk;
+  Fail<void>(report, call, status);
+  return kMgdError;
+}
+
+void MgdImageDelete(MgdImage* image) {
+  if (image == nullptr) return;
+  delete[] image->pixels;
+  delete image;
+}
 
 }  // extern "C"

@@ -103,6 +103,10 @@ typedef struct MgdGpuCapabilities {
   double fp32_gflops, fp16_gflops;
 } MgdGpuCapabilities;
 MgdStatus MgdGpuDelegateGetCapabilities(MgdDelegate* delegate, MgdGpuCapabilities* capabilities);
+/* The device the delegate runs on, as its driver names it ("NVIDIA H200",
+ * "llvmpipe (LLVM 15.0.6, 256 bits)"); owned by the delegate. NULL
+ * (said on stderr) for a delegate MgdGpuDelegateCreate did not make. */
+const char* MgdGpuDelegateGetDeviceName(MgdDelegate* delegate);
 void MgdGpuDelegateLockQueue(MgdDelegate* delegate);
 void MgdGpuDelegateUnlockQueue(MgdDelegate* delegate);
 

@@ -89,8 +89,31 @@ MgdStatus MgdPipelineResultGetDetection(const MgdPipelineResult* result, int32_t
 const float* MgdPipelineResultMask(const MgdPipelineResult* result, int32_t* width, int32_t* height);
 /* GPU submissions the frame took; whether the detector ran (0: tracked). */
 int32_t MgdPipelineResultSubmissions(const MgdPipelineResult* result);
+/* Milliseconds the frame's graph invokes took (uploads, the GPU, downloads);
+ * the rest of the call is the host's part (tracking, reading results). */
+double MgdPipelineResultInvokeMilliseconds(const MgdPipelineResult* result);
 int32_t MgdPipelineResultDetectorRan(const MgdPipelineResult* result);
 void MgdPipelineResultDelete(MgdPipelineResult* result);
+
+/* The landmarks the solution joins with lines in pictures (the hand and
+ * pose skeletons): `*pairs` points at 2 x the returned count landmark
+ * indices, owned by the pipeline; 0 where it joins none. */
+int32_t MgdPipelineGetConnections(const MgdPipeline* pipeline, const int32_t** pairs);
+
+/* 8-bit images, as apps around a pipeline read and save frames. */
+typedef struct MgdImage {
+  int32_t width, height;
+  int32_t channels; /* 3 (RGB) or 4 (RGBA) */
+  uint8_t* pixels;  /* rows top to bottom, packed (width x channels bytes) */
+} MgdImage;
+
+/* A PNG or JPEG file (told apart by its first bytes) as RGB, or RGBA where
+ * it has alpha; NULL (reported, naming the file and what is wrong) when it
+ * cannot be read. */
+MgdImage* MgdImageReadFile(const char* path, MgdErrorReporter reporter, void* reporter_data);
+/* `image` as a PNG file; kMgdError (reported) when it cannot be written. */
+MgdStatus MgdImageWritePng(const MgdImage* image, const char* path, MgdErrorReporter reporter, void* reporter_data);
+void MgdImageDelete(MgdImage* image);
 
 #ifdef __cplusplus
 }

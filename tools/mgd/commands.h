@@ -53,6 +53,10 @@ struct PipelineOptions {
 };
 absl::Status Pipeline(const PipelineOptions& options);
 
+// mgd view ARGS: runs mgd-view (tools/view) with ARGS, in this process's
+// place; returns an exit code only when it cannot.
+int ExecViewer(int argc, char** argv);
+
 // mgd compile: run's options (backend, precision, memory strategy, fusion,
 // workgroups) and where to write the compiled model.
 struct CompileFileOptions {

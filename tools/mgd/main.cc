@@ -84,6 +84,8 @@ void NoteGiven(CLI::App* cmd, mgd::cli::RunOptions& run) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The viewer parses its own options (mgd-view --help).
+  if (argc >= 2 && std::string(argv[1]) == "view") return mgd::cli::ExecViewer(argc, argv);
   CLI::App app{"mgd: a mobile GPU delegate for TFLite models"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("mgd ") + mgd::BuildId());
@@ -178,6 +180,8 @@ int main(int argc, char** argv) {
   gen_cmd->add_flag("--fp16-weights", gen.fp16_weights, "Store weights as fp16 behind DEQUANTIZE (as MediaPipe does)");
 
   mgd::cli::PipelineOptions pipe;
+  app.add_subcommand("view", "A live window: frames through a solution or a model, results drawn (mgd view --help)")
+      ->allow_extras();
   auto* pipe_cmd = app.add_subcommand("pipeline", "A MediaPipe solution end to end: image in, detections in image pixels out");
   pipe_cmd->add_option("solution", pipe.solution, "face | face_full_range | face_mesh | hands | pose | selfie")->required();
   pipe_cmd->add_option("images", pipe.images, "PNG or JPEG images")->required();

@@ -1,0 +1,66 @@
+#include "options.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+
+namespace view {
+
+bool Options::IsModel() const { return target.size() > 7 && target.compare(target.size() - 7, 7, ".tflite") == 0; }
+
+namespace {
+
+std::string DefaultCacheDir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') return std::string(xdg) + "/mgd";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') return std::string(home) + "/.cache/mgd";
+  return "";
+}
+
+}  // namespace
+
+int ParseOptions(int argc, char** argv, Options& o) {
+  CLI::App app{"mgd view: a live window over what a model or a pipeline sees (frames/s, latency, results drawn)\n"
+               "Keys: space pause, s screenshot, f fp16/fp32, b Vulkan/GLES, q or Esc quit.",
+               "mgd view"};
+  app.add_option("target", o.target, "face|face_full_range|face_mesh|hands|pose|selfie, or MODEL.tflite")->required();
+  auto* sources = app.add_option_group("frames", "Where frames come from (one of)");
+  sources->add_option("--image", o.image, "A PNG or JPEG file, shown again and again");
+  sources->add_option("--frames", o.frames, "A folder of PNG/JPEG files, played in name order, looping");
+  sources->add_option("--camera", o.camera, "A V4L2 camera (/dev/videoN)");
+  sources->require_option(1);
+  app.add_option("--backend", o.backend, "auto|vulkan|gl|cpu")->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
+  app.add_option("--precision", o.precision, "fp32|fp16 (GPU backends)")->check(CLI::IsMember({"fp32", "fp16"}));
+  app.add_option("--models", o.models_dir, "Where a solution's .tflite files are");
+  app.add_option("--cache-dir", o.cache_dir, "Compilation cache, so that f and b re-prepare quickly (default ~/.cache/mgd)");
+  app.add_option("--labels", o.labels, "A plain model's class names, one a line (its top classes are shown)");
+  std::vector<float> range;
+  app.add_option("--input-range", range, "A plain float model's input range, MIN,MAX (default -1,1)")
+      ->delimiter(',')
+      ->expected(2);
+  app.add_option("--frames-to-run", o.frames_to_run, "Render this many frames, then exit (headless use)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--screenshot", o.screenshot, "With --frames-to-run: the last frame as a PNG");
+  app.add_flag("--json", o.json, "At exit, one JSON object on stdout: frames, frames/s, latency, what was drawn");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      app.exit(e);
+      return 0;
+    }
+    std::fprintf(stderr, "mgd view: %s\n", e.what());
+    return 2;
+  }
+  if (range.size() == 2) {
+    o.input_min = range[0];
+    o.input_max = range[1];
+  }
+  if (!o.screenshot.empty() && o.frames_to_run == 0) {
+    std::fprintf(stderr, "mgd view: --screenshot needs --frames-to-run (the frame it saves)\n");
+    return 2;
+  }
+  if (o.cache_dir.empty()) o.cache_dir = DefaultCacheDir();
+  return -1;
+}
+
+}  // namespace view

@@ -1,0 +1,27 @@
+// mgd view's command line.
+#pragma once
+
+#include <string>
+
+namespace view {
+
+struct Options {
+  std::string target;  // a solution (face, face_mesh, hands, pose, selfie, ...) or a .tflite model
+  std::string image, frames, camera;  // exactly one frame source
+  std::string backend = "auto";       // auto|vulkan|gl|cpu
+  std::string precision = "fp32";
+  std::string models_dir = "tests/data/models";
+  std::string cache_dir;  // compilation cache (re-preparing after f and b); default ~/.cache/mgd
+  std::string labels;     // a plain model's class names, one a line
+  float input_min = -1.0f, input_max = 1.0f;  // a plain float model's input range
+  int frames_to_run = 0;                      // 0: until q
+  std::string screenshot;                     // the last frame, with --frames-to-run
+  bool json = false;
+  bool IsModel() const;  // a .tflite file rather than a solution
+};
+
+// Parses the command line into `options`: -1 to go on, else the exit code
+// (0 after --help, 2 after a usage error, said on stderr).
+int ParseOptions(int argc, char** argv, Options& options);
+
+}  // namespace view
