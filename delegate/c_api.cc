@@ -50,6 +50,8 @@ absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> CreateFor(const MgdGpuDelegate
   options.priority = o.priority == kMgdGpuPriorityLow    ? mgd::gpu::Priority::kLow
                      : o.priority == kMgdGpuPriorityHigh ? mgd::gpu::Priority::kHigh
                                                          : mgd::gpu::Priority::kMedium;
+  options.egl_display = o.egl_display;
+  options.egl_share_context = o.egl_share_context;
   if (o.api == kMgdGpuApiAuto) {
     auto best = mgd::CreateOnBestGpu(options);
     if (!best.ok()) return best.status();

@@ -58,6 +58,8 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
   device_options.clamp_limits = options.clamp_limits;
   device_options.faults = options.faults;
   device_options.priority = options.priority;
+  device_options.egl_display = options.egl_display;
+  device_options.egl_share_context = options.egl_share_context;
   auto device = gpu::CreateDevice(options.api, device_options);
   if (!device.ok()) return device.status();
   if (options.workgroups && !tuning::Matches(options.workgroups->gpu, (*device)->info())) {

@@ -37,6 +37,9 @@ struct GpuDelegateOptions {
   // background model at kLow leaves the GPU to an app's rendering or a
   // foreground model at kHigh, where the driver allows.
   gpu::Priority priority = gpu::Priority::kMedium;
+  // GL: the app's EGLDisplay and a context to share objects with
+  // (gpu::DeviceOptions::egl_display); 0: mgd's own display.
+  uint64_t egl_display = 0, egl_share_context = 0;
   // Storage, arithmetic and sums. Precision::Fp16() is TFLite's "precision
   // loss allowed"; the delegate computes in fp32 where fp16 arithmetic does
   // not pay or would miss the fp16 bound (software GPUs, GLES), and keeps

@@ -457,6 +457,9 @@ TEST(CApiTest, GpuDelegateCapabilitiesAreMeasuredAndKept) {
   EXPECT_EQ(interop.api, kMgdGpuApiGles);
   EXPECT_NE(interop.egl_context, 0u);
   EXPECT_EQ(interop.vk_device, 0u);
+  const char* device = MgdGpuDelegateGetDeviceName(gpu);
+  ASSERT_NE(device, nullptr);
+  EXPECT_GT(std::string(device).size(), 3u);
   EXPECT_EQ(MgdGpuDelegateGetCapabilities(gpu, nullptr), kMgdError);
   MgdGpuDelegateDelete(gpu);
   o.priority = static_cast<MgdGpuPriority>(7);

@@ -159,6 +159,23 @@ absl::StatusOr<EGLConfig> ChooseConfig(EGLDisplay display, const char* extension
   return config;
 }
 
+// The config `context` was made with: EGL_NO_CONFIG_KHR for a configless one.
+absl::StatusOr<EGLConfig> ConfigOf(EGLDisplay display, EGLContext context, const std::string& label) {
+  EGLint id = 0;
+  if (!eglQueryContext(display, context, EGL_CONFIG_ID, &id)) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: the share context is not a context of the display ({})", label, EglErrorName(eglGetError())));
+  }
+  if (id == 0) return EGL_NO_CONFIG_KHR;
+  const EGLint attributes[] = {EGL_CONFIG_ID, id, EGL_NONE};
+  EGLConfig config = nullptr;
+  EGLint count = 0;
+  if (!eglChooseConfig(display, attributes, &config, 1, &count) || count < 1) {
+    return absl::UnavailableError(fmt::format("{}: the share context's config {} is gone", label, id));
+  }
+  return config;
+}
+
 }  // namespace
 
 const char* EglErrorName(EGLint error) {
@@ -214,6 +231,14 @@ absl::StatusOr<std::unique_ptr<DisplayRef>> DisplayRef::Open(const DisplaySource
     case DisplaySource::Kind::kDefault:
       display = eglGetDisplay(EGL_DEFAULT_DISPLAY);
       break;
+    case DisplaySource::Kind::kApp:
+      // The app's: Acquire finds it initialized and never terminates it.
+      display = source.app_display;
+      if (eglQueryString(display, EGL_VERSION) == nullptr) {
+        return absl::InvalidArgumentError(
+            fmt::format("{}: not an initialized EGLDisplay ({})", source.label, EglErrorName(eglGetError())));
+      }
+      break;
   }
   if (display == EGL_NO_DISPLAY) {
     return absl::UnavailableError(fmt::format("{}: no EGL display ({})", source.label, EglErrorName(eglGetError())));
@@ -235,7 +260,11 @@ absl::StatusOr<std::unique_ptr<EglContext>> EglContext::Create(std::unique_ptr<D
   if (!HasExtension(extensions, "EGL_KHR_surfaceless_context")) {
     return absl::UnavailableError(fmt::format("{}: EGL_KHR_surfaceless_context is missing", label));
   }
-  absl::StatusOr<EGLConfig> config = ChooseConfig(display, extensions, label);
+  const EGLContext share = display_ref->source().share_context;
+  // Contexts that share objects are made with the same config, as EGL
+  // implementations may require of a share group.
+  absl::StatusOr<EGLConfig> config = share != EGL_NO_CONTEXT ? ConfigOf(display, share, label)
+                                                             : ChooseConfig(display, extensions, label);
   if (!config.ok()) return config.status();
 
   // ES 3.2 when the driver has it, else 3.1. Asking for a minor version
@@ -250,7 +279,7 @@ absl::StatusOr<std::unique_ptr<EglContext>> EglContext::Create(std::unique_ptr<D
                                 prioritized ? EGL_CONTEXT_PRIORITY_LEVEL_IMG : EGL_NONE, priority_level, EGL_NONE};
     const EGLint plain[] = {EGL_CONTEXT_CLIENT_VERSION, 3, prioritized ? EGL_CONTEXT_PRIORITY_LEVEL_IMG : EGL_NONE,
                             priority_level, EGL_NONE};
-    context = eglCreateContext(display, *config, EGL_NO_CONTEXT, minor_versions ? versioned : plain);
+    context = eglCreateContext(display, *config, share, minor_versions ? versioned : plain);
     if (context != EGL_NO_CONTEXT || !minor_versions) break;
     error = eglGetError();
   }

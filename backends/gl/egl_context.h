@@ -18,10 +18,14 @@ namespace mgd::gpu::gl {
 
 // Where a display comes from.
 struct DisplaySource {
-  enum class Kind { kSurfaceless, kDevice, kDefault };
+  enum class Kind { kSurfaceless, kDevice, kDefault, kApp };
   Kind kind = Kind::kDefault;
   int device_index = -1;  // kDevice: index in eglQueryDevicesEXT's list
   std::string label;      // for errors: "surfaceless", "EGL device 1 (/dev/dri/renderD128)", "default"
+  // kApp: the app's initialized display, and the context whose objects
+  // mgd's contexts share.
+  EGLDisplay app_display = EGL_NO_DISPLAY;
+  EGLContext share_context = EGL_NO_CONTEXT;
 };
 
 // Mesa's surfaceless platform first, then each EGL device (what the NVIDIA

@@ -528,11 +528,20 @@ absl::Status UsePriority(Candidate& chosen, Priority priority) {
 }
 
 absl::Status OpenDevice(DeviceCore& core, const DeviceOptions& options) {
-  Probe probe = ProbeDisplays();
+  Probe probe;
+  if (options.egl_display != 0) {
+    // The app's display is the device; no other is probed or selected.
+    absl::StatusOr<Candidate> app = OpenAppDisplay(reinterpret_cast<EGLDisplay>(options.egl_display),
+                                                   reinterpret_cast<EGLContext>(options.egl_share_context));
+    if (!app.ok()) return app.status();
+    probe.usable.push_back(std::move(*app));
+  } else {
+    probe = ProbeDisplays();
+  }
   if (probe.usable.empty()) return NoDevice(probe);
   std::vector<GpuInfo> infos;
   for (const Candidate& c : probe.usable) infos.push_back(c.caps.info);
-  std::string selector = options.selector;
+  std::string selector = options.egl_display != 0 ? "0" : options.selector;
   if (selector.empty()) {
     const char* env = std::getenv("MGD_DEVICE");
     if (env != nullptr) selector = env;

@@ -23,6 +23,11 @@ bool SameGpu(const GpuInfo& a, const GpuInfo& b) {
 
 }  // namespace
 
+absl::StatusOr<Candidate> OpenAppDisplay(EGLDisplay display, EGLContext share) {
+  const DisplaySource source{DisplaySource::Kind::kApp, -1, "the app's EGL display", display, share};
+  return OpenCandidate(source);
+}
+
 Probe ProbeDisplays() {
   Probe probe;
   std::vector<DisplaySource> sources = EnumerateDisplaySources();

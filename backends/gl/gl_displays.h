@@ -29,6 +29,10 @@ struct Probe {
 // dropped; further identical ones are distinct GPUs of one model.
 Probe ProbeDisplays();
 
+// The app's display (DeviceOptions::egl_display), with a context sharing
+// objects with `share`, on the calling thread; not probed further.
+absl::StatusOr<Candidate> OpenAppDisplay(EGLDisplay display, EGLContext share);
+
 // NotFound, with why each display was not usable.
 absl::Status NoDevice(const Probe& probe);
 

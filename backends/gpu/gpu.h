@@ -94,6 +94,11 @@ struct DeviceOptions {
   // Faults to show (faults.h), for tests; also the MGD_FAULTS variable.
   std::shared_ptr<struct FaultSwitches> faults;
   Priority priority = Priority::kMedium;
+  // GL: make the context on this EGLDisplay (initialized by the app, e.g.
+  // its window's) sharing objects with this EGLContext, instead of probing
+  // displays of mgd's own; the app's buffers and the device's are then one
+  // another's. 0: probe. Handles as integers; Vulkan ignores them.
+  uint64_t egl_display = 0, egl_share_context = 0;
 };
 
 class Buffer {

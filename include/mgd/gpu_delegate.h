@@ -63,6 +63,15 @@ typedef struct MgdGpuDelegateOptions {
    * VK_EXT_global_priority; GL: EGL_IMG_context_priority); high may need
    * privileges, and falls back to medium. */
   MgdGpuPriority priority;
+  /* GL: make the delegate's context on the app's EGLDisplay (initialized,
+   * e.g. its window's), sharing objects with egl_share_context (the app's
+   * context, e.g. its window's): the app's GL buffers are then bound in
+   * place (MgdGpuBuffer), and a window draws the delegate's outputs without
+   * a copy through host memory. 0: mgd's own display, with no window
+   * system. Handles as integers (EGLDisplay, EGLContext); Vulkan ignores
+   * them. */
+  uint64_t egl_display;
+  uint64_t egl_share_context;
 } MgdGpuDelegateOptions;
 
 MgdGpuDelegateOptions MgdGpuDelegateOptionsDefault(void);

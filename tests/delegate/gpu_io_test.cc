@@ -6,6 +6,7 @@
 // timeline semaphores, EGL fence syncs) gives each frame's outputs.
 #include "tests/delegate/app_gpu.h"
 
+#include <gmock/gmock.h>
 #include <unistd.h>
 
 #include <functional>
@@ -15,6 +16,8 @@
 #include "model/reader.h"
 #include "shaders/dialect.h"
 #include "tests/delegate/delegate_fixture.h"
+#include "tests/graph_builder.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace mgd {
 namespace {
@@ -443,6 +446,103 @@ TEST(GpuIo, CpuGraphsSayWhyNothingIsBoundOrFenced) {
   s = (*interpreter)->Invoke(options);
   EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
   EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("one delegated GPU partition"));
+}
+
+}  // namespace
+}  // namespace mgd
+
+namespace mgd {
+namespace {
+
+// The app's own EGL display and context, as a window system gives an app
+// (here Mesa's surfaceless platform, or the first EGL device on NVIDIA).
+struct AppDisplay {
+  EGLDisplay display = EGL_NO_DISPLAY;
+  EGLContext context = EGL_NO_CONTEXT;
+  AppDisplay() {
+    const char* client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+    if (client != nullptr && std::string(client).find("EGL_MESA_platform_surfaceless") != std::string::npos) {
+      display = eglGetPlatformDisplay(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+    } else if (auto query = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"))) {
+      EGLDeviceEXT device = nullptr;
+      EGLint count = 0;
+      if (query(1, &device, &count) && count > 0) display = eglGetPlatformDisplay(EGL_PLATFORM_DEVICE_EXT, device, nullptr);
+    }
+    if (display == EGL_NO_DISPLAY || !eglInitialize(display, nullptr, nullptr)) return;
+    eglBindAPI(EGL_OPENGL_ES_API);
+    const EGLint attributes[] = {EGL_CONTEXT_MAJOR_VERSION_KHR, 3, EGL_CONTEXT_MINOR_VERSION_KHR, 1, EGL_NONE};
+    context = eglCreateContext(display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attributes);
+    if (context != EGL_NO_CONTEXT) eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, context);
+  }
+  ~AppDisplay() {
+    if (context != EGL_NO_CONTEXT) {
+      eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      eglDestroyContext(display, context);
+    }
+    // The display stays initialized, as an app's does until it exits
+    // (Mesa leaks a little at each initialize/terminate cycle).
+    eglReleaseThread();
+  }
+};
+
+// A delegate made on the app's display and context (a window's, as `mgd
+// view` does) reads the app's buffers in place, and leaves the app's
+// display initialized when it goes; a display that is not initialized is
+// a clear error.
+TEST(AppDisplayTest, DelegateOnTheAppsDisplayReadsItsBuffers) {
+  AppDisplay app;
+  if (app.context == EGL_NO_CONTEXT) {
+    if (testing::GpuBackendsRequired()) FAIL() << "no EGL display with an OpenGL ES 3.1 context";
+    GTEST_SKIP() << "no EGL display with an OpenGL ES 3.1 context";
+  }
+  {
+    GpuDelegateOptions options;
+    options.api = gpu::Api::kGles;
+    options.egl_display = reinterpret_cast<uint64_t>(app.display);
+    options.egl_share_context = reinterpret_cast<uint64_t>(app.context);
+    auto delegate = GpuDelegate::Create(options);
+    ASSERT_TRUE(delegate.ok()) << delegate.status();
+    EXPECT_EQ((*delegate)->device().interop().egl_display, reinterpret_cast<uint64_t>(app.display));
+
+    testing::GraphBuilder b;
+    const int x = b.Input({1, 4, 4, 3}), y = b.Tensor({1, 4, 4, 3});
+    b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {x, b.Constant({1}, {1.5f})}, {y});
+    b.Output(y);
+    InterpreterOptions interpreter_options;
+    interpreter_options.delegates.push_back(delegate->get());
+    auto interpreter = Interpreter::Create(b.Build(), std::move(interpreter_options));
+    ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+    std::vector<float> frame(48);
+    for (size_t i = 0; i < frame.size(); ++i) frame[i] = 0.25f * static_cast<float>(i);
+    // The app's buffer, made in the app's context: no sharing set up by hand.
+    GLuint buffer = 0;
+    glGenBuffers(1, &buffer);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, buffer);
+    glBufferData(GL_SHADER_STORAGE_BUFFER, sizeof(float) * frame.size(), frame.data(), GL_DYNAMIC_COPY);
+    glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
+    glFinish();
+    GpuBuffer bound;
+    bound.type = GpuBuffer::Type::kGlBuffer;
+    bound.handle = buffer;
+    bound.bytes = sizeof(float) * frame.size();
+    Interpreter& in = **interpreter;
+    ASSERT_TRUE(in.BindBuffer(in.graph().inputs[0], bound).ok());
+    ASSERT_TRUE(in.Invoke().ok());
+    const auto* out = reinterpret_cast<const float*>(in.output(0).data);
+    for (size_t i = 0; i < frame.size(); ++i) EXPECT_EQ(out[i], frame[i] + 1.5f) << i;
+    ASSERT_TRUE(in.BindBuffer(in.graph().inputs[0], std::nullopt).ok());
+    interpreter->reset();
+    glDeleteBuffers(1, &buffer);
+  }
+  EXPECT_NE(eglQueryString(app.display, EGL_VERSION), nullptr) << "mgd terminated the app's display";
+
+  int not_a_display = 0;
+  GpuDelegateOptions bad;
+  bad.api = gpu::Api::kGles;
+  bad.egl_display = reinterpret_cast<uint64_t>(&not_a_display);
+  auto refused = GpuDelegate::Create(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr("not an initialized EGLDisplay"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,13 @@ TEST(PipelineCApiTest, HandsFromAFileAndFromPaddedRows) {
   ASSERT_EQ(MgdPipelineResultGetDetection(padded, 0, &d), kMgdOk);
   EXPECT_NEAR(d.landmarks[0], wrist_x, 0.5f);
   EXPECT_NEAR(d.landmarks[1], wrist_y, 0.5f);
+  EXPECT_GT(MgdPipelineResultInvokeMilliseconds(padded), 0.0);
+  // The hand's skeleton: pairs of its 21 landmarks, the wrist among them.
+  const int32_t* pairs = nullptr;
+  const int32_t connections = MgdPipelineGetConnections(p, &pairs);
+  ASSERT_GE(connections, 20);
+  for (int32_t i = 0; i < 2 * connections; ++i) ASSERT_TRUE(pairs[i] >= 0 && pairs[i] < 21) << i;
+  EXPECT_EQ(*std::min_element(pairs, pairs + 2 * connections), 0);
   MgdPipelineResultDelete(first);
   MgdPipelineResultDelete(padded);
   MgdPipelineDelete(p);
@@ -99,6 +107,42 @@ TEST(PipelineCApiTest, SelfieMaskOnTheGpu) {
   MgdPipelineResultDelete(r);
   MgdPipelineDelete(p);
   MgdGpuDelegateDelete(gpu);
+}
+
+// Image files as an app reads and saves frames: a PNG written and read back
+// is the same image; bad files and bad images are reported.
+TEST(PipelineCApiTest, ImagesAreReadAndWritten) {
+  Reported reported;
+  const std::string path = testing::DataPath("images/hand.jpg");
+  MgdImage* image = MgdImageReadFile(path.c_str(), Reported::Report, &reported);
+  ASSERT_NE(image, nullptr) << ::testing::PrintToString(reported.messages);
+  auto expected = pipeline::ReadImage(path);
+  ASSERT_TRUE(expected.ok());
+  ASSERT_EQ(image->width, expected->width);
+  ASSERT_EQ(image->height, expected->height);
+  ASSERT_EQ(image->channels, 3);
+  const std::string png = ::testing::TempDir() + "/c_api_image.png";
+  ASSERT_EQ(MgdImageWritePng(image, png.c_str(), Reported::Report, &reported), kMgdOk);
+  MgdImage* again = MgdImageReadFile(png.c_str(), Reported::Report, &reported);
+  ASSERT_NE(again, nullptr);
+  const size_t bytes = static_cast<size_t>(image->width) * image->height * 3;
+  EXPECT_TRUE(std::equal(image->pixels, image->pixels + bytes, again->pixels));
+  EXPECT_TRUE(std::equal(image->pixels, image->pixels + bytes, expected->pixels.begin()));
+  EXPECT_EQ(MgdPipelineGetConnections(nullptr, nullptr), 0);
+
+  EXPECT_EQ(MgdImageReadFile("/no/such.png", Reported::Report, &reported), nullptr);
+  EXPECT_EQ(MgdImageReadFile(nullptr, Reported::Report, &reported), nullptr);
+  MgdImage two_channels{4, 4, 2, again->pixels};
+  EXPECT_EQ(MgdImageWritePng(&two_channels, png.c_str(), Reported::Report, &reported), kMgdError);
+  EXPECT_EQ(MgdImageWritePng(again, "/no/such/folder/x.png", Reported::Report, &reported), kMgdError);
+  ASSERT_EQ(reported.messages.size(), 4u);
+  EXPECT_EQ(reported.messages[0], "MgdImageReadFile: /no/such.png: cannot open the image");
+  EXPECT_EQ(reported.messages[1], "MgdImageReadFile: path is NULL");
+  EXPECT_EQ(reported.messages[2], "MgdImageWritePng: an image of 4x4 pixels, 2 channels");
+  EXPECT_THAT(reported.messages[3], ::testing::StartsWith("MgdImageWritePng: /no/such/folder/x.png"));
+  MgdImageDelete(image);
+  MgdImageDelete(again);
+  MgdImageDelete(nullptr);
 }
 
 TEST(PipelineCApiTest, BadArgumentsAreReported) {

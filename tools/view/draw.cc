@@ -20,23 +20,32 @@ void main() {
   gl_Position = vec4(position.x * 2.0 / viewport.x - 1.0, 1.0 - position.y * 2.0 / viewport.y, 0.0, 1.0);
 })";
 
-// mode 0: the frame; 1: a mask as a tint; 2: a heat map (a blue-green-red ramp).
+// mode 0: the frame; 1: a mask as a tint; 2: a heat map (a blue-green-red
+// ramp) of 8-bit values; 3: the same of float values from lo to hi, of
+// the one channel, the second of two, or the largest of more.
 constexpr const char* kImageFragment = R"(#version 300 es
-precision mediump float;
-uniform sampler2D image;
+precision highp float;
+uniform highp sampler2D image;
 uniform int mode;
 uniform vec4 tint;
+uniform float lo, hi;
+uniform int channels;
 in vec2 uv;
 out vec4 color;
+vec4 Ramp(float v) {
+  return vec4(clamp(vec3(1.5) - abs(4.0 * v - vec3(3.0, 2.0, 1.0)), 0.0, 1.0), 0.55);
+}
 void main() {
   vec4 t = texture(image, uv);
   if (mode == 0) {
     color = vec4(t.rgb, 1.0);
   } else if (mode == 1) {
     color = vec4(tint.rgb, tint.a * t.r);
+  } else if (mode == 2) {
+    color = Ramp(t.r);
   } else {
-    vec3 ramp = clamp(vec3(1.5) - abs(4.0 * t.r - vec3(3.0, 2.0, 1.0)), 0.0, 1.0);
-    color = vec4(ramp, 0.55);
+    float v = channels == 1 ? t.r : channels == 2 ? t.g : channels == 3 ? max(t.r, max(t.g, t.b)) : max(max(t.r, t.g), max(t.b, t.a));
+    color = Ramp(clamp((v - lo) / (hi - lo), 0.0, 1.0));
   }
 })";
 
@@ -95,12 +104,12 @@ GLuint Link(const char* vertex, const char* fragment, std::string& error) {
   return program;
 }
 
-GLuint NewTexture() {
+GLuint NewTexture(GLint filter = GL_LINEAR) {
   GLuint texture = 0;
   glGenTextures(1, &texture);
   glBindTexture(GL_TEXTURE_2D, texture);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, filter);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, filter);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
   return texture;
@@ -121,6 +130,9 @@ Canvas::~Canvas() {
   glDeleteProgram(flat_program_);
   glDeleteTextures(1, &frame_texture_);
   glDeleteTextures(1, &grid_texture_);
+  glDeleteTextures(1, &float_texture_);
+  glDeleteBuffers(1, &frame_buffer_);
+  glDeleteBuffers(static_cast<GLsizei>(buffers_.size()), buffers_.data());
   glDeleteBuffers(1, &vertex_buffer_);
   glDeleteVertexArrays(1, &vertex_array_);
 }
@@ -131,6 +143,7 @@ bool Canvas::Init(std::string& error) {
   if (flat_program_ == 0) return false;
   frame_texture_ = NewTexture();
   grid_texture_ = NewTexture();
+  float_texture_ = NewTexture(GL_NEAREST);  // float textures filter only with OES_texture_float_linear
   glGenVertexArrays(1, &vertex_array_);
   glGenBuffers(1, &vertex_buffer_);
   glBindVertexArray(vertex_array_);
@@ -152,7 +165,8 @@ void Canvas::Begin(int width, int height) {
   glClear(GL_COLOR_BUFFER_BIT);
 }
 
-void Canvas::DrawTexture(GLuint texture, const Frame& frame, const Placement& at, int mode, const Color& tint) {
+void Canvas::DrawTexture(GLuint texture, const Frame& frame, const Placement& at, int mode, const Color& tint, float lo,
+                         float hi, int channels) {
   const auto [x0, y0] = at(0.0f, 0.0f);
   const auto [x1, y1] = at(static_cast<float>(frame.width), static_cast<float>(frame.height));
   const float quad[] = {x0, y0, 0, 0, x1, y0, 1, 0, x0, y1, 0, 1, x1, y1, 1, 1};
@@ -160,6 +174,9 @@ void Canvas::DrawTexture(GLuint texture, const Frame& frame, const Placement& at
   glUniform2f(glGetUniformLocation(image_program_, "viewport"), static_cast<float>(width_), static_cast<float>(height_));
   glUniform1i(glGetUniformLocation(image_program_, "mode"), mode);
   glUniform4fv(glGetUniformLocation(image_program_, "tint"), 1, tint.data());
+  glUniform1f(glGetUniformLocation(image_program_, "lo"), lo);
+  glUniform1f(glGetUniformLocation(image_program_, "hi"), hi > lo ? hi : lo + 1.0f);
+  glUniform1i(glGetUniformLocation(image_program_, "channels"), channels);
   glActiveTexture(GL_TEXTURE0);
   glBindTexture(GL_TEXTURE_2D, texture);
   glBindBuffer(GL_ARRAY_BUFFER, vertex_buffer_);
@@ -169,19 +186,76 @@ void Canvas::DrawTexture(GLuint texture, const Frame& frame, const Placement& at
   glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
 }
 
-void Canvas::DrawFrame(const Frame& frame, const Placement& at) {
+// `pixels`: host memory, or an offset into the bound GL_PIXEL_UNPACK_BUFFER.
+void Canvas::SizeFrameTexture(const Frame& frame, const void* pixels) {
   glBindTexture(GL_TEXTURE_2D, frame_texture_);
   const GLenum format = frame.channels == 4 ? GL_RGBA : GL_RGB;
   if (frame.width != texture_width_ || frame.height != texture_height_ || frame.channels != texture_channels_) {
     glTexImage2D(GL_TEXTURE_2D, 0, frame.channels == 4 ? GL_RGBA8 : GL_RGB8, frame.width, frame.height, 0, format,
-                 GL_UNSIGNED_BYTE, frame.pixels.data());
+                 GL_UNSIGNED_BYTE, pixels);
     texture_width_ = frame.width;
     texture_height_ = frame.height;
     texture_channels_ = frame.channels;
   } else {
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, frame.width, frame.height, format, GL_UNSIGNED_BYTE, frame.pixels.data());
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, frame.width, frame.height, format, GL_UNSIGNED_BYTE, pixels);
   }
+}
+
+void Canvas::DrawFrame(const Frame& frame, const Placement& at) {
+  SizeFrameTexture(frame, frame.pixels.data());
   DrawTexture(frame_texture_, frame, at, 0, {});
+}
+
+unsigned Canvas::UploadFrameBuffer(const Frame& frame) {
+  if (frame_buffer_ == 0) glGenBuffers(1, &frame_buffer_);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, frame_buffer_);
+  glBufferData(GL_PIXEL_UNPACK_BUFFER, static_cast<GLsizeiptr>(frame.pixels.size()), frame.pixels.data(), GL_STREAM_DRAW);
+  SizeFrameTexture(frame, nullptr);  // from the buffer, on the GPU
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  // Another context reads the buffer next: EGL makes a context's writes
+  // visible to the share group once they are finished.
+  glFinish();
+  return frame_buffer_;
+}
+
+void Canvas::DrawFrameFromBuffer(const Frame& frame, const Placement& at) { DrawTexture(frame_texture_, frame, at, 0, {}); }
+
+unsigned Canvas::NewBuffer(size_t bytes) {
+  GLuint buffer = 0;
+  glGenBuffers(1, &buffer);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, buffer);
+  glBufferData(GL_COPY_WRITE_BUFFER, static_cast<GLsizeiptr>(bytes), nullptr, GL_DYNAMIC_COPY);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+  buffers_.push_back(buffer);
+  return buffer;
+}
+
+bool Canvas::BufferRange(const GpuGrid& grid, float& lo, float& hi) {
+  const size_t count = static_cast<size_t>(grid.width) * grid.height * grid.channels;
+  glBindBuffer(GL_COPY_READ_BUFFER, grid.buffer);
+  const auto* v = static_cast<const float*>(
+      glMapBufferRange(GL_COPY_READ_BUFFER, 0, static_cast<GLsizeiptr>(count * sizeof(float)), GL_MAP_READ_BIT));
+  if (v != nullptr) {
+    const auto [min, max] = std::minmax_element(v, v + count);
+    lo = *min >= 0.0f && *max <= 1.0f ? 0.0f : *min;  // probabilities keep their scale
+    hi = *min >= 0.0f && *max <= 1.0f ? 1.0f : *max;
+    glUnmapBuffer(GL_COPY_READ_BUFFER);
+  }
+  glBindBuffer(GL_COPY_READ_BUFFER, 0);
+  return v != nullptr;
+}
+
+void Canvas::DrawHeatFromBuffer(const GpuGrid& grid, const Frame& frame, const Placement& at) {
+  static constexpr GLenum kFormats[] = {GL_RED, GL_RG, GL_RGB, GL_RGBA};
+  static constexpr GLenum kInternal[] = {GL_R32F, GL_RG32F, GL_RGB32F, GL_RGBA32F};
+  const size_t k = static_cast<size_t>(std::clamp(grid.channels, 1, 4) - 1);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, grid.buffer);
+  glBindTexture(GL_TEXTURE_2D, float_texture_);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glTexImage2D(GL_TEXTURE_2D, 0, static_cast<GLint>(kInternal[k]), grid.width, grid.height, 0, kFormats[k], GL_FLOAT, nullptr);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  DrawTexture(float_texture_, frame, at, 3, {}, grid.lo, grid.hi, grid.channels);
 }
 
 // The grid's values mapped lo..hi to 0..255, as an 8-bit texture (linear

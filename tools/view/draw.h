@@ -37,6 +37,19 @@ class Canvas {
   void DrawMask(const Grid& mask, const Frame& frame, const Placement& at, const Color& tint);
   void DrawHeat(const Grid& heat, const Frame& frame, const Placement& at);
 
+  // Objects the window shares with a GL delegate made on its context
+  // (MgdGpuDelegateOptions::egl_share_context).
+  // The frame into a GL buffer, which the frame's texture is filled from on
+  // the GPU and a pipeline reads in place: one upload for both. Finishes the
+  // upload, so that the delegate's context sees it; returns the buffer.
+  unsigned UploadFrameBuffer(const Frame& frame);
+  void DrawFrameFromBuffer(const Frame& frame, const Placement& at);
+  unsigned NewBuffer(size_t bytes);
+  // The smallest and largest value of a BHWC float buffer (reads it back:
+  // once, to fix a heat map's range).
+  bool BufferRange(const GpuGrid& grid, float& lo, float& hi);
+  void DrawHeatFromBuffer(const GpuGrid& grid, const Frame& frame, const Placement& at);
+
   // Shapes, in window pixels, drawn at the next Flush.
   void Line(float x0, float y0, float x1, float y1, float width, const Color& color);
   void Rect(float x, float y, float w, float h, const Color& color);
@@ -50,12 +63,17 @@ class Canvas {
   bool Save(const std::string& path, std::string& error) const;
 
  private:
-  void DrawTexture(GLuint texture, const Frame& frame, const Placement& at, int mode, const Color& tint);
+  void DrawTexture(GLuint texture, const Frame& frame, const Placement& at, int mode, const Color& tint,
+                   float lo = 0.0f, float hi = 1.0f, int channels = 1);
   void UploadGrid(const Grid& grid);
+  void SizeFrameTexture(const Frame& frame, const void* pixels);
 
   int width_ = 0, height_ = 0;
   GLuint image_program_ = 0, flat_program_ = 0;
-  GLuint frame_texture_ = 0, grid_texture_ = 0;
+  GLuint frame_texture_ = 0, grid_texture_ = 0, float_texture_ = 0;
+  GLuint frame_buffer_ = 0;  // the shared frame
+  size_t frame_buffer_bytes_ = 0;
+  std::vector<GLuint> buffers_;  // NewBuffer's
   GLuint vertex_array_ = 0, vertex_buffer_ = 0;
   int texture_width_ = 0, texture_height_ = 0, texture_channels_ = 0;
   std::vector<float> triangles_;  // x, y, r, g, b, a per vertex

@@ -16,23 +16,23 @@ constexpr Color kText = {1.0f, 1.0f, 1.0f, 1.0f};
 constexpr float kLabelScale = 1.5f;
 constexpr float kGlyphHeight = 12.0f;  // stb_easy_font's line spacing
 
-void Blend(double& average, double value, int frames) {
-  average = frames <= 2 ? value : average + (value - average) / 16.0;
-}
+void Blend(double& average, double value) { average += (value - average) / 16.0; }
 
 }  // namespace
 
 void Stats::Add(const StageTimes& times, double frame_ms) {
-  // The first frame prepares the graphs: its times would swamp the averages.
-  if (++frames == 2) average = StageTimes{};
-  if (frames == 2) frames_per_second = 0.0;
-  Blend(average.pre, times.pre, frames);
-  Blend(average.model, times.model, frames);
-  Blend(average.post, times.post, frames);
-  if (frame_ms > 0.0) {
-    double fps = 1000.0 / frame_ms;
-    Blend(frames_per_second, fps, frames);
+  ++frames;
+  const double fps = frame_ms > 0.0 ? 1000.0 / frame_ms : 0.0;
+  if (replace_ > 0) {
+    --replace_;
+    average = times;
+    frames_per_second = fps;
+    return;
   }
+  Blend(average.pre, times.pre);
+  Blend(average.model, times.model);
+  Blend(average.post, times.post);
+  Blend(frames_per_second, fps);
 }
 
 std::string Milliseconds(double ms) {
@@ -43,6 +43,7 @@ std::string Milliseconds(double ms) {
 
 void DrawOverlay(Canvas& canvas, const Overlay& overlay, const Frame& frame, const Placement& at) {
   if (!overlay.heat.empty()) canvas.DrawHeat(overlay.heat, frame, at);
+  if (overlay.gpu_heat.buffer != 0) canvas.DrawHeatFromBuffer(overlay.gpu_heat, frame, at);
   if (!overlay.mask.empty()) canvas.DrawMask(overlay.mask, frame, at, kMaskTint);
   // Dense meshes (face_mesh's 478 points) get smaller dots than skeletons.
   const float dot = overlay.landmarks.size() > 100 ? 1.0f : 3.0f;

@@ -16,6 +16,13 @@ struct Stats {
   double frames_per_second = 0.0;
   StageTimes average;
   void Add(const StageTimes& times, double frame_ms);
+  // After a new engine: the next frame prepares graphs again. It and the
+  // frame after it replace the averages, as the first two do, so that
+  // preparing does not swamp them.
+  void Restart() { replace_ = 2; }
+
+ private:
+  int replace_ = 2;
 };
 
 // The overlay in window pixels: boxes, keypoints, landmarks and their

@@ -2,6 +2,8 @@
 // found, live, in a GLFW window. Written against mgd's public C API only
 // (mgd/c_api.h, mgd/gpu_delegate.h, mgd/pipeline.h), as an app would be.
 #include <GLFW/glfw3.h>
+#define GLFW_EXPOSE_NATIVE_EGL
+#include <GLFW/glfw3native.h>
 
 #include <algorithm>
 #include <chrono>
@@ -57,6 +59,31 @@ GLFWwindow* OpenWindow(const Frame& frame, const std::string& title) {
   return nullptr;
 }
 
+// How frames and results travel between the window, host memory and the model.
+std::string DataPath(const view::Runner& runner) {
+  if (runner.is_solution()) {
+    return runner.shares_window() ? "frame: one GL buffer, drawn and read by the model in place; results: host"
+                                  : "frame: host memory, uploaded to the model and the window (" +
+                                        runner.sharing_note() + ")";
+  }
+  if (runner.output_bound()) return "input: host memory; output: drawn from the GPU (a GL buffer the window shares)";
+  return "input and output: host memory" + (runner.sharing_note().empty() ? "" : " (" + runner.sharing_note() + ")");
+}
+
+// The runner for `engine`; a plain model's map output is bound to a buffer
+// of the window where the delegate shares the window's objects.
+std::unique_ptr<view::Runner> MakeRunner(const view::Options& o, const view::Engine& engine, view::Canvas& canvas,
+                                         std::string& error) {
+  std::unique_ptr<view::Runner> runner = view::Runner::Create(o, engine, error);
+  if (runner != nullptr && runner->shares_window() && runner->MapOutputBytes() > 0) {
+    std::string why;
+    if (!runner->BindOutput(canvas.NewBuffer(runner->MapOutputBytes()), why)) {
+      std::fprintf(stderr, "mgd view: the output stays in host memory: %s\n", why.c_str());
+    }
+  }
+  return runner;
+}
+
 std::string Describe(const view::Runner& runner) {
   return runner.backend() + " on " + runner.device() + (runner.backend() == "cpu" ? "" : runner.fp16() ? ", fp16" : ", fp32");
 }
@@ -75,12 +102,13 @@ nlohmann::json Summary(const view::Options& o, const view::Runner& runner, const
           {"backend", runner.backend()},
           {"device", runner.device()},
           {"precision", runner.fp16() ? "fp16" : "fp32"},
-          {"frame_path", "host memory"},
+          {"data_path", DataPath(runner)},
+          {"shared_with_window", runner.shares_window()},
           {"window", {width, height}},
           {"placement", {{"x", at.x}, {"y", at.y}, {"scale", at.scale}}},
           {"detections", detections},
           {"mask", !overlay.mask.empty()},
-          {"heat_map", !overlay.heat.empty()},
+          {"heat_map", !overlay.heat.empty() || overlay.gpu_heat.buffer != 0},
           {"notes", overlay.notes},
           {"screenshot", o.screenshot}};
 }
@@ -118,20 +146,31 @@ int main(int argc, char** argv) {
   {
     view::Canvas canvas;
     view::Engine engine{o.backend, o.precision == "fp16"};
+    if (glfwGetWindowAttrib(window, GLFW_CONTEXT_CREATION_API) == GLFW_EGL_CONTEXT_API) {
+      engine.egl_display = reinterpret_cast<uint64_t>(glfwGetEGLDisplay());
+      engine.egl_context = reinterpret_cast<uint64_t>(glfwGetEGLContext(window));
+    }
     std::unique_ptr<view::Runner> runner;
     if (!canvas.Init(error)) {
       code = Fail(1, error);
-    } else if (runner = view::Runner::Create(o, engine, error); runner == nullptr) {
+    } else if (runner = MakeRunner(o, engine, canvas, error); runner == nullptr) {
       code = Fail(2, error);
     }
     view::Overlay overlay;
     view::Stats stats;
     view::Placement at;
-    bool paused = false, have_result = false;
+    bool paused = false, have_result = false, have_range = false;
+    float lo = 0.0f, hi = 1.0f;  // a heat map's range, fixed on its first frame
+    unsigned frame_buffer = 0;    // the frame in a GL buffer the delegate shares
     std::string message;  // what the last key did
     int saved = 0, width = 0, height = 0;
     Clock::time_point last = Clock::now();
+    size_t scripted = 0;
     while (code == 0 && !glfwWindowShouldClose(window)) {
+      if (stats.frames > 0 && scripted < o.keys.size()) {
+        const char key = o.keys[scripted++];
+        keys.push_back(key == ' ' ? GLFW_KEY_SPACE : GLFW_KEY_A + (key - 'a'));
+      }
       for (; !keys.empty(); keys.pop_front()) {
         const int key = keys.front();
         if (key == GLFW_KEY_Q || key == GLFW_KEY_ESCAPE) glfwSetWindowShouldClose(window, GLFW_TRUE);
@@ -143,12 +182,16 @@ int main(int argc, char** argv) {
         if ((key == GLFW_KEY_F || key == GLFW_KEY_B) && runner->backend() == "cpu") {
           message = "the CPU backend has no GPU precision or API to switch";
         } else if (key == GLFW_KEY_F || key == GLFW_KEY_B) {
-          view::Engine next{runner->backend(), runner->fp16()};
+          view::Engine next = engine;
+          next.backend = runner->backend();
+          next.fp16 = runner->fp16();
           if (key == GLFW_KEY_F) next.fp16 = !next.fp16;
           if (key == GLFW_KEY_B) next.backend = next.backend == "vulkan" ? "gl" : "vulkan";
           const auto start = Clock::now();
-          if (auto made = view::Runner::Create(o, next, error)) {
+          if (auto made = MakeRunner(o, next, canvas, error)) {
             runner = std::move(made);
+            have_range = false;
+            stats.Restart();
             message = "prepared " + Describe(*runner) + " in " + view::Milliseconds(MsBetween(start, Clock::now()));
           } else {
             message = "kept " + Describe(*runner) + ": " + error;
@@ -162,8 +205,9 @@ int main(int argc, char** argv) {
           code = Fail(2, error);
           break;
         }
+        frame_buffer = runner->shares_window() && runner->is_solution() ? canvas.UploadFrameBuffer(frame) : 0;
         const double read_ms = MsBetween(start, Clock::now());
-        if (!runner->Process(frame, overlay, times, error)) {
+        if (!runner->Process(frame, frame_buffer, overlay, times, error)) {
           code = Fail(1, error);
           break;
         }
@@ -174,7 +218,14 @@ int main(int argc, char** argv) {
       glfwGetFramebufferSize(window, &width, &height);
       canvas.Begin(width, height);
       at = view::Fit(frame.width, frame.height, width, std::max(1, height - static_cast<int>(view::HudHeight(width))));
-      canvas.DrawFrame(frame, at);
+      if (frame_buffer != 0) {
+        canvas.DrawFrameFromBuffer(frame, at);
+      } else {
+        canvas.DrawFrame(frame, at);
+      }
+      if (overlay.gpu_heat.buffer != 0 && !have_range) have_range = canvas.BufferRange(overlay.gpu_heat, lo, hi);
+      overlay.gpu_heat.lo = lo;
+      overlay.gpu_heat.hi = hi;
       view::DrawOverlay(canvas, overlay, frame, at);
       std::vector<std::string> hud = {
           "mgd view: " + o.target + "   " + source->Describe(),
@@ -183,7 +234,7 @@ int main(int argc, char** argv) {
               std::to_string(stats.frames + (paused ? 0 : 1)) + (paused ? "   paused" : ""),
           "pre " + view::Milliseconds(stats.average.pre) + "   model " + view::Milliseconds(stats.average.model) +
               "   post " + view::Milliseconds(stats.average.post),
-          "frame to the model and the window: host memory",
+          DataPath(*runner),
       };
       hud.push_back(message.empty() ? "space pause  s screenshot  f fp16/fp32  b Vulkan/GLES  q quit" : message);
       hud.insert(hud.end(), overlay.notes.begin(), overlay.notes.end());

@@ -40,6 +40,10 @@ int ParseOptions(int argc, char** argv, Options& o) {
   app.add_option("--frames-to-run", o.frames_to_run, "Render this many frames, then exit (headless use)")
       ->check(CLI::PositiveNumber);
   app.add_option("--screenshot", o.screenshot, "With --frames-to-run: the last frame as a PNG");
+  app.add_option("--keys", o.keys, "Keys to press, one a frame from the second frame on (e.g. fb), as scripts and tests do")
+      ->check([](const std::string& keys) {
+        return keys.find_first_not_of(" sfbq") == std::string::npos ? "" : "keys are space, s, f, b and q";
+      });
   app.add_flag("--json", o.json, "At exit, one JSON object on stdout: frames, frames/s, latency, what was drawn");
   try {
     app.parse(argc, argv);

@@ -16,6 +16,7 @@ struct Options {
   float input_min = -1.0f, input_max = 1.0f;  // a plain float model's input range
   int frames_to_run = 0;                      // 0: until q
   std::string screenshot;                     // the last frame, with --frames-to-run
+  std::string keys;                           // pressed one a frame from the second on (scripted runs)
   bool json = false;
   bool IsModel() const;  // a .tflite file rather than a solution
 };

@@ -16,6 +16,14 @@ struct Grid {
   bool empty() const { return values.empty(); }
 };
 
+// A plain model's output left on the GPU, in a GL buffer the window shares
+// with the delegate (BHWC float32): drawn from there, never read back.
+struct GpuGrid {
+  unsigned buffer = 0;  // GL buffer name; 0: none
+  int width = 0, height = 0, channels = 0;
+  float lo = 0.0f, hi = 1.0f;
+};
+
 struct Overlay {
   std::vector<std::array<float, 4>> boxes;      // x, y, width, height
   std::vector<std::array<float, 2>> keypoints;  // the detector's
@@ -24,6 +32,7 @@ struct Overlay {
   std::vector<std::pair<std::array<float, 2>, std::string>> labels;  // text at a place
   Grid mask;                       // a tint over the object (selfie, pose)
   Grid heat;                       // a plain model's output
+  GpuGrid gpu_heat;                // ... or the same, on the GPU
   std::vector<std::string> notes;  // the HUD's extra lines (a classifier's top classes)
 };
 

@@ -49,7 +49,19 @@ std::unique_ptr<Runner> Runner::Create(const Options& options, const Engine& eng
     o.api = engine.backend == "vulkan" ? kMgdGpuApiVulkan : engine.backend == "gl" ? kMgdGpuApiGles : kMgdGpuApiAuto;
     o.precision_loss_allowed = r->fp16_ ? 1 : 0;
     o.cache_dir = options.cache_dir.empty() ? nullptr : options.cache_dir.c_str();
-    r->delegate_ = MgdGpuDelegateCreate(&o, Collect, &r->error_);
+    if (engine.backend == "gl" && engine.egl_display != 0) {
+      o.egl_display = engine.egl_display;
+      o.egl_share_context = engine.egl_context;
+      r->delegate_ = MgdGpuDelegateCreate(&o, Collect, &r->error_);
+      r->shares_window_ = r->delegate_ != nullptr;
+      // Not on this display (another GPU, or a driver without shared
+      // configless contexts): a display of mgd's own, through host memory.
+      if (r->delegate_ == nullptr) r->sharing_note_ = "not shared with the window: " + r->error_;
+      o.egl_display = o.egl_share_context = 0;
+    } else {
+      r->sharing_note_ = engine.backend == "gl" ? "the window is not on EGL" : "Vulkan: the window is OpenGL ES";
+    }
+    if (r->delegate_ == nullptr) r->delegate_ = MgdGpuDelegateCreate(&o, Collect, &r->error_);
     if (r->delegate_ == nullptr) {
       error = r->error_;
       return nullptr;
@@ -113,15 +125,27 @@ Runner::~Runner() {
   if (delegate_ != nullptr) MgdGpuDelegateDelete(delegate_);
 }
 
-bool Runner::Process(const Frame& frame, Overlay& overlay, StageTimes& times, std::string& error) {
+bool Runner::Process(const Frame& frame, unsigned frame_buffer, Overlay& overlay, StageTimes& times, std::string& error) {
   overlay = Overlay{};
-  return pipeline_ != nullptr ? ProcessSolution(frame, overlay, times, error) : ProcessModel(frame, overlay, times, error);
+  return pipeline_ != nullptr ? ProcessSolution(frame, frame_buffer, overlay, times, error)
+                              : ProcessModel(frame, overlay, times, error);
 }
 
-bool Runner::ProcessSolution(const Frame& frame, Overlay& overlay, StageTimes& times, std::string& error) {
+bool Runner::ProcessSolution(const Frame& frame, unsigned frame_buffer, Overlay& overlay, StageTimes& times,
+                             std::string& error) {
   const auto start = std::chrono::steady_clock::now();
-  MgdPipelineResult* result = MgdPipelineProcess(pipeline_, frame.pixels.data(), frame.width, frame.height,
-                                                 frame.channels, static_cast<size_t>(frame.width) * frame.channels);
+  MgdPipelineResult* result = nullptr;
+  if (frame_buffer != 0) {
+    MgdGpuBuffer buffer{};
+    buffer.type = kMgdGpuBufferGl;
+    buffer.handle = frame_buffer;
+    buffer.bytes = frame.pixels.size();
+    buffer.layout = kMgdGpuLayoutBhwc;
+    result = MgdPipelineProcessGpuBuffer(pipeline_, &buffer, frame.width, frame.height, frame.channels);
+  } else {
+    result = MgdPipelineProcess(pipeline_, frame.pixels.data(), frame.width, frame.height, frame.channels,
+                                static_cast<size_t>(frame.width) * frame.channels);
+  }
   if (result == nullptr) {
     error = error_;
     return false;
@@ -183,6 +207,30 @@ void Runner::FillInput(const Frame& frame, MgdTensor* input) const {
   }
 }
 
+// [1,] height, width, channels (1-4): a map over the frame.
+uint64_t Runner::MapOutputBytes() const {
+  if (interpreter_ == nullptr) return 0;
+  const MgdTensor* out = MgdInterpreterGetOutputTensor(interpreter_, 0);
+  const int rank = MgdTensorNumDims(out);
+  if (MgdTensorType(out) != kMgdFloat32 || (rank != 3 && !(rank == 4 && MgdTensorDim(out, 0) == 1))) return 0;
+  const int h = MgdTensorDim(out, rank - 3), w = MgdTensorDim(out, rank - 2), c = MgdTensorDim(out, rank - 1);
+  return h > 1 && w > 1 && c >= 1 && c <= 4 ? static_cast<uint64_t>(MgdTensorByteSize(out)) : 0;
+}
+
+bool Runner::BindOutput(unsigned gl_buffer, std::string& error) {
+  MgdGpuBuffer buffer{};
+  buffer.type = kMgdGpuBufferGl;
+  buffer.handle = gl_buffer;
+  buffer.bytes = MapOutputBytes();
+  buffer.layout = kMgdGpuLayoutBhwc;
+  if (MgdInterpreterBindOutputBuffer(interpreter_, 0, &buffer) != kMgdOk) {
+    error = error_;
+    return false;
+  }
+  output_buffer_ = gl_buffer;
+  return true;
+}
+
 bool Runner::ProcessModel(const Frame& frame, Overlay& overlay, StageTimes& times, std::string& error) {
   auto start = std::chrono::steady_clock::now();
   FillInput(frame, MgdInterpreterGetInputTensor(interpreter_, 0));
@@ -198,7 +246,10 @@ bool Runner::ProcessModel(const Frame& frame, Overlay& overlay, StageTimes& time
   const int rank = MgdTensorNumDims(out);
   // [1,] height, width, channels: a map over the frame.
   const int h = rank >= 3 ? MgdTensorDim(out, rank - 3) : 0, w = rank >= 3 ? MgdTensorDim(out, rank - 2) : 0;
-  if (MgdTensorType(out) != kMgdFloat32) {
+  if (output_buffer_ != 0) {
+    overlay.gpu_heat = GpuGrid{output_buffer_, w, h, MgdTensorDim(out, rank - 1)};
+    overlay.notes.push_back(std::string("heat map of '") + MgdTensorName(out) + "', drawn from the GPU");
+  } else if (MgdTensorType(out) != kMgdFloat32) {
     overlay.notes.push_back(std::string("output '") + MgdTensorName(out) + "' is not float32: not shown");
   } else if ((rank == 3 || (rank == 4 && MgdTensorDim(out, 0) == 1)) && h > 1 && w > 1) {
     const int c = MgdTensorDim(out, rank - 1);

@@ -20,6 +20,9 @@ namespace view {
 struct Engine {
   std::string backend;  // auto, vulkan, gl or cpu
   bool fp16 = false;
+  // The window's EGL display and context (0: not EGL): a GL delegate is
+  // made on them, sharing the window's objects, where the driver allows.
+  uint64_t egl_display = 0, egl_context = 0;
 };
 
 class Runner {
@@ -30,7 +33,21 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  bool Process(const Frame& frame, Overlay& overlay, StageTimes& times, std::string& error);
+  // `frame_buffer`: the frame already in a GL buffer the delegate shares
+  // (0: from host memory).
+  bool Process(const Frame& frame, unsigned frame_buffer, Overlay& overlay, StageTimes& times, std::string& error);
+
+  // Whether the delegate shares the window's GL objects; if not, why.
+  bool shares_window() const { return shares_window_; }
+  const std::string& sharing_note() const { return sharing_note_; }
+  bool is_solution() const { return pipeline_ != nullptr; }
+  // A plain model whose output is a map (drawn as a heat map): its size in
+  // BHWC float32 bytes, for a buffer to bind it to; 0 when it is none.
+  uint64_t MapOutputBytes() const;
+  // Binds the output to a GL buffer of the window (shares_window()): the
+  // model then writes it there and the window draws it from there.
+  bool BindOutput(unsigned gl_buffer, std::string& error);
+  bool output_bound() const { return output_buffer_ != 0; }
 
   std::string backend() const { return backend_; }  // vulkan, gl or cpu
   std::string device() const { return device_; }
@@ -38,7 +55,7 @@ class Runner {
 
  private:
   Runner() = default;
-  bool ProcessSolution(const Frame& frame, Overlay& overlay, StageTimes& times, std::string& error);
+  bool ProcessSolution(const Frame& frame, unsigned frame_buffer, Overlay& overlay, StageTimes& times, std::string& error);
   bool ProcessModel(const Frame& frame, Overlay& overlay, StageTimes& times, std::string& error);
   void FillInput(const Frame& frame, MgdTensor* input) const;
 
@@ -51,6 +68,9 @@ class Runner {
   float input_min_ = -1.0f, input_max_ = 1.0f;
   std::string backend_, device_;
   bool fp16_ = false;
+  bool shares_window_ = false;
+  std::string sharing_note_;
+  unsigned output_buffer_ = 0;
 };
 
 }  // namespace view
