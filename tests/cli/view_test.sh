@@ -75,6 +75,11 @@ cp "$data/images/hand.jpg" "$work/frames/b.jpg"
 expect_ok "view frames" view hands --frames "$work/frames" --backend cpu "${common[@]}" && [ "$(json_field frames)" = 5 ] \
   || fail "view frames: $(cat "$work/out")"
 
+# Without a window (GPU hosts with no display): the same loop, nothing drawn.
+if DISPLAY= expect_ok "view no window" view face --image "$photo" --backend cpu --no-window --models "$models" --frames-to-run 3 --json; then
+  [ "$(json_field frames)" = 3 ] && [ "$(json_field label)" != "" ] || fail "view --no-window: $(cat "$work/out")"
+fi
+
 # Bad input: one line, exit 2; no display: exit 1.
 head -c 100 "$photo" >"$work/cut.png"
 mkdir -p "$work/empty"

@@ -113,6 +113,38 @@ nlohmann::json Summary(const view::Options& o, const view::Runner& runner, const
           {"screenshot", o.screenshot}};
 }
 
+// --no-window: frames, the model and the results' host part, timed as the
+// window's loop times them, without drawing.
+int RunWithoutWindow(const view::Options& o, view::FrameSource& source, Frame& frame) {
+  std::string error;
+  const view::Engine engine{o.backend, o.precision == "fp16"};
+  std::unique_ptr<view::Runner> runner = view::Runner::Create(o, engine, error);
+  if (runner == nullptr) return Fail(2, error);
+  view::Overlay overlay;
+  view::Stats stats;
+  Clock::time_point last = Clock::now(), first_done = last;
+  for (int i = 0; i < o.frames_to_run; ++i) {
+    view::StageTimes times;
+    const auto start = Clock::now();
+    if (i > 0 && !source.Next(frame, error)) return Fail(2, error);
+    times.pre = MsBetween(start, Clock::now());
+    if (!runner->Process(frame, 0, overlay, times, error)) return Fail(1, error);
+    const auto now = Clock::now();
+    stats.Add(times, MsBetween(last, now));
+    last = now;
+    if (i == 0) first_done = now;
+  }
+  if (o.json) {
+    nlohmann::json j = Summary(o, *runner, stats, overlay, view::Placement{}, 0, 0);
+    // Frames/s over the whole run, after the first (preparing) frame.
+    j["frames_per_second_overall"] =
+        o.frames_to_run > 1 ? (o.frames_to_run - 1) * 1000.0 / MsBetween(first_done, last) : 0.0;
+    j["data_path"] = "frame: host memory (no window)";
+    std::printf("%s\n", j.dump().c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,6 +157,7 @@ int main(int argc, char** argv) {
                                                                   : view::OpenCamera(o.camera, error);
   Frame frame;
   if (source == nullptr || !source->Next(frame, error)) return Fail(2, error);
+  if (o.no_window) return RunWithoutWindow(o, *source, frame);
 
   glfwSetErrorCallback(OnGlfwError);
   const char* display = std::getenv("DISPLAY");

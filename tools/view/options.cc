@@ -44,6 +44,9 @@ int ParseOptions(int argc, char** argv, Options& o) {
       ->check([](const std::string& keys) {
         return keys.find_first_not_of(" sfbq") == std::string::npos ? "" : "keys are space, s, f, b and q";
       });
+  app.add_flag("--no-window", o.no_window,
+               "Run the frames through the model without a window (nothing drawn): the loop's own frames/s, where no "
+               "display exists; needs --frames-to-run");
   app.add_flag("--json", o.json, "At exit, one JSON object on stdout: frames, frames/s, latency, what was drawn");
   try {
     app.parse(argc, argv);
@@ -61,6 +64,10 @@ int ParseOptions(int argc, char** argv, Options& o) {
   }
   if (!o.screenshot.empty() && o.frames_to_run == 0) {
     std::fprintf(stderr, "mgd view: --screenshot needs --frames-to-run (the frame it saves)\n");
+    return 2;
+  }
+  if ((o.no_window && o.frames_to_run == 0) || (o.no_window && !o.screenshot.empty())) {
+    std::fprintf(stderr, "mgd view: --no-window needs --frames-to-run and draws no --screenshot\n");
     return 2;
   }
   if (o.cache_dir.empty()) o.cache_dir = DefaultCacheDir();

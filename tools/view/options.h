@@ -18,6 +18,7 @@ struct Options {
   std::string screenshot;                     // the last frame, with --frames-to-run
   std::string keys;                           // pressed one a frame from the second on (scripted runs)
   bool json = false;
+  bool no_window = false;  // the same loop without a window or drawing (GPU hosts without a display)
   bool IsModel() const;  // a .tflite file rather than a solution
 };
 
