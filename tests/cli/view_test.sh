@@ -31,30 +31,43 @@ background_x=500 background_y=250  # the photo's right edge, beside the rocket: 
 # json_field NAME: the viewer's --json value of NAME.
 json_field() { grep -oE "\"$1\":(\"[^\"]*\"|[^,}]*)" "$work/out" | head -1 | cut -d: -f2- | tr -d '"'; }
 
-# The face: its box drawn where the face is, on GL sharing the window's objects.
-if expect_ok "view face" view face --image "$photo" --backend gl --screenshot "$work/face.png" "${common[@]}"; then
-  cp "$work/out" "$work/view_face.json"
-  [ "$(json_field frames)" = 5 ] || fail "view face: $(json_field frames) frames, expected 5"
-  [ "$(wc -l <"$work/out")" -eq 1 ] || fail "view --json printed more than one line"
-  [ "$(json_field shared_with_window)" = true ] || fail "view face on GL: not sharing the window's objects: $(cat "$work/out")"
-  "$check" "$work/face.png" "$work/view_face.json" box "$fx" "$fy" "$fw" "$fh" || fail "view face: no box on the face"
-  # The check can fail: the photo itself has no box.
-  "$check" "$photo" "$work/view_face.json" box "$fx" "$fy" "$fw" "$fh" 2>/dev/null && fail "screenshot_check found a box in the bare photo"
-  ok
-fi
+# The face: its box drawn where the face is, the frame uploaded once and
+# read by the model in place: on GL a buffer of the window's context the
+# delegate shares, on Vulkan memory the window's GL imports.
+for backend in gl vulkan; do
+  if expect_ok "view face $backend" view face --image "$photo" --backend "$backend" --screenshot "$work/face.png" "${common[@]}"; then
+    cp "$work/out" "$work/view_face.json"
+    [ "$(json_field frames)" = 5 ] || fail "view face: $(json_field frames) frames, expected 5"
+    [ "$(wc -l <"$work/out")" -eq 1 ] || fail "view --json printed more than one line"
+    [ "$(json_field shared_with_window)" = true ] && grep -q '"data_path":"frame: uploaded once, read by the model in place' "$work/out" \
+      || fail "view face on $backend: the frame is not shared with the window: $(cat "$work/out")"
+    "$check" "$work/face.png" "$work/view_face.json" box "$fx" "$fy" "$fw" "$fh" || fail "view face $backend: no box on the face"
+  fi
+done
+# The check can fail: the photo itself has no box.
+"$check" "$photo" "$work/view_face.json" box "$fx" "$fy" "$fw" "$fh" 2>/dev/null && fail "screenshot_check found a box in the bare photo"
 
-# The selfie mask over the person, on Vulkan fp16 (through host memory).
+# Another window size: the frame is letterboxed and the box still on the face.
+if expect_ok "view face 900x500" view face --image "$photo" --backend cpu --size 900x500 --screenshot "$work/wide.png" "${common[@]}"; then
+  grep -qE '"window":\[900,500\]' "$work/out" && ! grep -q '"scale":1.0' "$work/out" || fail "view --size: $(cat "$work/out")"
+  "$check" "$work/wide.png" "$work/out" box "$fx" "$fy" "$fw" "$fh" || fail "view face 900x500: no box on the face"
+fi
+expect_error "view bad size" 2 "WIDTHxHEIGHT" -- view face --image "$photo" --size 90
+
+# The selfie mask over the person, on Vulkan fp16.
 if expect_ok "view selfie" view selfie --image "$photo" --backend vulkan --precision fp16 --screenshot "$work/selfie.png" "${common[@]}"; then
   "$check" "$work/selfie.png" "$work/out" tint "$photo" "$face_x" "$face_y" "$background_x" "$background_y" \
     || fail "view selfie: no mask over the person"
 fi
 
 # A plain model: selfie_segmentation's output as a heat map, drawn from the
-# GPU on GL, and from host memory on the CPU.
-for backend in gl cpu; do
+# GPU on GL and Vulkan, and from host memory on the CPU.
+for backend in gl vulkan cpu; do
   if expect_ok "view model $backend" view "$models/selfie_segmentation.tflite" --image "$photo" --input-range 0,1 \
       --backend "$backend" --screenshot "$work/model_$backend.png" "${common[@]}"; then
     [ "$(json_field heat_map)" = true ] || fail "view model $backend: no heat map"
+    [ "$backend" = cpu ] || grep -q '"data_path":"input: host memory; output: drawn from the GPU' "$work/out" \
+      || fail "view model $backend: the output is not drawn from the GPU: $(cat "$work/out")"
     "$check" "$work/model_$backend.png" "$work/out" heat "$photo" "$face_x" "$face_y" "$background_x" "$background_y" \
       || fail "view model $backend: no heat over the person"
   fi

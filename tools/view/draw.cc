@@ -131,8 +131,7 @@ Canvas::~Canvas() {
   glDeleteTextures(1, &frame_texture_);
   glDeleteTextures(1, &grid_texture_);
   glDeleteTextures(1, &float_texture_);
-  glDeleteBuffers(1, &frame_buffer_);
-  glDeleteBuffers(static_cast<GLsizei>(buffers_.size()), buffers_.data());
+  glDeleteBuffers(1, &staging_);
   glDeleteBuffers(1, &vertex_buffer_);
   glDeleteVertexArrays(1, &vertex_array_);
 }
@@ -206,29 +205,26 @@ void Canvas::DrawFrame(const Frame& frame, const Placement& at) {
   DrawTexture(frame_texture_, frame, at, 0, {});
 }
 
-unsigned Canvas::UploadFrameBuffer(const Frame& frame) {
-  if (frame_buffer_ == 0) glGenBuffers(1, &frame_buffer_);
-  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, frame_buffer_);
-  glBufferData(GL_PIXEL_UNPACK_BUFFER, static_cast<GLsizeiptr>(frame.pixels.size()), frame.pixels.data(), GL_STREAM_DRAW);
+void Canvas::UploadFrameBuffer(const Frame& frame, unsigned shared) {
+  if (staging_ == 0) glGenBuffers(1, &staging_);
+  const auto bytes = static_cast<GLsizeiptr>(frame.pixels.size());
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, staging_);
+  glBufferData(GL_PIXEL_UNPACK_BUFFER, bytes, frame.pixels.data(), GL_STREAM_DRAW);
   SizeFrameTexture(frame, nullptr);  // from the buffer, on the GPU
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
-  // Another context reads the buffer next: EGL makes a context's writes
-  // visible to the share group once they are finished.
+  // A GPU copy: a shared buffer may be imported memory, which GL cannot
+  // respecify or write from the host.
+  glBindBuffer(GL_COPY_READ_BUFFER, staging_);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, shared);
+  glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, 0, bytes);
+  glBindBuffer(GL_COPY_READ_BUFFER, 0);
+  glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
+  // The delegate reads it next, in another context or API: finished GL
+  // work is what both see.
   glFinish();
-  return frame_buffer_;
 }
 
 void Canvas::DrawFrameFromBuffer(const Frame& frame, const Placement& at) { DrawTexture(frame_texture_, frame, at, 0, {}); }
-
-unsigned Canvas::NewBuffer(size_t bytes) {
-  GLuint buffer = 0;
-  glGenBuffers(1, &buffer);
-  glBindBuffer(GL_COPY_WRITE_BUFFER, buffer);
-  glBufferData(GL_COPY_WRITE_BUFFER, static_cast<GLsizeiptr>(bytes), nullptr, GL_DYNAMIC_COPY);
-  glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-  buffers_.push_back(buffer);
-  return buffer;
-}
 
 bool Canvas::BufferRange(const GpuGrid& grid, float& lo, float& hi) {
   const size_t count = static_cast<size_t>(grid.width) * grid.height * grid.channels;

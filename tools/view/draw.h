@@ -37,14 +37,12 @@ class Canvas {
   void DrawMask(const Grid& mask, const Frame& frame, const Placement& at, const Color& tint);
   void DrawHeat(const Grid& heat, const Frame& frame, const Placement& at);
 
-  // Objects the window shares with a GL delegate made on its context
-  // (MgdGpuDelegateOptions::egl_share_context).
-  // The frame into a GL buffer, which the frame's texture is filled from on
-  // the GPU and a pipeline reads in place: one upload for both. Finishes the
-  // upload, so that the delegate's context sees it; returns the buffer.
-  unsigned UploadFrameBuffer(const Frame& frame);
+  // Buffers the window shares with the delegate (shared_buffers.h).
+  // The frame uploaded once: into the frame's texture and, on the GPU, into
+  // `shared` (which a pipeline then reads in place). Finishes the GL work,
+  // so that the delegate sees it.
+  void UploadFrameBuffer(const Frame& frame, unsigned shared);
   void DrawFrameFromBuffer(const Frame& frame, const Placement& at);
-  unsigned NewBuffer(size_t bytes);
   // The smallest and largest value of a BHWC float buffer (reads it back:
   // once, to fix a heat map's range).
   bool BufferRange(const GpuGrid& grid, float& lo, float& hi);
@@ -71,9 +69,7 @@ class Canvas {
   int width_ = 0, height_ = 0;
   GLuint image_program_ = 0, flat_program_ = 0;
   GLuint frame_texture_ = 0, grid_texture_ = 0, float_texture_ = 0;
-  GLuint frame_buffer_ = 0;  // the shared frame
-  size_t frame_buffer_bytes_ = 0;
-  std::vector<GLuint> buffers_;  // NewBuffer's
+  GLuint staging_ = 0;  // the frame on its way to the texture and a shared buffer
   GLuint vertex_array_ = 0, vertex_buffer_ = 0;
   int texture_width_ = 0, texture_height_ = 0, texture_channels_ = 0;
   std::vector<float> triangles_;  // x, y, r, g, b, a per vertex

@@ -45,10 +45,11 @@ int Fail(int code, const std::string& message) {
 // A window with the frame at its size (at most 1280x800) over the HUD's
 // panel, and an OpenGL ES 3.0 context: through EGL where the display
 // offers it, else GLX.
-GLFWwindow* OpenWindow(const Frame& frame, const std::string& title) {
+GLFWwindow* OpenWindow(const Frame& frame, const view::Options& o) {
   const float shrink = std::min({1.0f, 1280.0f / frame.width, 800.0f / frame.height});
-  const int width = std::max(480, static_cast<int>(frame.width * shrink));
-  const int height = static_cast<int>(frame.height * shrink + view::HudHeight(width));
+  const int width = o.width > 0 ? o.width : std::max(480, static_cast<int>(frame.width * shrink));
+  const int height = o.height > 0 ? o.height : static_cast<int>(frame.height * shrink + view::HudHeight(width));
+  const std::string title = "mgd view: " + o.target;
   glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
@@ -61,25 +62,23 @@ GLFWwindow* OpenWindow(const Frame& frame, const std::string& title) {
 
 // How frames and results travel between the window, host memory and the model.
 std::string DataPath(const view::Runner& runner) {
+  const std::string shared = runner.backend() == "vulkan" ? "Vulkan memory the window's GL imports" : "a GL buffer the window shares";
   if (runner.is_solution()) {
-    return runner.shares_window() ? "frame: one GL buffer, drawn and read by the model in place; results: host"
-                                  : "frame: host memory, uploaded to the model and the window (" +
-                                        runner.sharing_note() + ")";
+    return runner.shares_window() ? "frame: uploaded once, read by the model in place (" + shared + "); results: host"
+                                  : "frame: host memory, uploaded to the model and the window" +
+                                        (runner.sharing_note().empty() ? "" : " (" + runner.sharing_note() + ")");
   }
-  if (runner.output_bound()) return "input: host memory; output: drawn from the GPU (a GL buffer the window shares)";
+  if (runner.output_bound()) return "input: host memory; output: drawn from the GPU (" + shared + ")";
   return "input and output: host memory" + (runner.sharing_note().empty() ? "" : " (" + runner.sharing_note() + ")");
 }
 
 // The runner for `engine`; a plain model's map output is bound to a buffer
 // of the window where the delegate shares the window's objects.
-std::unique_ptr<view::Runner> MakeRunner(const view::Options& o, const view::Engine& engine, view::Canvas& canvas,
-                                         std::string& error) {
+std::unique_ptr<view::Runner> MakeRunner(const view::Options& o, const view::Engine& engine, std::string& error) {
   std::unique_ptr<view::Runner> runner = view::Runner::Create(o, engine, error);
   if (runner != nullptr && runner->shares_window() && runner->MapOutputBytes() > 0) {
     std::string why;
-    if (!runner->BindOutput(canvas.NewBuffer(runner->MapOutputBytes()), why)) {
-      std::fprintf(stderr, "mgd view: the output stays in host memory: %s\n", why.c_str());
-    }
+    if (runner->BindMapOutput(why) == 0) std::fprintf(stderr, "mgd view: the output stays in host memory: %s\n", why.c_str());
   }
   return runner;
 }
@@ -128,7 +127,7 @@ int RunWithoutWindow(const view::Options& o, view::FrameSource& source, Frame& f
     const auto start = Clock::now();
     if (i > 0 && !source.Next(frame, error)) return Fail(2, error);
     times.pre = MsBetween(start, Clock::now());
-    if (!runner->Process(frame, 0, overlay, times, error)) return Fail(1, error);
+    if (!runner->Process(frame, false, overlay, times, error)) return Fail(1, error);
     const auto now = Clock::now();
     stats.Add(times, MsBetween(last, now));
     last = now;
@@ -166,7 +165,7 @@ int main(int argc, char** argv) {
     return Fail(1, "cannot open a window: no display (DISPLAY is not set; headless: run it under xvfb-run)");
   }
   if (!glfwInit()) return Fail(1, "cannot open a window: " + glfw_error + " (headless: run it under xvfb-run)");
-  GLFWwindow* window = OpenWindow(frame, "mgd view: " + o.target);
+  GLFWwindow* window = OpenWindow(frame, o);
   if (window == nullptr) {
     glfwTerminate();
     return Fail(1, "cannot open a window with OpenGL ES 3.0: " + glfw_error);
@@ -179,6 +178,7 @@ int main(int argc, char** argv) {
   {
     view::Canvas canvas;
     view::Engine engine{o.backend, o.precision == "fp16"};
+    engine.window_gl = true;
     if (glfwGetWindowAttrib(window, GLFW_CONTEXT_CREATION_API) == GLFW_EGL_CONTEXT_API) {
       engine.egl_display = reinterpret_cast<uint64_t>(glfwGetEGLDisplay());
       engine.egl_context = reinterpret_cast<uint64_t>(glfwGetEGLContext(window));
@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
     std::unique_ptr<view::Runner> runner;
     if (!canvas.Init(error)) {
       code = Fail(1, error);
-    } else if (runner = MakeRunner(o, engine, canvas, error); runner == nullptr) {
+    } else if (runner = MakeRunner(o, engine, error); runner == nullptr) {
       code = Fail(2, error);
     }
     view::Overlay overlay;
@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
     view::Placement at;
     bool paused = false, have_result = false, have_range = false;
     float lo = 0.0f, hi = 1.0f;  // a heat map's range, fixed on its first frame
-    unsigned frame_buffer = 0;    // the frame in a GL buffer the delegate shares
+    bool frame_on_gpu = false;    // the frame in a buffer the delegate shares
     std::string message;  // what the last key did
     int saved = 0, width = 0, height = 0;
     Clock::time_point last = Clock::now();
@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
           if (key == GLFW_KEY_F) next.fp16 = !next.fp16;
           if (key == GLFW_KEY_B) next.backend = next.backend == "vulkan" ? "gl" : "vulkan";
           const auto start = Clock::now();
-          if (auto made = MakeRunner(o, next, canvas, error)) {
+          if (auto made = MakeRunner(o, next, error)) {
             runner = std::move(made);
             have_range = false;
             stats.Restart();
@@ -238,9 +238,11 @@ int main(int argc, char** argv) {
           code = Fail(2, error);
           break;
         }
-        frame_buffer = runner->shares_window() && runner->is_solution() ? canvas.UploadFrameBuffer(frame) : 0;
+        const unsigned shared = runner->is_solution() ? runner->SharedFrameBuffer(frame.pixels.size()) : 0;
+        if (shared != 0) canvas.UploadFrameBuffer(frame, shared);
+        frame_on_gpu = shared != 0;
         const double read_ms = MsBetween(start, Clock::now());
-        if (!runner->Process(frame, frame_buffer, overlay, times, error)) {
+        if (!runner->Process(frame, frame_on_gpu, overlay, times, error)) {
           code = Fail(1, error);
           break;
         }
@@ -251,7 +253,7 @@ int main(int argc, char** argv) {
       glfwGetFramebufferSize(window, &width, &height);
       canvas.Begin(width, height);
       at = view::Fit(frame.width, frame.height, width, std::max(1, height - static_cast<int>(view::HudHeight(width))));
-      if (frame_buffer != 0) {
+      if (frame_on_gpu) {
         canvas.DrawFrameFromBuffer(frame, at);
       } else {
         canvas.DrawFrame(frame, at);

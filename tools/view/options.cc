@@ -37,6 +37,16 @@ int ParseOptions(int argc, char** argv, Options& o) {
   app.add_option("--input-range", range, "A plain float model's input range, MIN,MAX (default -1,1)")
       ->delimiter(',')
       ->expected(2);
+  std::string size;
+  app.add_option("--size", size, "The window's size, WIDTHxHEIGHT (default: the frame's, at most 1280x800, and the panel)")
+      ->check([](const std::string& s) {
+        int w = 0, h = 0;
+        char x = 0;
+        return std::sscanf(s.c_str(), "%d%c%d", &w, &x, &h) == 3 && x == 'x' && w >= 64 && h >= 64 && w <= 8192 &&
+                       h <= 8192
+                   ? ""
+                   : "a size is WIDTHxHEIGHT, 64 to 8192 each";
+      });
   app.add_option("--frames-to-run", o.frames_to_run, "Render this many frames, then exit (headless use)")
       ->check(CLI::PositiveNumber);
   app.add_option("--screenshot", o.screenshot, "With --frames-to-run: the last frame as a PNG");
@@ -57,6 +67,10 @@ int ParseOptions(int argc, char** argv, Options& o) {
     }
     std::fprintf(stderr, "mgd view: %s\n", e.what());
     return 2;
+  }
+  if (!size.empty()) {
+    char x = 0;
+    std::sscanf(size.c_str(), "%d%c%d", &o.width, &x, &o.height);
   }
   if (range.size() == 2) {
     o.input_min = range[0];

@@ -15,6 +15,7 @@ struct Options {
   std::string labels;     // a plain model's class names, one a line
   float input_min = -1.0f, input_max = 1.0f;  // a plain float model's input range
   int frames_to_run = 0;                      // 0: until q
+  int width = 0, height = 0;                  // the window's first size (0: the frame's, at most 1280x800)
   std::string screenshot;                     // the last frame, with --frames-to-run
   std::string keys;                           // pressed one a frame from the second on (scripted runs)
   bool json = false;

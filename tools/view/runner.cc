@@ -58,8 +58,8 @@ std::unique_ptr<Runner> Runner::Create(const Options& options, const Engine& eng
       // configless contexts): a display of mgd's own, through host memory.
       if (r->delegate_ == nullptr) r->sharing_note_ = "not shared with the window: " + r->error_;
       o.egl_display = o.egl_share_context = 0;
-    } else {
-      r->sharing_note_ = engine.backend == "gl" ? "the window is not on EGL" : "Vulkan: the window is OpenGL ES";
+    } else if (engine.backend == "gl") {
+      r->sharing_note_ = "the window is not on EGL";
     }
     if (r->delegate_ == nullptr) r->delegate_ = MgdGpuDelegateCreate(&o, Collect, &r->error_);
     if (r->delegate_ == nullptr) {
@@ -70,6 +70,11 @@ std::unique_ptr<Runner> Runner::Create(const Options& options, const Engine& eng
     MgdGpuDelegateGetInterop(r->delegate_, &interop);
     r->backend_ = interop.api == kMgdGpuApiVulkan ? "vulkan" : "gl";
     r->device_ = MgdGpuDelegateGetDeviceName(r->delegate_);
+    if (interop.api == kMgdGpuApiVulkan && engine.window_gl) {
+      r->sharing_note_ = VulkanSharingProblem(r->delegate_);
+      r->shares_window_ = r->sharing_note_.empty();
+      if (!r->shares_window_) r->sharing_note_ = "not shared with the window: " + r->sharing_note_;
+    }
   } else {
     r->backend_ = "cpu";
     r->device_ = "the CPU";
@@ -122,25 +127,37 @@ Runner::~Runner() {
   MgdPipelineDelete(pipeline_);
   MgdInterpreterDelete(interpreter_);
   MgdModelDelete(model_);
+  frame_buffer_.reset();  // after what bound them, before their device
+  output_buffer_.reset();
   if (delegate_ != nullptr) MgdGpuDelegateDelete(delegate_);
 }
 
-bool Runner::Process(const Frame& frame, unsigned frame_buffer, Overlay& overlay, StageTimes& times, std::string& error) {
+unsigned Runner::SharedFrameBuffer(size_t bytes) {
+  if (!shares_window_) return 0;
+  if (frame_buffer_ == nullptr || frame_buffer_->bytes() != bytes) {
+    std::string why;
+    frame_buffer_ = MakeSharedBuffer(delegate_, bytes, why);
+    if (frame_buffer_ == nullptr) {
+      shares_window_ = false;
+      sharing_note_ = "not shared with the window: " + why;
+      return 0;
+    }
+  }
+  return frame_buffer_->gl_buffer();
+}
+
+bool Runner::Process(const Frame& frame, bool frame_on_gpu, Overlay& overlay, StageTimes& times, std::string& error) {
   overlay = Overlay{};
-  return pipeline_ != nullptr ? ProcessSolution(frame, frame_buffer, overlay, times, error)
+  return pipeline_ != nullptr ? ProcessSolution(frame, frame_on_gpu, overlay, times, error)
                               : ProcessModel(frame, overlay, times, error);
 }
 
-bool Runner::ProcessSolution(const Frame& frame, unsigned frame_buffer, Overlay& overlay, StageTimes& times,
+bool Runner::ProcessSolution(const Frame& frame, bool frame_on_gpu, Overlay& overlay, StageTimes& times,
                              std::string& error) {
   const auto start = std::chrono::steady_clock::now();
   MgdPipelineResult* result = nullptr;
-  if (frame_buffer != 0) {
-    MgdGpuBuffer buffer{};
-    buffer.type = kMgdGpuBufferGl;
-    buffer.handle = frame_buffer;
-    buffer.bytes = frame.pixels.size();
-    buffer.layout = kMgdGpuLayoutBhwc;
+  if (frame_on_gpu && frame_buffer_ != nullptr) {
+    const MgdGpuBuffer buffer = frame_buffer_->mgd_buffer();
     result = MgdPipelineProcessGpuBuffer(pipeline_, &buffer, frame.width, frame.height, frame.channels);
   } else {
     result = MgdPipelineProcess(pipeline_, frame.pixels.data(), frame.width, frame.height, frame.channels,
@@ -217,18 +234,16 @@ uint64_t Runner::MapOutputBytes() const {
   return h > 1 && w > 1 && c >= 1 && c <= 4 ? static_cast<uint64_t>(MgdTensorByteSize(out)) : 0;
 }
 
-bool Runner::BindOutput(unsigned gl_buffer, std::string& error) {
-  MgdGpuBuffer buffer{};
-  buffer.type = kMgdGpuBufferGl;
-  buffer.handle = gl_buffer;
-  buffer.bytes = MapOutputBytes();
-  buffer.layout = kMgdGpuLayoutBhwc;
-  if (MgdInterpreterBindOutputBuffer(interpreter_, 0, &buffer) != kMgdOk) {
+unsigned Runner::BindMapOutput(std::string& error) {
+  std::unique_ptr<SharedBuffer> buffer = MakeSharedBuffer(delegate_, MapOutputBytes(), error);
+  if (buffer == nullptr) return 0;
+  const MgdGpuBuffer b = buffer->mgd_buffer();
+  if (MgdInterpreterBindOutputBuffer(interpreter_, 0, &b) != kMgdOk) {
     error = error_;
-    return false;
+    return 0;
   }
-  output_buffer_ = gl_buffer;
-  return true;
+  output_buffer_ = std::move(buffer);
+  return output_buffer_->gl_buffer();
 }
 
 bool Runner::ProcessModel(const Frame& frame, Overlay& overlay, StageTimes& times, std::string& error) {
@@ -246,8 +261,8 @@ bool Runner::ProcessModel(const Frame& frame, Overlay& overlay, StageTimes& time
   const int rank = MgdTensorNumDims(out);
   // [1,] height, width, channels: a map over the frame.
   const int h = rank >= 3 ? MgdTensorDim(out, rank - 3) : 0, w = rank >= 3 ? MgdTensorDim(out, rank - 2) : 0;
-  if (output_buffer_ != 0) {
-    overlay.gpu_heat = GpuGrid{output_buffer_, w, h, MgdTensorDim(out, rank - 1)};
+  if (output_buffer_ != nullptr) {
+    overlay.gpu_heat = GpuGrid{output_buffer_->gl_buffer(), w, h, MgdTensorDim(out, rank - 1)};
     overlay.notes.push_back(std::string("heat map of '") + MgdTensorName(out) + "', drawn from the GPU");
   } else if (MgdTensorType(out) != kMgdFloat32) {
     overlay.notes.push_back(std::string("output '") + MgdTensorName(out) + "' is not float32: not shown");

@@ -13,6 +13,7 @@
 #include "frames.h"
 #include "options.h"
 #include "overlay.h"
+#include "shared_buffers.h"
 
 namespace view {
 
@@ -23,6 +24,7 @@ struct Engine {
   // The window's EGL display and context (0: not EGL): a GL delegate is
   // made on them, sharing the window's objects, where the driver allows.
   uint64_t egl_display = 0, egl_context = 0;
+  bool window_gl = false;  // a window's GL context is current (shared buffers are possible)
 };
 
 class Runner {
@@ -33,21 +35,27 @@ class Runner {
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  // `frame_buffer`: the frame already in a GL buffer the delegate shares
-  // (0: from host memory).
-  bool Process(const Frame& frame, unsigned frame_buffer, Overlay& overlay, StageTimes& times, std::string& error);
+  // `frame_on_gpu`: the window has put the frame into SharedFrameBuffer's
+  // buffer (else it is read from host memory).
+  bool Process(const Frame& frame, bool frame_on_gpu, Overlay& overlay, StageTimes& times, std::string& error);
 
-  // Whether the delegate shares the window's GL objects; if not, why.
+  // Whether the delegate and the window share buffers (shared_buffers.h):
+  // a GL delegate on the window's context, or Vulkan memory GL imports;
+  // if not, why.
   bool shares_window() const { return shares_window_; }
   const std::string& sharing_note() const { return sharing_note_; }
   bool is_solution() const { return pipeline_ != nullptr; }
+  // The window's GL buffer for a solution's frame of `bytes` (shares_window()),
+  // made on first use; 0 (and no sharing from then on) when it cannot be made.
+  unsigned SharedFrameBuffer(size_t bytes);
   // A plain model whose output is a map (drawn as a heat map): its size in
-  // BHWC float32 bytes, for a buffer to bind it to; 0 when it is none.
+  // BHWC float32 bytes; 0 when it is none.
   uint64_t MapOutputBytes() const;
-  // Binds the output to a GL buffer of the window (shares_window()): the
-  // model then writes it there and the window draws it from there.
-  bool BindOutput(unsigned gl_buffer, std::string& error);
-  bool output_bound() const { return output_buffer_ != 0; }
+  // Binds a map output to a buffer the window shares: the model writes it
+  // there and the window draws it from there. The window's GL buffer, or 0
+  // (said in `error`) when it stays in host memory.
+  unsigned BindMapOutput(std::string& error);
+  bool output_bound() const { return output_buffer_ != nullptr; }
 
   std::string backend() const { return backend_; }  // vulkan, gl or cpu
   std::string device() const { return device_; }
@@ -55,7 +63,7 @@ class Runner {
 
  private:
   Runner() = default;
-  bool ProcessSolution(const Frame& frame, unsigned frame_buffer, Overlay& overlay, StageTimes& times, std::string& error);
+  bool ProcessSolution(const Frame& frame, bool frame_on_gpu, Overlay& overlay, StageTimes& times, std::string& error);
   bool ProcessModel(const Frame& frame, Overlay& overlay, StageTimes& times, std::string& error);
   void FillInput(const Frame& frame, MgdTensor* input) const;
 
@@ -70,7 +78,7 @@ class Runner {
   bool fp16_ = false;
   bool shares_window_ = false;
   std::string sharing_note_;
-  unsigned output_buffer_ = 0;
+  std::unique_ptr<SharedBuffer> frame_buffer_, output_buffer_;  // shared with the window
 };
 
 }  // namespace view
