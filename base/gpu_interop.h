@@ -25,6 +25,7 @@ struct GpuBuffer {
   // (Vulkan imports opaque memory only as it was allocated).
   uint64_t memory_bytes = 0;
   uint32_t memory_type = 0;
+  bool operator==(const GpuBuffer&) const = default;
 };
 
 struct GpuSync {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace mgd::pipeline {
 
@@ -64,25 +65,22 @@ Roi RoiFromPoints(const RoiRule& rule, const std::vector<Point>& points, const s
   } else {
     // The bounds in the frame turned by -rotation about the axis-aligned
     // box's centre (identity for kBox), turned back.
-    float lo_x = bounded.at(0)[0], hi_x = lo_x, lo_y = bounded[0][1], hi_y = lo_y;
-    for (const Point& p : bounded) {
-      lo_x = std::min(lo_x, p[0]), hi_x = std::max(hi_x, p[0]), lo_y = std::min(lo_y, p[1]), hi_y = std::max(hi_y, p[1]);
-    }
-    const float cx = (lo_x + hi_x) / 2, cy = (lo_y + hi_y) / 2;
+    if (bounded.empty()) throw std::out_of_range("RoiFromPoints: no points to bound");
+    const std::array<float, 4> upright = BoundingBox(bounded);
+    const float cx = upright[0] + upright[2] / 2, cy = upright[1] + upright[3] / 2;
     const float r = rule.extent == RoiRule::Extent::kRotatedBox ? roi.rotation : 0.0f;
     const float c = std::cos(-r), s = std::sin(-r);
-    float plo_x = 0, phi_x = 0, plo_y = 0, phi_y = 0;
-    for (size_t i = 0; i < bounded.size(); ++i) {
-      const float dx = bounded[i][0] - cx, dy = bounded[i][1] - cy;
-      const float px = dx * c - dy * s, py = dx * s + dy * c;
-      if (i == 0) plo_x = phi_x = px, plo_y = phi_y = py;
-      plo_x = std::min(plo_x, px), phi_x = std::max(phi_x, px), plo_y = std::min(plo_y, py), phi_y = std::max(phi_y, py);
+    std::vector<Point> turned;
+    for (const Point& p : bounded) {
+      const float dx = p[0] - cx, dy = p[1] - cy;
+      turned.push_back({dx * c - dy * s, dx * s + dy * c});
     }
-    const float mx = (plo_x + phi_x) / 2, my = (plo_y + phi_y) / 2;
+    const std::array<float, 4> t = BoundingBox(turned);
+    const float mx = t[0] + t[2] / 2, my = t[1] + t[3] / 2;
     roi.center_x = cx + mx * std::cos(r) - my * std::sin(r);
     roi.center_y = cy + mx * std::sin(r) + my * std::cos(r);
-    roi.width = phi_x - plo_x;
-    roi.height = phi_y - plo_y;
+    roi.width = t[2];
+    roi.height = t[3];
   }
   // RectTransformation: shift in the rotated frame, square, scale.
   const float c = std::cos(roi.rotation), s = std::sin(roi.rotation);

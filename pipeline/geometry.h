@@ -4,6 +4,7 @@
 // matrices the pipeline ops take (ops/pipeline/pipeline_ops.h).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <utility>
 #include <vector>
@@ -49,6 +50,18 @@ struct RoiRule {
 // height) stands for the points' bounding box where one is known (a
 // detector's), else it is computed.
 Roi RoiFromPoints(const RoiRule& rule, const std::vector<Point>& points, const std::array<float, 4>* box = nullptr);
+
+// The axis-aligned bounding box (x, y, width, height) of points whose first
+// two values are x and y (landmarks may carry z and more); zeros for none.
+template <typename P>
+std::array<float, 4> BoundingBox(const std::vector<P>& points) {
+  if (points.empty()) return {};
+  float lo_x = points[0][0], hi_x = lo_x, lo_y = points[0][1], hi_y = lo_y;
+  for (const P& p : points) {
+    lo_x = std::min(lo_x, p[0]), hi_x = std::max(hi_x, p[0]), lo_y = std::min(lo_y, p[1]), hi_y = std::max(hi_y, p[1]);
+  }
+  return {lo_x, lo_y, hi_x - lo_x, hi_y - lo_y};
+}
 // Intersection over union of the two crops' axis-aligned extents (rotation
 // ignored, as MediaPipe's AssociationNormRect does).
 float RoiOverlap(const Roi& a, const Roi& b);

@@ -23,13 +23,7 @@ std::array<float, 4> Bounds(const Detection& d) {
   for (size_t i = 0; i < d.landmarks.size(); ++i) {
     if (i >= d.visibility.size() || d.visibility[i] >= kMinVisibility) points.push_back(d.landmarks[i]);
   }
-  if (points.empty()) points = d.landmarks;
-  if (points.empty()) return {};
-  float lo_x = points[0][0], hi_x = lo_x, lo_y = points[0][1], hi_y = lo_y;
-  for (const auto& p : points) {
-    lo_x = std::min(lo_x, p[0]), hi_x = std::max(hi_x, p[0]), lo_y = std::min(lo_y, p[1]), hi_y = std::max(hi_y, p[1]);
-  }
-  return {lo_x, lo_y, hi_x - lo_x, hi_y - lo_y};
+  return BoundingBox(points.empty() ? d.landmarks : points);
 }
 
 Mask MaskFrom(const TensorRef& t) {
@@ -78,6 +72,7 @@ absl::StatusOr<std::unique_ptr<Pipeline>> Pipeline::Create(const std::string& so
   }
   if (s.landmarks) {
     MGD_ASSIGN_OR_RETURN(p->landmark_model_, ReadModelFile(dir + "/" + s.landmarks->model_file));
+    p->landmark_outputs_ = LandmarkOutputOrder(*s.landmarks);
     for (int t : p->landmark_model_.outputs) {
       const Tensor& tensor = p->landmark_model_.tensors[static_cast<size_t>(t)];
       if (tensor.name == s.landmarks->mask_output && tensor.shape.size() == 4) {
@@ -173,7 +168,7 @@ absl::StatusOr<std::vector<std::optional<Detection>>> Pipeline::Landmarks(const 
   MGD_ASSIGN_OR_RETURN(current_landmarks_, Make(Stage::kLandmarks, frame.size, copies));
   Interpreter& in = *current_landmarks_;
   MGD_RETURN_IF_ERROR(Feed(in, frame));
-  const LandmarkOutputs outputs = LandmarkOutputOrder(spec);
+  const LandmarkOutputs& outputs = landmark_outputs_;
   const size_t inputs_per_copy = (in.num_inputs() - 1) / rois.size();
   for (size_t k = 0; k < rois.size(); ++k) {
     const Roi& roi = rois[k];
@@ -202,7 +197,7 @@ absl::StatusOr<std::vector<std::optional<Detection>>> Pipeline::Landmarks(const 
 
 std::optional<Detection> Pipeline::ReadObject(const Interpreter& in, size_t first, const Roi& roi, Result& result) const {
   const LandmarkSpec& spec = *spec_.landmarks;
-  const LandmarkOutputs outputs = LandmarkOutputOrder(spec);
+  const LandmarkOutputs& outputs = landmark_outputs_;
   auto out = [&](int k) -> const TensorRef& { return in.output(first + static_cast<size_t>(k)); };
   const float presence_value = out(outputs.presence).as<float>()[0];
   const float presence = spec.presence_is_logit ? Sigmoid(presence_value) : presence_value;
@@ -316,10 +311,7 @@ absl::Status Pipeline::Feed(Interpreter& interpreter, const Frame& frame) {
   auto bound = bound_.find(&interpreter);
   if (frame.buffer != nullptr) {
     const GpuBuffer& b = *frame.buffer;
-    if (bound != bound_.end() && bound->second.type == b.type && bound->second.handle == b.handle && bound->second.fd == b.fd &&
-        bound->second.offset == b.offset && bound->second.bytes == b.bytes) {
-      return absl::OkStatus();
-    }
+    if (bound != bound_.end() && bound->second == b) return absl::OkStatus();
     MGD_RETURN_IF_ERROR(interpreter.BindBuffer(tensor, b, GpuLayout::kBhwc));
     bound_[&interpreter] = b;
     return absl::OkStatus();

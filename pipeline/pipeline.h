@@ -150,6 +150,7 @@ class Pipeline {
   Graph detector_model_, landmark_model_, segmenter_model_;
   std::vector<float> anchors_;
   std::array<int, 2> landmark_mask_size_{1, 1};  // width, height of the landmark model's mask
+  LandmarkOutputs landmark_outputs_;             // where each of a copy's outputs is (graphs.h)
   std::map<std::tuple<Stage, Key, int>, std::unique_ptr<Interpreter>> interpreters_;
   Interpreter* current_ = nullptr;
   Interpreter* current_landmarks_ = nullptr;

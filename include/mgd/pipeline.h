@@ -60,7 +60,10 @@ MgdPipelineResult* MgdPipelineProcess(MgdPipeline* pipeline, const uint8_t* pixe
  * bytes a row), on the device of the pipeline's GPU delegate (Vulkan: a
  * VkBuffer of its interop device or memory from an fd; GL: a buffer of a
  * context sharing its objects). The graphs read it in place, no upload; do
- * not write it until the call returns. */
+ * not write it until the call returns. It stays bound to the graphs for the
+ * frame's size, so that the next frame in the same buffer binds nothing
+ * again: keep it alive while the pipeline lives, or until a frame of that
+ * size comes from host memory or another buffer. */
 MgdPipelineResult* MgdPipelineProcessGpuBuffer(MgdPipeline* pipeline, const MgdGpuBuffer* buffer, int32_t width,
                                                int32_t height, int32_t channels);
 /* A PNG or JPEG file as a frame. */

@@ -10,13 +10,15 @@
 namespace view {
 namespace {
 
-constexpr const char* kImageVertex = R"(#version 300 es
-layout(location = 0) in vec2 position;  // window pixels
-layout(location = 1) in vec2 texcoord;
+// Both programs' vertices: a position in window pixels and, per program,
+// texture coordinates (xy) or a colour.
+constexpr const char* kVertex = R"(#version 300 es
+layout(location = 0) in vec2 position;
+layout(location = 1) in vec4 payload;
 uniform vec2 viewport;
-out vec2 uv;
+out vec4 along;
 void main() {
-  uv = texcoord;
+  along = payload;
   gl_Position = vec4(position.x * 2.0 / viewport.x - 1.0, 1.0 - position.y * 2.0 / viewport.y, 0.0, 1.0);
 })";
 
@@ -30,13 +32,13 @@ uniform int mode;
 uniform vec4 tint;
 uniform float lo, hi;
 uniform int channels;
-in vec2 uv;
+in vec4 along;  // texture coordinates
 out vec4 color;
 vec4 Ramp(float v) {
   return vec4(clamp(vec3(1.5) - abs(4.0 * v - vec3(3.0, 2.0, 1.0)), 0.0, 1.0), 0.55);
 }
 void main() {
-  vec4 t = texture(image, uv);
+  vec4 t = texture(image, along.xy);
   if (mode == 0) {
     color = vec4(t.rgb, 1.0);
   } else if (mode == 1) {
@@ -49,21 +51,11 @@ void main() {
   }
 })";
 
-constexpr const char* kFlatVertex = R"(#version 300 es
-layout(location = 0) in vec2 position;
-layout(location = 1) in vec4 vertex_color;
-uniform vec2 viewport;
-out vec4 shade;
-void main() {
-  shade = vertex_color;
-  gl_Position = vec4(position.x * 2.0 / viewport.x - 1.0, 1.0 - position.y * 2.0 / viewport.y, 0.0, 1.0);
-})";
-
 constexpr const char* kFlatFragment = R"(#version 300 es
 precision mediump float;
-in vec4 shade;
+in vec4 along;  // the colour
 out vec4 color;
-void main() { color = shade; })";
+void main() { color = along; })";
 
 GLuint Compile(GLenum stage, const char* source, std::string& error) {
   GLuint shader = glCreateShader(stage);
@@ -137,8 +129,8 @@ Canvas::~Canvas() {
 }
 
 bool Canvas::Init(std::string& error) {
-  image_program_ = Link(kImageVertex, kImageFragment, error);
-  flat_program_ = image_program_ != 0 ? Link(kFlatVertex, kFlatFragment, error) : 0;
+  image_program_ = Link(kVertex, kImageFragment, error);
+  flat_program_ = image_program_ != 0 ? Link(kVertex, kFlatFragment, error) : 0;
   if (flat_program_ == 0) return false;
   frame_texture_ = NewTexture();
   grid_texture_ = NewTexture();

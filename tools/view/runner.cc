@@ -127,22 +127,26 @@ Runner::~Runner() {
   MgdPipelineDelete(pipeline_);
   MgdInterpreterDelete(interpreter_);
   MgdModelDelete(model_);
-  frame_buffer_.reset();  // after what bound them, before their device
+  frame_buffers_.clear();  // after what bound them, before their device
   output_buffer_.reset();
   if (delegate_ != nullptr) MgdGpuDelegateDelete(delegate_);
 }
 
 unsigned Runner::SharedFrameBuffer(size_t bytes) {
   if (!shares_window_) return 0;
-  if (frame_buffer_ == nullptr || frame_buffer_->bytes() != bytes) {
+  std::unique_ptr<SharedBuffer>& buffer = frame_buffers_[bytes];
+  if (buffer == nullptr) {
     std::string why;
-    frame_buffer_ = MakeSharedBuffer(delegate_, bytes, why);
-    if (frame_buffer_ == nullptr) {
+    buffer = MakeSharedBuffer(delegate_, bytes, why);
+    if (buffer == nullptr) {
+      frame_buffers_.erase(bytes);
+      frame_buffer_ = nullptr;
       shares_window_ = false;
       sharing_note_ = "not shared with the window: " + why;
       return 0;
     }
   }
+  frame_buffer_ = buffer.get();
   return frame_buffer_->gl_buffer();
 }
 

@@ -6,6 +6,7 @@
 #include <mgd/gpu_delegate.h>
 #include <mgd/pipeline.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,7 +79,12 @@ class Runner {
   bool fp16_ = false;
   bool shares_window_ = false;
   std::string sharing_note_;
-  std::unique_ptr<SharedBuffer> frame_buffer_, output_buffer_;  // shared with the window
+  // Shared with the window. A frame buffer per frame size: the pipeline keeps
+  // each size's graphs bound to theirs (mgd/pipeline.h), so none is freed
+  // while the pipeline lives.
+  std::map<size_t, std::unique_ptr<SharedBuffer>> frame_buffers_;
+  SharedBuffer* frame_buffer_ = nullptr;  // this frame's
+  std::unique_ptr<SharedBuffer> output_buffer_;
 };
 
 }  // namespace view
