@@ -243,11 +243,40 @@ TEST(UnaryTest, LeakyReluMatchesFormula) {
       OpKind::kLeakyRelu, Grid(-5, 5, 37), [](double v) { return v >= 0 ? v : 0.05 * v; }, LeakyReluAttributes{0.05f});
 }
 
+TEST(UnaryTest, MathOpsMatchFormulas) {
+  const std::vector<float> any = Grid(-9, 9, 83, {0, -0.5f, 0.5f, 1e-4f});
+  CheckUnary(OpKind::kAbs, any, [](double v) { return std::fabs(v); });
+  CheckUnary(OpKind::kNeg, any, [](double v) { return -v; });
+  CheckUnary(OpKind::kSquare, any, [](double v) { return v * v; });
+  CheckUnary(OpKind::kSin, any, [](double v) { return std::sin(v); });
+  CheckUnary(OpKind::kCos, any, [](double v) { return std::cos(v); });
+  const std::vector<float> positive = Grid(0.01f, 100, 91, {1, 4, 0.25f});
+  CheckUnary(OpKind::kSqrt, positive, [](double v) { return std::sqrt(v); });
+  CheckUnary(OpKind::kLog, positive, [](double v) { return std::log(v); });
+}
+
+// TFLite's results at the edges, by hand: FLOOR and CEIL of negatives and
+// integers, SIGN of zero, LOG and SQRT outside their domain.
+TEST(UnaryTest, MathOpsAtTheirEdgesByHand) {
+  const std::vector<float> x = {-2.5f, -2.0f, -0.5f, 0.0f, 0.5f, 2.0f, 2.5f};
+  ExpectClose(RunSingleOp(OpKind::kFloor, {}, {In({7}, x)}, {7}), {-3, -2, -1, 0, 0, 2, 2});
+  ExpectClose(RunSingleOp(OpKind::kCeil, {}, {In({7}, x)}, {7}), {-2, -2, 0, 0, 1, 2, 3});
+  ExpectClose(RunSingleOp(OpKind::kSign, {}, {In({7}, x)}, {7}), {-1, -1, -1, 0, 1, 1, 1});
+  const auto log = RunSingleOp(OpKind::kLog, {}, {In({3}, {-1.0f, 0.0f, 1.0f})}, {3});
+  EXPECT_TRUE(std::isnan(log[0]));
+  EXPECT_EQ(log[1], -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(log[2], 0.0f);
+  const auto sqrt = RunSingleOp(OpKind::kSqrt, {}, {In({2}, {-4.0f, 9.0f})}, {2});
+  EXPECT_TRUE(std::isnan(sqrt[0]));
+  EXPECT_EQ(sqrt[1], 3.0f);
+}
+
 using ElementwiseGpuTest = testing::DelegateTest;
 
 TEST_P(ElementwiseGpuTest, UnaryOpsMatchTheCpu) {
   for (OpKind op : {OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
-                    OpKind::kHardSwish, OpKind::kExp, OpKind::kElu, OpKind::kLeakyRelu}) {
+                    OpKind::kHardSwish, OpKind::kExp, OpKind::kElu, OpKind::kLeakyRelu, OpKind::kAbs, OpKind::kNeg,
+                    OpKind::kSquare, OpKind::kSin, OpKind::kCos}) {
     SCOPED_TRACE(OpName(op));
     GraphBuilder b;
     const int x = b.Input({1, 5, 3, 7});
@@ -257,6 +286,23 @@ TEST_P(ElementwiseGpuTest, UnaryOpsMatchTheCpu) {
     b.Op(op, a, {x}, {y});
     b.Output(y);
     ExpectSameAsCpu(b.Build(), {testing::Uniform(105, 11, 4.0f)});
+  }
+}
+
+// SQRT and LOG on their domain; FLOOR, CEIL and SIGN away from the steps,
+// where one rounding of the input (fp16 storage) would move the answer by 1.
+TEST_P(ElementwiseGpuTest, MathOpsOnTheirDomainsMatchTheCpu) {
+  std::vector<float> positive = testing::Uniform(105, 12, 4.0f), stepped = testing::Uniform(105, 13, 4.0f);
+  for (float& v : positive) v = 0.05f + std::fabs(v);
+  for (float& v : stepped) v = std::round(v) + (v >= std::round(v) ? 0.25f : -0.25f);
+  for (OpKind op : {OpKind::kSqrt, OpKind::kLog, OpKind::kFloor, OpKind::kCeil, OpKind::kSign}) {
+    SCOPED_TRACE(OpName(op));
+    GraphBuilder b;
+    const int x = b.Input({1, 5, 3, 7});
+    const int y = b.Tensor({1, 5, 3, 7});
+    b.Op(op, {}, {x}, {y});
+    b.Output(y);
+    ExpectSameAsCpu(b.Build(), {op == OpKind::kSqrt || op == OpKind::kLog ? positive : stepped});
   }
 }
 

@@ -1,5 +1,8 @@
 // The unary elementwise ops: RELU, RELU6, RELU_N1_TO_1, LOGISTIC, TANH,
-// HARD_SWISH, EXP, RSQRT, ELU and LEAKY_RELU.
+// HARD_SWISH, EXP, RSQRT, ELU, LEAKY_RELU, and the math of TFLite's
+// elementwise kernels: ABS, NEG, SQUARE, SQRT, LOG, SIN, COS, FLOOR, CEIL
+// and SIGN (TFLite's results for any float: LOG and SQRT of negatives are
+// NaN, LOG(0) is -inf, SIGN(0) is 0).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -44,6 +47,16 @@ float Exp(float v, float) { return std::exp(v); }
 float Rsqrt(float v, float) { return 1.0f / std::sqrt(v); }
 float Elu(float v, float) { return v < 0.0f ? std::expm1(v) : v; }
 float LeakyRelu(float v, float alpha) { return v >= 0.0f ? v : alpha * v; }
+float Abs(float v, float) { return std::fabs(v); }
+float Neg(float v, float) { return -v; }
+float Square(float v, float) { return v * v; }
+float Sqrt(float v, float) { return std::sqrt(v); }
+float Log(float v, float) { return std::log(v); }
+float Sin(float v, float) { return std::sin(v); }
+float Cos(float v, float) { return std::cos(v); }
+float Floor(float v, float) { return std::floor(v); }
+float Ceil(float v, float) { return std::ceil(v); }
+float Sign(float v, float) { return static_cast<float>((v > 0.0f) - (v < 0.0f)); }
 
 using UnaryFunction = float (*)(float, float);
 
@@ -95,6 +108,16 @@ std::vector<OpDefinition> UnaryOps() {
       Unary<Rsqrt>(OpKind::kRsqrt),
       Unary<Elu>(OpKind::kElu),
       Unary<LeakyRelu>(OpKind::kLeakyRelu, DecodeLeakyRelu, EncodeLeakyRelu),
+      Unary<Abs>(OpKind::kAbs),
+      Unary<Neg>(OpKind::kNeg),
+      Unary<Square>(OpKind::kSquare),
+      Unary<Sqrt>(OpKind::kSqrt),
+      Unary<Log>(OpKind::kLog),
+      Unary<Sin>(OpKind::kSin),
+      Unary<Cos>(OpKind::kCos),
+      Unary<Floor>(OpKind::kFloor),
+      Unary<Ceil>(OpKind::kCeil),
+      Unary<Sign>(OpKind::kSign),
   };
 }
 

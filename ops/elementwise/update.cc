@@ -24,6 +24,16 @@ absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::s
     case OpKind::kExp: return fmt::format("exp({})", v);
     case OpKind::kRsqrt: return fmt::format("inversesqrt({})", v);
     case OpKind::kElu: return fmt::format("mix({0}, exp({0}) - vec4(1.0), lessThan({0}, vec4(0.0)))", v);
+    case OpKind::kAbs: return fmt::format("abs({})", v);
+    case OpKind::kNeg: return fmt::format("(-{})", v);
+    case OpKind::kSquare: return fmt::format("({0} * {0})", v);
+    case OpKind::kSqrt: return fmt::format("sqrt({})", v);
+    case OpKind::kLog: return fmt::format("log({})", v);
+    case OpKind::kSin: return fmt::format("sin({})", v);
+    case OpKind::kCos: return fmt::format("cos({})", v);
+    case OpKind::kFloor: return fmt::format("floor({})", v);
+    case OpKind::kCeil: return fmt::format("ceil({})", v);
+    case OpKind::kSign: return fmt::format("sign({})", v);
     case OpKind::kLeakyRelu: {
       const float alpha = AttributesOf<LeakyReluAttributes>(ctx.node->attributes).alpha;
       return fmt::format("mix({0}, {0} * {1}, lessThan({0}, vec4(0.0)))", v, params.Float(prefix + "alpha", alpha));

@@ -128,11 +128,17 @@ bool MakeFullyConnected(Draw& d) {
 }
 
 bool MakeUnary(Draw& d) {
+  // FLOOR, CEIL and SIGN are left out: they step, so one rounding of an
+  // input near a step moves the answer by 1 (their own test keeps away).
   const OpKind op = d.OneOf({OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
-                             OpKind::kHardSwish, OpKind::kExp, OpKind::kRsqrt, OpKind::kElu, OpKind::kLeakyRelu});
+                             OpKind::kHardSwish, OpKind::kExp, OpKind::kRsqrt, OpKind::kElu, OpKind::kLeakyRelu,
+                             OpKind::kAbs, OpKind::kNeg, OpKind::kSquare, OpKind::kSqrt, OpKind::kLog, OpKind::kSin,
+                             OpKind::kCos});
   const Value* x = d.Pick([&](const Value& v) {
     if (op == OpKind::kExp) return v.scale <= 2.0f;     // exp's slope stays below e^2
     if (op == OpKind::kRsqrt) return v.floor >= 0.25f;  // and rsqrt's below 4
+    if (op == OpKind::kSqrt || op == OpKind::kLog) return v.floor >= 0.25f && v.scale <= 8.0f;
+    if (op == OpKind::kSquare || op == OpKind::kSin || op == OpKind::kCos) return v.scale <= 4.0f;
     return true;
   });
   if (x == nullptr) return false;
@@ -165,6 +171,28 @@ bool MakeUnary(Draw& d) {
       break;
     case OpKind::kElu: scale = std::max(s, 1.0f); break;
     case OpKind::kLeakyRelu: a = ops::LeakyReluAttributes{d.Real(0.01f, 0.5f)}; break;
+    case OpKind::kAbs: floor = f; break;
+    case OpKind::kSquare:
+      scale = s * s;
+      floor = f * f;
+      gain = 2.0f * std::max(s, 1.0f);
+      break;
+    // An input's error is relative to its own size (1 + s); these outputs
+    // are about 1, so the gain carries the ratio too.
+    case OpKind::kSqrt:
+      scale = std::sqrt(s);
+      floor = std::sqrt(f);
+      gain = (1.0f + s) / (2.0f * std::sqrt(f));
+      break;
+    case OpKind::kLog:
+      scale = std::max(std::fabs(std::log(f)), std::fabs(std::log(s)));
+      gain = (1.0f + s) / f;
+      break;
+    case OpKind::kSin:
+    case OpKind::kCos:
+      scale = 1.0f;
+      gain = 1.0f + s;
+      break;
     default: break;
   }
   return d.Add(op, a, {x->tensor}, x->shape, scale, floor, gain);
