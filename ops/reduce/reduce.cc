@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "interpreter/kernels/kernel_util.h"
 #include "model/constants.h"
@@ -25,9 +26,35 @@ void Encode(const Node& node, EncodeContext& file) {
 
 absl::Status Validate(const NodeChecker& c) { return c.FloatWithConstantIndices(); }
 
-class MeanKernel : public Kernel {
+// Each reduction: where it starts, how it takes one more value, and (MEAN)
+// what it does at the end; in C++ for the CPU and GLSL for the GPU.
+struct Reduction {
+  double start;
+  double (*take)(double acc, double v);
+  const char* glsl_start;  // of a highp float (infinities from their bits: 1.0 / 0.0 is unspecified in GLSL ES)
+  const char* glsl_take;   // {0}: the accumulator, {1}: a value
+  bool mean;
+};
+
+Reduction ReductionOf(OpKind op) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  switch (op) {
+    case OpKind::kReduceMax:
+      return {-kInf, [](double a, double v) { return std::max(a, v); }, "-uintBitsToFloat(0x7f800000u)",
+              "max({0}, {1})", false};
+    case OpKind::kReduceMin:
+      return {kInf, [](double a, double v) { return std::min(a, v); }, "uintBitsToFloat(0x7f800000u)",
+              "min({0}, {1})", false};
+    case OpKind::kReduceProd: return {1.0, [](double a, double v) { return a * v; }, "1.0", "{0} * {1}", false};
+    case OpKind::kSum: return {0.0, [](double a, double v) { return a + v; }, "0.0", "{0} + {1}", false};
+    default: return {0.0, [](double a, double v) { return a + v; }, "0.0", "{0} + {1}", true};  // MEAN
+  }
+}
+
+class ReduceKernel : public Kernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
+    reduction_ = ReductionOf(ctx.node->op);
     const bool keep_dims = AttributesOf<ReducerAttributes>(ctx.node->attributes).keep_dims;
     const TensorRef& x = ctx.in(0);
     const TensorRef& axes = ctx.in(1);
@@ -56,7 +83,7 @@ class MeanKernel : public Kernel {
     Shape kept_shape;
     for (size_t d = 0; d < rank; ++d) kept_shape.push_back(reduced_[d] ? 1 : x.shape[d]);
     const auto out_strides = Strides(kept_shape);
-    std::vector<double> sums(static_cast<size_t>(y.elements()), 0.0);
+    std::vector<double> acc(static_cast<size_t>(y.elements()), reduction_.start);
     std::vector<int> index(rank, 0);
     const float* xd = x.as<float>();
     const int64_t n = x.elements();
@@ -65,28 +92,31 @@ class MeanKernel : public Kernel {
       for (size_t d = 0; d < rank; ++d) {
         if (!reduced_[d]) o += index[d] * out_strides[d];
       }
-      sums[static_cast<size_t>(o)] += xd[i];
+      acc[static_cast<size_t>(o)] = reduction_.take(acc[static_cast<size_t>(o)], xd[i]);
       for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
         if (++index[static_cast<size_t>(d)] < x.shape[static_cast<size_t>(d)]) break;
         index[static_cast<size_t>(d)] = 0;
       }
     }
-    const int64_t count = y.elements() > 0 ? n / y.elements() : 1;
+    const double count = static_cast<double>(std::max<int64_t>(y.elements() > 0 ? n / y.elements() : 1, 1));
     float* yd = y.as<float>();
-    for (size_t i = 0; i < sums.size(); ++i) yd[i] = static_cast<float>(sums[i] / static_cast<double>(std::max<int64_t>(count, 1)));
+    for (size_t i = 0; i < acc.size(); ++i) yd[i] = static_cast<float>(reduction_.mean ? acc[i] / count : acc[i]);
     return absl::OkStatus();
   }
 
  private:
+  Reduction reduction_{};
   std::vector<bool> reduced_;
 };
 
-absl::StatusOr<shaders::GeneratedShader> MeanShader(const shaders::NodeContext& ctx) {
+absl::StatusOr<shaders::GeneratedShader> ReduceShader(const shaders::NodeContext& ctx) {
   using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
+  const std::string name = OpName(ctx.node->op);
+  const Reduction reduction = ReductionOf(ctx.node->op);
   auto in = InputBhwc(ctx, 0);
   if (!in.ok()) return in.status();
   const int rank = static_cast<int>(ctx.input(0).shape.size());
-  if (!ctx.input(1).is_constant) return absl::UnimplementedError("MEAN axes must be constant for the GPU");
+  if (!ctx.input(1).is_constant) return absl::UnimplementedError(name + " axes must be constant for the GPU");
   bool reduced[4] = {false, false, false, false};
   for (int64_t axis : ConstantInts(ctx.input(1))) {
     if (axis < -rank || axis >= rank) return absl::UnimplementedError("axis out of range");
@@ -98,7 +128,8 @@ absl::StatusOr<shaders::GeneratedShader> MeanShader(const shaders::NodeContext& 
                           reduced[3] ? 1 : in->channels};
   auto out = OutputBhwc(ctx, 0);
   if (!out.ok() || !(*out == kept)) {
-    return absl::UnimplementedError(fmt::format("MEAN to {} is not supported on the GPU", ShapeToString(ctx.output(0).shape)));
+    return absl::UnimplementedError(
+        fmt::format("{} to {} is not supported on the GPU", name, ShapeToString(ctx.output(0).shape)));
   }
   const int count = (reduced[0] ? in->batch : 1) * (reduced[1] ? in->height : 1) * (reduced[2] ? in->width : 1) *
                     (reduced[3] ? in->channels : 1);
@@ -108,27 +139,47 @@ absl::StatusOr<shaders::GeneratedShader> MeanShader(const shaders::NodeContext& 
     return r ? fmt::format("int i{0} = 0; i{0} < {1}; ++i{0}", v, params.Int(fmt::format("extent_{}", v), n))
              : fmt::format("int i{0} = {0}; i{0} <= {0}; ++i{0}", v);
   };
-  g.code.body += "  highp vec4 acc = vec4(0.0);\n";  // fp32 sums, as a pool's
+  // fp32 accumulators, as a pool's. Over channels only the first lane is
+  // the output's; the others stay zero, as padding lanes are.
+  g.code.body += reduced[3] ? fmt::format("  highp vec4 acc = vec4({}, 0.0, 0.0, 0.0);\n", reduction.glsl_start)
+                            : fmt::format("  highp vec4 acc = vec4({});\n", reduction.glsl_start);
   g.code.body += fmt::format("  MGD_LOOP for ({}) MGD_LOOP for ({}) MGD_LOOP for ({}) MGD_LOOP for ({}) {{\n",
                              range(reduced[0], in->batch, "b"), range(reduced[1], in->height, "y"),
                              range(reduced[2], in->width, "x"), range(reduced[3], in->slices(), "s"));
   g.code.body += fmt::format("    vec4 v = {};\n", glsl::Read(params, "in0", *in, "ib", "is", "iy", "ix"));
-  // Padding lanes are zero, so summing all four lanes of a slice is exact.
-  g.code.body += reduced[3] ? "    acc.x += (v.x + v.y) + (v.z + v.w);\n" : "    acc += v;\n";
+  if (!reduced[3]) {
+    g.code.body += fmt::format("    acc = {};\n", fmt::format(fmt::runtime(reduction.glsl_take), "acc", "v"));
+  } else if (reduction.mean || ctx.node->op == OpKind::kSum) {
+    // Padding lanes are zero, so summing all four lanes of a slice is exact.
+    g.code.body += "    acc.x += (v.x + v.y) + (v.z + v.w);\n";
+  } else {
+    // The last slice's padding lanes are no channels: left out.
+    g.code.body += fmt::format("    for (int k = 0; k < 4; ++k) {{ if (is * 4 + k < {}) acc.x = {}; }}\n",
+                               params.Int("channels", in->channels),
+                               fmt::format(fmt::runtime(reduction.glsl_take), "acc.x", "v[k]"));
+  }
   g.code.body += "  }\n";
-  g.code.body += fmt::format("  vec4 value = vec4(acc * (1.0 / {}));\n", params.Float("count", static_cast<float>(count)));
+  if (reduction.mean) {
+    g.code.body += fmt::format("  vec4 value = vec4(acc * (1.0 / {}));\n", params.Float("count", static_cast<float>(count)));
+  } else {
+    g.code.body += "  vec4 value = vec4(acc);\n";
+  }
   return g;
 }
 
 }  // namespace
 
 std::vector<OpDefinition> ReduceOps() {
-  return {{.op = OpKind::kMean,
-           .decode = Decode,
-           .encode = Encode,
-           .validate = Validate,
-           .cpu_kernel = MakeKernel<MeanKernel>,
-           .gpu = {MeanShader}}};
+  std::vector<OpDefinition> ops;
+  for (OpKind op : {OpKind::kMean, OpKind::kSum, OpKind::kReduceMax, OpKind::kReduceMin, OpKind::kReduceProd}) {
+    ops.push_back({.op = op,
+                   .decode = Decode,
+                   .encode = Encode,
+                   .validate = Validate,
+                   .cpu_kernel = MakeKernel<ReduceKernel>,
+                   .gpu = {ReduceShader}});
+  }
+  return ops;
 }
 
 }  // namespace mgd::ops

@@ -1,12 +1,19 @@
-// MEAN: the CPU kernel by hand and against a naive loop, the GPU against the
-// CPU over every axis set, with and without keep_dims.
+// MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD: the CPU kernel by hand and
+// against a naive loop, the GPU against the CPU over every axis set, with and
+// without keep_dims.
 #include "ops/reduce/reduce.h"
 
+#include <cmath>
+#include <tuple>
+
 #include "tests/delegate/delegate_fixture.h"
+#include "tests/graph_builder.h"
 #include "tests/interpreter/kernels/kernel_test.h"
 
 namespace mgd::ops {
 namespace {
+
+using testing::GraphBuilder;
 
 // Mean over H and W of an NHWC tensor: [N, C] values.
 std::vector<double> RefMeanHw(const Shape& xs, const std::vector<float>& x) {
@@ -62,7 +69,40 @@ TEST(MeanTest, LastAxisByHand) {
   ExpectClose(out, {2, 6});
 }
 
+// [[1, -2, 3], [4, 0.5, -8]] over axis -1 (and both axes, keep_dims).
+TEST(ReduceTest, SumMaxMinProdByHand) {
+  const auto x = In({2, 3}, {1, -2, 3, 4, 0.5f, -8});
+  ExpectClose(RunSingleOp(OpKind::kSum, ReducerAttributes{}, {x, Ints({1}, {-1})}, {2}), {2, -3.5});
+  ExpectClose(RunSingleOp(OpKind::kReduceMax, ReducerAttributes{}, {x, Ints({1}, {-1})}, {2}), {3, 4});
+  ExpectClose(RunSingleOp(OpKind::kReduceMin, ReducerAttributes{}, {x, Ints({1}, {-1})}, {2}), {-2, -8});
+  ExpectClose(RunSingleOp(OpKind::kReduceProd, ReducerAttributes{}, {x, Ints({1}, {-1})}, {2}), {-6, -16});
+  ExpectClose(RunSingleOp(OpKind::kReduceMax, ReducerAttributes{.keep_dims = true}, {x, Ints({2}, {0, 1})}, {1, 1}), {4});
+  ExpectClose(RunSingleOp(OpKind::kReduceProd, ReducerAttributes{.keep_dims = true}, {x, Ints({2}, {1, 0})}, {1, 1}), {96});
+}
+
 using ReduceGpuTest = testing::DelegateTest;
+
+// The other reductions over the same axis sets. All values negative (and
+// 7 channels, one padding lane): a maximum over channels that took a
+// padding lane's zero would show.
+TEST_P(ReduceGpuTest, SumMaxMinProdOverAxesMatchTheCpu) {
+  std::vector<float> negative = testing::Uniform(210, 31, 1.0f), near_one = testing::Uniform(210, 32, 0.1f);
+  for (float& v : negative) v = -1.5f - std::fabs(v);
+  for (float& v : near_one) v += 1.0f;
+  for (OpKind op : {OpKind::kSum, OpKind::kReduceMax, OpKind::kReduceMin, OpKind::kReduceProd}) {
+    SCOPED_TRACE(OpName(op));
+    for (const auto& [axes, keep, out] : {std::tuple<std::vector<int32_t>, bool, Shape>{{1, 2}, true, {1, 1, 1, 7}},
+                                          {{3}, true, {1, 5, 6, 1}}, {{-2}, true, {1, 5, 1, 7}}, {{1, 2}, false, {1, 7}},
+                                          {{1, 2, 3}, false, {1}}}) {
+      SCOPED_TRACE(::testing::PrintToString(axes));
+      GraphBuilder b;
+      const int x = b.Input({1, 5, 6, 7}), y = b.Tensor(out);
+      b.Op(op, ReducerAttributes{keep}, {x, b.ConstantInt({static_cast<int>(axes.size())}, axes)}, {y});
+      b.Output(y);
+      ExpectSameAsCpu(b.Build(), {op == OpKind::kReduceProd ? near_one : negative});
+    }
+  }
+}
 
 TEST_P(ReduceGpuTest, MeanOverAxesMatchesTheCpu) {
   struct Case {
