@@ -217,8 +217,10 @@ class Builder {
     auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(shader->linkable ? group.output : head.outputs[0])].shape);
     if (!final_shape.ok()) return Error(group.head, final_shape.status());
     // Any workgroup covers the standard 3-D grid over the output; shaders
-    // that share memory within a workgroup keep theirs.
-    if (d.code.shared.empty() && d.groups == shaders::GridFor(*final_shape, d.code.workgroup, shader->block)) {
+    // that share memory within a workgroup keep theirs, and so do those whose
+    // grid runs over something else (SPLIT's runs over its input).
+    if (d.code.shared.empty() && (shader->linkable || shader->output == *final_shape) &&
+        d.groups == shaders::GridFor(*final_shape, d.code.workgroup, shader->block)) {
       d.grid = shaders::BlockedExtent(*final_shape, shader->block);
     }
     d.key = Key(head, *final_shape);

@@ -6,11 +6,14 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "ops/cast/cast.h"
 #include "ops/concatenation/concatenation.h"
 #include "ops/conv/conv.h"
+#include "ops/cumsum/cumsum.h"
 #include "ops/densify/densify.h"
 #include "ops/dequantize/dequantize.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/matmul/batch_matmul.h"
 #include "ops/movement/movement.h"
 #include "ops/op_definition.h"
 #include "ops/pipeline/pipeline_ops.h"
@@ -20,6 +23,7 @@
 #include "ops/resize/resize.h"
 #include "ops/softmax/softmax.h"
 #include "ops/space_depth/space_depth.h"
+#include "ops/split/split.h"
 #include "ops/transform/transform.h"
 
 namespace mgd::ops {
@@ -27,9 +31,12 @@ namespace {
 
 // mgd's op families, one line each.
 constexpr std::vector<OpDefinition> (*kFamilies[])() = {
+    BatchMatmulOps,
     BinaryOps,
+    CastOps,
     ConcatenationOps,
     Conv2dOps,
+    CumsumOps,
     DensifyOps,
     DepthwiseConv2dOps,
     DequantizeOps,
@@ -38,6 +45,7 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     ImageToTensorOps,
     MediaPipePoolOps,
     MediaPipeTransposeConvOps,
+    PackOps,
     PadOps,
     PoolOps,
     ReduceOps,
@@ -46,8 +54,10 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     SliceOps,
     SoftmaxOps,
     SpaceDepthOps,
+    SplitOps,
     TransposeConvOps,
     TransformOps,
+    TileOps,
     TransposeOps,
     UnaryOps,
 };

@@ -1,5 +1,6 @@
 // CONCATENATION along one axis (negative counts from the end), with a fused
-// activation (which LiteRT ignores and mgd applies: docs/numerics.md).
+// activation (which LiteRT ignores and mgd applies: docs/numerics.md); PACK
+// (pack.cc), which stacks tensors of one shape along a new axis.
 #pragma once
 
 #include <cstdint>
@@ -15,5 +16,12 @@ struct ConcatenationAttributes {
 };
 
 std::vector<OpDefinition> ConcatenationOps();
+
+struct PackAttributes {
+  int32_t values_count = 0;
+  int32_t axis = 0;  // of the output: -(rank + 1) .. rank of the inputs
+};
+
+std::vector<OpDefinition> PackOps();
 
 }  // namespace mgd::ops

@@ -1,5 +1,5 @@
-// CONCATENATION: the CPU kernel by hand and against index arithmetic, the
-// GPU against the CPU along every axis.
+// CONCATENATION and PACK: the CPU kernels by hand and against index
+// arithmetic, the GPU against the CPU along every axis.
 #include "ops/concatenation/concatenation.h"
 
 #include "tests/delegate/delegate_fixture.h"
@@ -52,7 +52,42 @@ TEST(ConcatenationTest, EveryAxisMatchesIndexMath) {
   }
 }
 
-// out = 0 except the window [before, before + in) per dimension, which holds x.
+TEST(PackTest, ByHandOnEveryAxis) {
+  // a = [1,2,3], b = [4,5,6]: axis 0 -> [[1,2,3],[4,5,6]]; axis 1 (= -1) -> [[1,4],[2,5],[3,6]].
+  const std::vector<Operand> ops = {In({3}, {1, 2, 3}), In({3}, {4, 5, 6})};
+  EXPECT_EQ(RunSingleOp(OpKind::kPack, PackAttributes{2, 0}, ops, {2, 3}), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(RunSingleOp(OpKind::kPack, PackAttributes{2, -1}, ops, {3, 2}), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+}
+
+TEST(PackTest, MatchesIndexMathAndRefusesMismatches) {
+  const Shape xs{2, 3, 4};
+  std::vector<std::vector<float>> data;
+  std::vector<Operand> ops;
+  for (int i = 0; i < 3; ++i) {
+    data.push_back(Iota(Count(xs), 100.0f * static_cast<float>(i)));
+    ops.push_back(In(xs, data.back()));
+  }
+  for (int axis : {0, 1, 2, 3, -2}) {
+    SCOPED_TRACE(axis);
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + 4 : axis);
+    Shape ys = xs;
+    ys.insert(ys.begin() + static_cast<long>(a), 3);
+    std::vector<float> expected;
+    for (int64_t i = 0; i < NumElements(ys); ++i) {
+      auto idx = Unravel(i, ys);
+      const int which = static_cast<int>(idx[a]);
+      idx.erase(idx.begin() + static_cast<long>(a));
+      expected.push_back(data[static_cast<size_t>(which)][static_cast<size_t>(Ravel(idx, xs))]);
+    }
+    EXPECT_EQ(RunSingleOp(OpKind::kPack, PackAttributes{3, axis}, ops, ys), expected);
+  }
+  EXPECT_THAT(CreateStatus(OpKind::kPack, PackAttributes{2, 0}, {In({3}, {}), In({2}, {})}, {{2, 3}}).message(),
+              ::testing::HasSubstr("PACK needs one shape"));
+  EXPECT_THAT(CreateStatus(OpKind::kPack, PackAttributes{2, 3}, {In({3}, {}), In({3}, {})}, {{2, 3}}).message(),
+              ::testing::HasSubstr("field axis: 3 is out of range"));
+  EXPECT_THAT(CreateStatus(OpKind::kPack, PackAttributes{3, 0}, {In({3}, {}), In({3}, {})}, {{2, 3}}).message(),
+              ::testing::HasSubstr("has 2 inputs, expected 3"));
+}
 
 using ConcatenationGpuTest = testing::DelegateTest;
 
@@ -80,6 +115,22 @@ TEST_P(ConcatenationGpuTest, AlongEveryAxisMatchesTheCpu) {
     g.Out(g.Op(OpKind::kConcatenation, ConcatenationAttributes{3, Activation::kNone}, {g.Const({1, 3, 4, 4}), x},
                {{1, 3, 4, 9}}));
     ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+}
+
+TEST_P(ConcatenationGpuTest, PackOnEveryAxisMatchesTheCpu) {
+  for (const Shape& in : {Shape{1, 3, 5}, Shape{2, 7}, Shape{6}}) {
+    const int rank = static_cast<int>(in.size());
+    for (int axis = 0; axis <= rank; ++axis) {
+      SCOPED_TRACE(::testing::Message() << ShapeToString(in) << " axis " << axis);
+      testing::OneOp g;
+      std::vector<int> xs;
+      for (int i = 0; i < 3; ++i) xs.push_back(g.Input(in));
+      Shape out = in;
+      out.insert(out.begin() + axis, 3);
+      g.Out(g.Op(OpKind::kPack, PackAttributes{3, axis}, xs, {out}));
+      ExpectSameAsCpu(g.b.Build(), g.data);
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 // The binary elementwise ops with numpy broadcasting: ADD, SUB, MUL, DIV
-// (with a fused activation), MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, and PRELU
-// (whose alpha broadcasts to the input).
+// (with a fused activation), MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW,
+// FLOOR_DIV, FLOOR_MOD, and PRELU (whose alpha broadcasts to the input).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -123,6 +123,13 @@ float Maximum(float p, float q, const ActivationRange&) { return MaxKeepingNan(p
 float Minimum(float p, float q, const ActivationRange&) { return MinKeepingNan(p, q); }
 float SquaredDifference(float p, float q, const ActivationRange&) { return (p - q) * (p - q); }
 float Prelu(float p, float q, const ActivationRange&) { return p >= 0.0f ? p : p * q; }
+float Pow(float p, float q, const ActivationRange&) { return std::pow(p, q); }
+float FloorDiv(float p, float q, const ActivationRange&) { return std::floor(p / q); }
+// TFLite's: the remainder takes the divisor's sign.
+float FloorMod(float p, float q, const ActivationRange&) {
+  const float r = std::fmod(p, q);
+  return r != 0.0f && ((q < 0.0f) != (r < 0.0f)) ? r + q : r;
+}
 
 using BinaryFunction = float (*)(float, float, const ActivationRange&);
 
@@ -174,6 +181,9 @@ std::vector<OpDefinition> BinaryOps() {
       Binary<Minimum>(OpKind::kMinimum),
       Binary<SquaredDifference>(OpKind::kSquaredDifference),
       Binary<Prelu>(OpKind::kPrelu),
+      Binary<Pow>(OpKind::kPow),
+      Binary<FloorDiv>(OpKind::kFloorDiv),
+      Binary<FloorMod>(OpKind::kFloorMod),
   };
 }
 

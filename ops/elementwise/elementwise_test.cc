@@ -52,6 +52,9 @@ double RefBinary(OpKind op, double p, double q) {
     case OpKind::kMinimum: return std::min(p, q);
     case OpKind::kSquaredDifference: return (p - q) * (p - q);
     case OpKind::kPrelu: return p >= 0 ? p : p * q;
+    case OpKind::kPow: return std::pow(p, q);
+    case OpKind::kFloorDiv: return std::floor(p / q);
+    case OpKind::kFloorMod: return p - q * std::floor(p / q);
     default: return std::nan("");
   }
 }
@@ -159,6 +162,35 @@ TEST(BinaryTest, PreluChannelAlphaByHand) {
 TEST(BinaryTest, PreluChannelAlphaMatchesLoop) {
   CheckBinary(OpKind::kPrelu, Activation::kNone, {1, 5, 6, 7}, {1, 1, 7}, 3500, true);
   CheckBinary(OpKind::kPrelu, Activation::kNone, {2, 3, 4, 13}, {1, 1, 13}, 3510, true);
+}
+
+// POW of positive bases; FLOOR_DIV and FLOOR_MOD of divisors away from 0.
+TEST(BinaryTest, PowFloorDivFloorModMatchBroadcastLoop) {
+  for (OpKind op : {OpKind::kPow, OpKind::kFloorDiv, OpKind::kFloorMod}) {
+    SCOPED_TRACE(OpName(op));
+    const Shape as{2, 1, 3, 1}, bs{1, 4, 1, 5};
+    auto a = Random(Count(as), 3600, -3.0f, 3.0f), b = Random(Count(bs), 3601, -3.0f, 3.0f);
+    if (op == OpKind::kPow) {
+      for (float& v : a) v = std::fabs(v) + 0.1f;
+    } else {
+      for (float& v : b) v = v < 0 ? v - 0.5f : v + 0.5f;
+    }
+    Shape out_shape;
+    const auto expected = RefBroadcast(as, a, bs, b, [&](double p, double q) { return RefBinary(op, p, q); }, &out_shape);
+    ExpectClose(RunSingleOp(op, {}, {In(as, a), In(bs, b)}, out_shape), expected);
+  }
+}
+
+// TFLite's results by hand: POW of negative bases with integer exponents
+// and of zero; FLOOR_DIV rounding down; FLOOR_MOD taking the divisor's sign.
+TEST(BinaryTest, PowFloorDivFloorModByHand) {
+  const auto pow = RunSingleOp(OpKind::kPow, {}, {In({6}, {-2, -2, 4, 0, 0, -2}), In({6}, {3, 2, 0.5f, 2, 0, 0.5f})}, {6});
+  ExpectClose(std::vector<float>(pow.begin(), pow.end() - 1), {-8, 4, 2, 0, 1});
+  EXPECT_TRUE(std::isnan(pow[5]));
+  const std::vector<Operand> ops = {In({4}, {7, -7, 7, -7}), In({4}, {2, 2, -2, -2})};
+  ExpectClose(RunSingleOp(OpKind::kFloorDiv, {}, ops, {4}), {3, -4, -4, 3});
+  ExpectClose(RunSingleOp(OpKind::kFloorMod, {}, ops, {4}), {1, 1, -1, -1});
+  ExpectClose(RunSingleOp(OpKind::kFloorMod, {}, {In({2}, {5.5f, -0.75f}), Const({1}, {2})}, {2}), {1.5f, 1.25f});
 }
 
 TEST(BinaryTest, IncompatibleShapesAreAnError) {
@@ -335,6 +367,40 @@ TEST_P(ElementwiseGpuTest, BinaryOpsInTheirBroadcastFormsMatchTheCpu) {
       b.Output(y);
       ExpectSameAsCpu(b.Build(), {testing::Uniform(120, 5), testing::Uniform(6, 6)});
     }
+  }
+}
+
+// POW: positive bases, and negative or zero bases with integer exponents
+// (odd, even, zero, negative). FLOOR_DIV and FLOOR_MOD: quotients a quarter
+// away from integers, where one rounding of an input does not step.
+TEST_P(ElementwiseGpuTest, PowFloorDivFloorModMatchTheCpu) {
+  const Shape full{1, 3, 4, 6};
+  std::vector<float> base = testing::Uniform(72, 130, 3.0f), exponent = testing::Uniform(72, 131, 2.0f);
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (i % 3 == 0) {
+      exponent[i] = std::round(exponent[i]);  // -2..2
+      base[i] = base[i] < 0 ? base[i] - 0.5f : base[i] + 0.5f;
+      if (i % 9 == 0) base[i] = 0.0f;
+      if (base[i] == 0.0f && exponent[i] < 0.0f) exponent[i] = -exponent[i];  // Inf: not comparable
+    } else {
+      base[i] = std::fabs(base[i]) + 0.1f;
+    }
+  }
+  std::vector<float> divisor = testing::Uniform(6, 132, 2.0f), dividend(72);
+  for (float& d : divisor) d = d < 0 ? d - 0.5f : d + 0.5f;
+  const std::vector<float> quotients = testing::Uniform(72, 133, 5.0f);
+  for (size_t i = 0; i < dividend.size(); ++i) {
+    const float q = std::round(quotients[i]) + 0.25f;
+    dividend[i] = q * divisor[i % 6];
+  }
+  for (OpKind op : {OpKind::kPow, OpKind::kFloorDiv, OpKind::kFloorMod}) {
+    SCOPED_TRACE(OpName(op));
+    GraphBuilder b;
+    const int x = b.Input(full), z = b.Input(op == OpKind::kPow ? full : Shape{6}), y = b.Tensor(full);
+    b.Op(op, {}, {x, z}, {y});
+    b.Output(y);
+    ExpectSameAsCpu(b.Build(), op == OpKind::kPow ? std::vector<std::vector<float>>{base, exponent}
+                                                  : std::vector<std::vector<float>>{dividend, divisor});
   }
 }
 

@@ -42,6 +42,22 @@ absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::s
   }
 }
 
+// POW of a and c into p, as C's pow: GLSL's pow is undefined for a <= 0,
+// so it takes |a|, a negative base keeps its sign for odd integer exponents
+// and gives NaN for others, a zero base gives 0, 1 or Inf, and c = 0 gives 1.
+std::string PowSteps() {
+  const std::string inf = glsl::Float(std::numeric_limits<float>::infinity());
+  const std::string nan = glsl::Float(std::numeric_limits<float>::quiet_NaN());
+  return fmt::format(
+      "    vec4 p = pow(abs(a), c);\n"
+      "    vec4 negative = vec4(lessThan(a, vec4(0.0)));\n"
+      "    p = mix(p, -p, bvec4(negative * vec4(equal(c - 2.0 * floor(c * 0.5), vec4(1.0)))));\n"
+      "    p = mix(p, vec4({nan}), bvec4(negative * vec4(notEqual(c, floor(c)))));\n"
+      "    p = mix(p, mix(vec4(0.0), vec4({inf}), lessThan(c, vec4(0.0))), equal(a, vec4(0.0)));\n"
+      "    p = mix(p, vec4(1.0), equal(c, vec4(0.0)));\n",
+      fmt::arg("nan", nan), fmt::arg("inf", inf));
+}
+
 // How one operand of a binary op is read at the output's (b, s, y, x).
 struct Operand {
   std::string setup;  // declarations before use
@@ -129,7 +145,7 @@ absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::No
   if (ctx.node->op == OpKind::kPrelu && ctx.input(0).is_constant) {
     return absl::UnimplementedError("PRELU of a constant");
   }
-  std::string expr;
+  std::string expr, steps;  // steps: statements before `value = expr`
   if (arity == 1) {
     auto e = UnaryExpression(ctx, "a", update.params, prefix);
     if (!e.ok()) return e.status();
@@ -144,6 +160,11 @@ absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::No
       case OpKind::kMinimum: expr = glsl::MinKeepingNan("a", "c"); break;
       case OpKind::kSquaredDifference: expr = "(a - c) * (a - c)"; break;
       case OpKind::kPrelu: expr = "mix(a, a * c, lessThan(a, vec4(0.0)))"; break;
+      case OpKind::kPow: steps = PowSteps(); expr = "p"; break;
+      case OpKind::kFloorDiv: expr = "floor(a / c)"; break;
+      // a - c * floor(a / c): the remainder takes the divisor's sign, as
+      // TFLite's does (within a rounding of the quotient).
+      case OpKind::kFloorMod: expr = "mod(a, c)"; break;
       default: return absl::UnimplementedError("not a binary op");
     }
   }
@@ -152,6 +173,7 @@ absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::No
   for (const Operand& o : operands) update.code += o.setup;
   update.code += fmt::format("    vec4 a = {};\n", operands[0].value);
   if (arity == 2) update.code += fmt::format("    vec4 c = {};\n", operands[1].value);
+  update.code += steps;
   update.code += fmt::format("    value = {};\n", expr);
   update.code += glsl::Activation(AttributesOf<ElementwiseAttributes>(ctx.node->attributes).activation, "value");
   update.code += "  }\n";

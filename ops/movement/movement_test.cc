@@ -1,5 +1,5 @@
-// PAD, TRANSPOSE, SLICE and STRIDED_SLICE: the CPU kernels against index
-// arithmetic and by hand, the GPU against the CPU.
+// PAD, MIRROR_PAD, TILE, TRANSPOSE, SLICE and STRIDED_SLICE: the CPU kernels
+// against index arithmetic and by hand, the GPU against the CPU.
 #include "ops/movement/movement.h"
 
 #include "tests/delegate/delegate_fixture.h"
@@ -204,7 +204,76 @@ TEST(StridedSliceTest, ZeroStrideIsAnError) {
   EXPECT_THAT(s.message(), HasSubstr("stride of dimension 1 is 0"));
 }
 
+TEST(TileTest, ByHand) {
+  // [[1,2],[3,4]] tiled [2,3] -> 4x6.
+  const auto out = RunSingleOp(OpKind::kTile, {}, {In({2, 2}, {1, 2, 3, 4}), Ints({2}, {2, 3})}, {4, 6});
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4, 1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4}));
+}
+
+TEST(TileTest, MatchesIndexMathAndRefusesBadMultiples) {
+  const Shape xs{2, 3, 1, 5};
+  const auto x = Random(Count(xs), 5100);
+  const Shape ys{4, 3, 3, 10};
+  std::vector<float> expected;
+  for (int64_t i = 0; i < NumElements(ys); ++i) {
+    auto idx = Unravel(i, ys);
+    for (size_t d = 0; d < 4; ++d) idx[d] %= xs[d];
+    expected.push_back(x[static_cast<size_t>(Ravel(idx, xs))]);
+  }
+  EXPECT_EQ(RunSingleOp(OpKind::kTile, {}, {In(xs, x), Ints({4}, {2, 1, 3, 2})}, ys), expected);
+  EXPECT_THAT(CreateStatus(OpKind::kTile, {}, {In({2, 2}, {}), Ints({3}, {1, 1, 1})}, {{2, 2}}).message(),
+              HasSubstr("multiples has 3 entries for an input of rank 2"));
+  EXPECT_THAT(CreateStatus(OpKind::kTile, {}, {In({2, 2}, {}), Ints({2}, {1, -1})}, {{2, 2}}).message(),
+              HasSubstr("multiples[1] = -1 is out of range"));
+}
+
+TEST(MirrorPadTest, ReflectAndSymmetricByHand) {
+  // [1,2,3] padded [2, 2]: REFLECT 3 2 | 1 2 3 | 2 1; SYMMETRIC 2 1 | 1 2 3 | 3 2.
+  EXPECT_EQ(RunSingleOp(OpKind::kMirrorPad, MirrorPadAttributes{false}, {In({3}, {1, 2, 3}), Ints({1, 2}, {2, 2})}, {7}),
+            (std::vector<float>{3, 2, 1, 2, 3, 2, 1}));
+  EXPECT_EQ(RunSingleOp(OpKind::kMirrorPad, MirrorPadAttributes{true}, {In({3}, {1, 2, 3}), Ints({1, 2}, {2, 2})}, {7}),
+            (std::vector<float>{2, 1, 1, 2, 3, 3, 2}));
+  // 2-D: [[1,2],[3,4]] SYMMETRIC by [[1,0],[0,1]] -> [[1,2,2],[1,2,2],[3,4,4]].
+  EXPECT_EQ(RunSingleOp(OpKind::kMirrorPad, MirrorPadAttributes{true}, {In({2, 2}, {1, 2, 3, 4}), Ints({2, 2}, {1, 0, 0, 1})},
+                        {3, 3}),
+            (std::vector<float>{1, 2, 2, 1, 2, 2, 3, 4, 4}));
+}
+
+TEST(MirrorPadTest, MarginsPastTheMirrorAreErrors) {
+  // REFLECT takes at most n - 1, SYMMETRIC n.
+  EXPECT_THAT(CreateStatus(OpKind::kMirrorPad, MirrorPadAttributes{false}, {In({3}, {}), Ints({1, 2}, {3, 0})}, {{6}}).message(),
+              HasSubstr("out of range for REFLECT (at most 2)"));
+  EXPECT_TRUE(CreateStatus(OpKind::kMirrorPad, MirrorPadAttributes{true}, {In({3}, {}), Ints({1, 2}, {3, 0})}, {{6}}).ok());
+}
+
 using MovementGpuTest = testing::DelegateTest;
+
+TEST_P(MovementGpuTest, TileAndMirrorPadMatchTheCpu) {
+  struct Case {
+    Shape in;
+    std::vector<int32_t> values;  // TILE's multiples or MIRROR_PAD's paddings
+    Shape out;
+  };
+  for (const Case& c : {Case{{1, 3, 4, 5}, {1, 2, 3, 2}, {1, 6, 12, 10}}, Case{{2, 1, 2, 3}, {2, 3, 1, 1}, {4, 3, 2, 3}},
+                        Case{{3, 7}, {2, 3}, {6, 21}}}) {
+    testing::OneOp g;
+    const int x = g.Input(c.in);
+    g.Out(g.Op(OpKind::kTile, {}, {x, g.b.ConstantInt({static_cast<int>(c.values.size())}, c.values)}, {c.out}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+  for (bool symmetric : {false, true}) {
+    for (const Case& c : {Case{{1, 4, 5, 6}, {0, 0, 2, 3, 1, 3, 0, 0}, {1, 9, 9, 6}},
+                          Case{{1, 4, 5, 6}, {0, 0, 1, 1, 0, 0, 3, 2}, {1, 6, 5, 11}},
+                          Case{{5, 7}, {2, 1, 3, 4}, {8, 14}}}) {
+      SCOPED_TRACE(::testing::Message() << ShapeToString(c.in) << (symmetric ? " SYMMETRIC" : " REFLECT"));
+      testing::OneOp g;
+      const int x = g.Input(c.in);
+      const int rank = static_cast<int>(c.in.size());
+      g.Out(g.Op(OpKind::kMirrorPad, MirrorPadAttributes{symmetric}, {x, g.b.ConstantInt({rank, 2}, c.values)}, {c.out}));
+      ExpectSameAsCpu(g.b.Build(), g.data);
+    }
+  }
+}
 
 TEST_P(MovementGpuTest, PadInEveryDimension) {
   struct Case {

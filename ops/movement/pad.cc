@@ -1,4 +1,5 @@
-// PAD with zeros: TFLite's paddings as a constant [rank, 2] tensor.
+// PAD with zeros and MIRROR_PAD (the input's mirror image): TFLite's
+// paddings as a constant [rank, 2] tensor.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -121,6 +122,82 @@ absl::StatusOr<GeneratedShader> Pad(const NodeContext& ctx) {
   return g;
 }
 
+absl::StatusOr<Attributes> DecodeMirror(const DecodeContext& file) {
+  auto options = file.OptionsAs<tflite::MirrorPadOptions>();
+  if (!options.ok()) return options.status();
+  return MirrorPadAttributes{*options && (*options)->mode() == tflite::MirrorPadMode_SYMMETRIC};
+}
+
+void EncodeMirror(const Node& node, EncodeContext& file) {
+  file.Set(tflite::CreateMirrorPadOptions(file.builder, AttributesOf<MirrorPadAttributes>(node.attributes).symmetric
+                                                            ? tflite::MirrorPadMode_SYMMETRIC
+                                                            : tflite::MirrorPadMode_REFLECT));
+}
+
+// TFLite's mirror_pad.cc: REFLECT (offset 1) mirrors about the edge element,
+// SYMMETRIC (offset 0) about the edge itself. Margins are at most n - offset,
+// so one reflection reaches every element.
+int MirrorSource(int p, int before, int n, int offset) {
+  if (p < before) return before + offset - 1 - p;
+  p -= before;
+  return p < n ? p : 2 * n - 1 - offset - p;
+}
+
+class MirrorPadKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    const TensorRef& p = ctx.in(1);
+    if (p.dim(0) != x.rank() || p.dim(1) != 2) {
+      return ctx.Error(fmt::format("paddings have shape {}, expected [{},2]", ShapeToString(p.shape), x.rank()));
+    }
+    const bool symmetric = AttributesOf<MirrorPadAttributes>(ctx.node->attributes).symmetric;
+    const int offset = symmetric ? 0 : 1;
+    Shape expected;
+    source_.assign(x.shape.size(), {});
+    for (int d = 0; d < x.rank(); ++d) {
+      const int64_t lo = IndexValue(p, 2 * d), hi = IndexValue(p, 2 * d + 1);
+      const int n = x.dim(d);
+      if (lo < 0 || hi < 0 || lo > n - offset || hi > n - offset) {
+        return ctx.Error(fmt::format("paddings [{}, {}] of dimension {} ({} elements) are out of range for {} (at most {})",
+                                     lo, hi, d, n, symmetric ? "SYMMETRIC" : "REFLECT", n - offset));
+      }
+      expected.push_back(static_cast<int>(n + lo + hi));
+      for (int i = 0; i < expected.back(); ++i) {
+        source_[static_cast<size_t>(d)].push_back(MirrorSource(i, static_cast<int>(lo), n, offset));
+      }
+    }
+    return ctx.ExpectOutputShape(0, expected);
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    if (ctx.out(0).elements() > 0) PerAxisCopy(ctx.in(0), ctx.out(0), source_);
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<std::vector<int>> source_;
+};
+
+absl::StatusOr<GeneratedShader> MirrorPad(const NodeContext& ctx) {
+  if (!ctx.input(1).is_constant) return absl::UnimplementedError("paddings must be constant for the GPU");
+  auto in = InputBhwc(ctx, 0);
+  if (!in.ok()) return in.status();
+  const std::vector<int64_t> p = ConstantInts(ctx.input(1));
+  const int rank = static_cast<int>(ctx.input(0).shape.size());
+  int64_t before[4] = {0, 0, 0, 0};
+  for (int d = 0; d < rank; ++d) before[BhwcAxis(d, rank)] = p[2 * static_cast<size_t>(d)];
+  const int extent[4] = {in->batch, in->height, in->width, in->channels};
+  const int offset = AttributesOf<MirrorPadAttributes>(ctx.node->attributes).symmetric ? 0 : 1;
+  // MirrorSource in GLSL.
+  return PerAxisGather(ctx, [&](int d, const std::string& v, ShaderParams& params) {
+    const std::string lo = params.Int(fmt::format("before{}", d), before[d]);
+    const std::string n = params.Int(fmt::format("in0_extent{}", d), extent[d]);
+    return fmt::format("({0} < {1} ? {1} + {3} - 1 - {0} : ({0} - {1} < {2} ? {0} - {1} : 2 * {2} - 1 - {3} - ({0} - {1})))",
+                       v, lo, n, offset);
+  });
+}
+
 bool NoMargins(const Graph& graph, const Node& node) {
   const std::vector<int64_t> m = PadMargins(graph, node);
   return !m.empty() && std::all_of(m.begin(), m.end(), [](int64_t v) { return v == 0; });
@@ -134,7 +211,13 @@ std::vector<OpDefinition> PadOps() {
            .validate = Validate,
            .cpu_kernel = MakeKernel<PadKernel>,
            .is_identity = NoMargins,
-           .gpu = {Pad}}};
+           .gpu = {Pad}},
+          {.op = OpKind::kMirrorPad,
+           .decode = DecodeMirror,
+           .encode = EncodeMirror,
+           .validate = Validate,
+           .cpu_kernel = MakeKernel<MirrorPadKernel>,
+           .gpu = {MirrorPad}}};
 }
 
 }  // namespace mgd::ops

@@ -247,8 +247,14 @@ head -c 401 "$face_input" >"$work/odd.f32"
 expect_error "ragged input" 2 "odd.f32: 401 bytes is not a whole number" -- run "$face" --input "$work/odd.f32"
 expect_error "npy of the wrong shape" 2 "output_1.npy: shape \[1,896,1\] does not match input 0" \
   -- run "$face" --input "$work/o/output_1.npy"
+# An int32 .npy for a float32 input: the dtype is named, not read as floats.
+printf '\x93NUMPY\x01\x00\x6b\x00{"descr": "<i4", "fortran_order": False, "shape": (2,), }' >"$work/ints.npy"
+printf '%*s\n' 49 '' >>"$work/ints.npy"
+printf '\x01\x00\x00\x00\x02\x00\x00\x00' >>"$work/ints.npy"
+expect_error "npy of another dtype" 2 "ints.npy: holds int32 values, but input 0 \('input'\) is float32" \
+  -- run "$face" --input "$work/ints.npy"
 printf 'not an npy' >"$work/bad.npy"
-expect_error "bad npy" 2 "bad.npy: not a float32 .npy file" -- run "$face" --input "$work/bad.npy"
+expect_error "bad npy" 2 "bad.npy: not a .npy file mgd reads" -- run "$face" --input "$work/bad.npy"
 expect_error "missing input" 2 "/no/input.f32: cannot open" -- run "$face" --input /no/input.f32
 expect_error "unwritable output dir" 2 "--output-dir /proc/mgd-test/x: cannot create" \
   -- run "$face" --input "$face_input" --output-dir /proc/mgd-test/x

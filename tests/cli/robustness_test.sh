@@ -63,16 +63,16 @@ npy() {  # npy FILE HEADER DATA_BYTES: a version 1 .npy with HEADER (padded, new
 npy "$work/good.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 128, 128, 3), }" 196608
 expect_quiet "a NumPy .npy" -- run "$face" --backend cpu --input "$work/good.npy"
 npy "$work/trailing.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 128, 128, 3), }garbage" 196608
-expect_error "garbage after the header's dict" 2 "trailing.npy: not a float32 .npy file: bytes after the header's dict" \
+expect_error "garbage after the header's dict" 2 "trailing.npy: not a .npy file mgd reads: bytes after the header's dict" \
   -- run "$face" --backend cpu --input "$work/trailing.npy"
 npy "$work/huge.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (2147483647, 2147483647, 2147483647), }" 16
-expect_error "a huge shape" 2 "huge.npy: not a float32 .npy file: shape \[2147483647,2147483647,2147483647\] needs more than the 16 bytes of data the file has" \
+expect_error "a huge shape" 2 "huge.npy: not a .npy file mgd reads: shape \[2147483647,2147483647,2147483647\] needs more than the 16 bytes of data the file has" \
   -- run "$face" --backend cpu --input "$work/huge.npy"
 npy "$work/extra.npy" "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 128, 128, 3), 'x': 1, }" 196608
-expect_error "an unknown header key" 2 "extra.npy: not a float32 .npy file: cannot read the value of 'x'|keys other than" \
+expect_error "an unknown header key" 2 "extra.npy: not a .npy file mgd reads: cannot read the value of 'x'|keys other than" \
   -- run "$face" --backend cpu --input "$work/extra.npy"
 npy "$work/twice.npy" "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,), }" 12
-expect_error "a key twice" 2 "twice.npy: not a float32 .npy file: 'descr' appears twice" -- run "$face" --backend cpu --input "$work/twice.npy"
+expect_error "a key twice" 2 "twice.npy: not a .npy file mgd reads: 'descr' appears twice" -- run "$face" --backend cpu --input "$work/twice.npy"
 
 # --- NaN and Inf: --check-finite names the first one ---
 { printf '\x00\x00\xc0\x7f'; tail -c +5 "$face_input"; } >"$work/nan.f32"

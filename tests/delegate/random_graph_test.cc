@@ -427,7 +427,7 @@ TEST(RandomGraphMakersTest, EveryGraphIsOneTheCpuRuns) {
   Stats stats;
   const SupportFn everything = [](const Graph&, int) { return NodeSupport{true, ""}; };
   int non_finite = 0;
-  for (uint32_t seed = 1; seed <= 300; ++seed) {
+  for (uint32_t seed = 1; seed <= 600; ++seed) {
     std::optional<DrawnGraph> g = DrawGraph(seed, everything, stats);
     ASSERT_TRUE(g.has_value()) << "seed " << seed;
     SCOPED_TRACE(::testing::Message() << "seed " << seed << "\n" << Describe(g->graph));
@@ -467,6 +467,11 @@ TEST(RandomGraphMakersTest, EveryGraphIsOneTheCpuRuns) {
                     OpKind::kSqueeze,
                     OpKind::kExpandDims,
                     OpKind::kPad,
+                    OpKind::kMirrorPad,
+                    OpKind::kPack,
+                    OpKind::kSplit,
+                    OpKind::kSplitV,
+                    OpKind::kTile,
                     OpKind::kSlice,
                     OpKind::kStridedSlice,
                     OpKind::kDepthToSpace,

@@ -8,6 +8,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto array = mgd::cli::ParseNpy(data, size, "fuzz.npy");
-  if (array.ok() && static_cast<int64_t>(array->values.size()) != mgd::NumElements(array->shape)) __builtin_trap();
+  if (array.ok() && array->bytes.size() != mgd::ElementSize(array->type) * static_cast<size_t>(mgd::NumElements(array->shape))) {
+    __builtin_trap();
+  }
   return 0;
 }

@@ -54,23 +54,25 @@ Stats Summarize(const float* v, int64_t n) {
 
 absl::Status UsageError(const std::string& message) { return absl::InvalidArgumentError(message); }
 
+// A .npy file of the input's dtype, or a raw file of its values.
 absl::Status FeedInput(TensorRef& tensor, size_t index, const std::string& path) {
-  if (tensor.type != DataType::kFloat32) {
-    return absl::InvalidArgumentError(fmt::format("input {} ('{}') has type {}; only float32 inputs can be given",
-                                                  index, tensor.name, DataTypeName(tensor.type)));
+  MGD_ASSIGN_OR_RETURN(Array array, ReadArray(path, tensor.type));
+  if (array.type != tensor.type) {
+    return absl::InvalidArgumentError(fmt::format("{}: holds {} values, but input {} ('{}') is {}", path,
+                                                  DataTypeName(array.type), index, tensor.name, DataTypeName(tensor.type)));
   }
-  MGD_ASSIGN_OR_RETURN(FloatArray array, ReadFloatArray(path));
   if (array.has_shape && array.shape != tensor.shape) {
     return absl::InvalidArgumentError(fmt::format("{}: shape {} does not match input {} ('{}') of shape {}", path,
                                                   ShapeToString(array.shape), index, tensor.name,
                                                   ShapeToString(tensor.shape)));
   }
-  if (static_cast<int64_t>(array.values.size()) != tensor.elements()) {
-    return absl::InvalidArgumentError(fmt::format("{}: holds {} float32 values, but input {} ('{}') of shape {} needs {}",
-                                                  path, array.values.size(), index, tensor.name,
-                                                  ShapeToString(tensor.shape), tensor.elements()));
+  if (array.bytes.size() != tensor.bytes) {
+    const size_t element = ElementSize(tensor.type);
+    return absl::InvalidArgumentError(fmt::format("{}: holds {} {} values, but input {} ('{}') of shape {} needs {}",
+                                                  path, array.bytes.size() / element, DataTypeName(tensor.type), index,
+                                                  tensor.name, ShapeToString(tensor.shape), tensor.elements()));
   }
-  std::memcpy(tensor.data, array.values.data(), tensor.bytes);
+  if (tensor.bytes > 0) std::memcpy(tensor.data, array.bytes.data(), tensor.bytes);
   return absl::OkStatus();
 }
 

@@ -115,10 +115,23 @@ std::optional<Shape> ParseShape(const std::string& tuple) {
   return shape;
 }
 
+// NumPy's dtype strings for mgd's dtypes ('=' is the machine's order, which
+// is little-endian wherever mgd runs; '|' is for single bytes).
+std::optional<DataType> DtypeOf(const std::string& descr) {
+  static const std::map<std::string, DataType> kDtypes = {
+      {"<f4", DataType::kFloat32}, {"=f4", DataType::kFloat32}, {"<f2", DataType::kFloat16}, {"=f2", DataType::kFloat16},
+      {"<i4", DataType::kInt32},   {"=i4", DataType::kInt32},   {"<i8", DataType::kInt64},   {"=i8", DataType::kInt64},
+      {"|i1", DataType::kInt8},    {"|u1", DataType::kUInt8},   {"|b1", DataType::kBool},
+  };
+  auto it = kDtypes.find(descr);
+  if (it == kDtypes.end()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace
 
-absl::StatusOr<FloatArray> ParseNpy(const uint8_t* bytes, size_t size, const std::string& path) {
-  auto bad = [&](const std::string& why) { return absl::InvalidArgumentError(fmt::format("{}: not a float32 .npy file: {}", path, why)); };
+absl::StatusOr<Array> ParseNpy(const uint8_t* bytes, size_t size, const std::string& path) {
+  auto bad = [&](const std::string& why) { return absl::InvalidArgumentError(fmt::format("{}: not a .npy file mgd reads: {}", path, why)); };
   if (size < 10 || std::memcmp(bytes, "\x93NUMPY", 6) != 0) return bad("missing the \\x93NUMPY magic");
   const int major = bytes[6];
   size_t header_len = 0, header_start = 0;
@@ -140,7 +153,9 @@ absl::StatusOr<FloatArray> ParseNpy(const uint8_t* bytes, size_t size, const std
     if (!dict.count(key)) return bad(fmt::format("the header has no '{}'", key));
   }
   if (dict.size() != 3) return bad("the header has keys other than 'descr', 'fortran_order' and 'shape'");
-  if (dict["descr"] != "<f4" && dict["descr"] != "=f4") return bad(fmt::format("dtype is '{}', expected '<f4'", dict["descr"]));
+  const std::optional<DataType> type = DtypeOf(dict["descr"]);
+  if (!type) return bad(fmt::format("dtype is '{}', expected one of <f4, <f2, <i4, <i8, |i1, |u1, |b1", dict["descr"]));
+  const uint64_t element = ElementSize(*type);
   if (dict["fortran_order"] != "False") return bad("fortran_order must be False");
   const std::string& shape_text = dict["shape"];
   auto shape = shape_text.front() == '(' ? ParseShape(shape_text) : std::nullopt;
@@ -150,33 +165,46 @@ absl::StatusOr<FloatArray> ParseNpy(const uint8_t* bytes, size_t size, const std
   const size_t data_bytes = size - header_start - header_len;
   uint64_t count = 1;
   for (int32_t d : *shape) {
-    if (d != 0 && count > data_bytes / 4 / static_cast<uint64_t>(d)) {
+    if (d != 0 && count > data_bytes / element / static_cast<uint64_t>(d)) {
       return bad(fmt::format("shape {} needs more than the {} bytes of data the file has", ShapeToString(*shape), data_bytes));
     }
     count *= static_cast<uint64_t>(d);
   }
-  if (data_bytes != count * 4) {
-    return bad(fmt::format("shape {} needs {} bytes of data, the file has {}", ShapeToString(*shape), count * 4, data_bytes));
+  if (data_bytes != count * element) {
+    return bad(fmt::format("shape {} needs {} bytes of data, the file has {}", ShapeToString(*shape), count * element, data_bytes));
   }
-  FloatArray array;
+  Array array;
   array.has_shape = true;
   array.shape = std::move(*shape);
-  array.values.resize(static_cast<size_t>(count));
-  if (count > 0) std::memcpy(array.values.data(), bytes + header_start + header_len, static_cast<size_t>(count) * 4);
+  array.type = *type;
+  const uint8_t* data = bytes + header_start + header_len;
+  array.bytes.assign(data, data + data_bytes);
+  return array;
+}
+
+absl::StatusOr<Array> ReadArray(const std::string& path, DataType raw_type) {
+  auto bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return bytes.status();
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return ParseNpy(bytes->data(), bytes->size(), path);
+  if (bytes->size() % ElementSize(raw_type) != 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("{}: {} bytes is not a whole number of {} values", path, bytes->size(), DataTypeName(raw_type)));
+  }
+  Array array;
+  array.type = raw_type;
+  array.bytes.assign(bytes->begin(), bytes->end());
   return array;
 }
 
 absl::StatusOr<FloatArray> ReadFloatArray(const std::string& path) {
-  auto bytes = ReadFileBytes(path);
-  if (!bytes.ok()) return bytes.status();
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return ParseNpy(bytes->data(), bytes->size(), path);
-  if (bytes->size() % 4 != 0) {
-    return absl::InvalidArgumentError(fmt::format("{}: {} bytes is not a whole number of float32 values", path, bytes->size()));
+  auto array = ReadArray(path, DataType::kFloat32);
+  if (!array.ok()) return array.status();
+  if (array->type != DataType::kFloat32) {
+    return absl::InvalidArgumentError(fmt::format("{}: holds {} values, expected float32", path, DataTypeName(array->type)));
   }
-  FloatArray array;
-  array.values.resize(bytes->size() / 4);
-  if (!bytes->empty()) std::memcpy(array.values.data(), bytes->data(), bytes->size());
-  return array;
+  FloatArray floats{array->shape, array->has_shape, std::vector<float>(array->bytes.size() / 4)};
+  if (!array->bytes.empty()) std::memcpy(floats.values.data(), array->bytes.data(), array->bytes.size());
+  return floats;
 }
 
 absl::Status WriteNpy(const std::string& path, const Shape& shape, const float* values, size_t count) {

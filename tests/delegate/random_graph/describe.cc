@@ -13,6 +13,7 @@
 #include "ops/resize/resize.h"
 #include "ops/softmax/softmax.h"
 #include "ops/space_depth/space_depth.h"
+#include "ops/split/split.h"
 
 namespace mgd::random_graph {
 namespace {
@@ -31,6 +32,8 @@ std::string Fields(const A& a) {
   if constexpr (requires { a.alpha; }) s += fmt::format(" alpha {}", a.alpha);
   if constexpr (requires { a.beta; }) s += fmt::format(" beta {}", a.beta);
   if constexpr (requires { a.keep_dims; }) s += a.keep_dims ? " keep_dims" : "";
+  if constexpr (requires { a.symmetric; }) s += a.symmetric ? " SYMMETRIC" : " REFLECT";
+  if constexpr (requires { a.num_splits; }) s += fmt::format(" {} parts", a.num_splits);
   if constexpr (requires { a.shrink_axis_mask; }) {
     s += fmt::format(" masks begin {} end {} shrink {}", a.begin_mask, a.end_mask, a.shrink_axis_mask);
   }
@@ -57,7 +60,8 @@ std::string ParameterText(const Attributes& attributes) {
   return FieldsOfAny<ops::ConcatenationAttributes, ops::Conv2dAttributes, ops::DepthwiseConv2dAttributes,
                      ops::ElementwiseAttributes, ops::FullyConnectedAttributes, ops::LeakyReluAttributes,
                      ops::StridedSliceAttributes, ops::PoolAttributes, ops::ReducerAttributes, ops::ResizeAttributes,
-                     ops::SoftmaxAttributes, ops::BlockSizeAttributes, ops::TransposeConvAttributes>(*a);
+                     ops::SoftmaxAttributes, ops::BlockSizeAttributes, ops::TransposeConvAttributes,
+                     ops::PackAttributes, ops::SplitAttributes, ops::MirrorPadAttributes>(*a);
 }
 
 }  // namespace
@@ -75,7 +79,9 @@ std::string Describe(const Graph& graph) {
       const Tensor& tensor = graph.tensors[static_cast<size_t>(t)];
       s << " " << (tensor.is_constant ? "const" : "t" + std::to_string(t)) << ShapeToString(tensor.shape);
     }
-    s << " -> t" << node.outputs[0] << ShapeToString(graph.tensors[static_cast<size_t>(node.outputs[0])].shape) << "\n";
+    s << " ->";
+    for (int t : node.outputs) s << " t" << t << ShapeToString(graph.tensors[static_cast<size_t>(t)].shape);
+    s << "\n";
   }
   s << "  outputs:";
   for (int t : graph.outputs) s << " t" << t;

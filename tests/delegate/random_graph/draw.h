@@ -129,9 +129,16 @@ class Draw {
   // added, when the output would be too large for a quick test.
   bool Add(OpKind op, Attributes attributes, const std::vector<int>& inputs, const Shape& shape, float scale,
            float floor, float gain) {
-    if (shape.empty() || shape.size() > 4 || NumElements(shape) > kMaxElements || NumElements(shape) == 0) return false;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (shape[d] > (d + 1 == shape.size() ? kMaxChannels : kMaxSpatial)) return false;
+    return Add(op, std::move(attributes), inputs, std::vector<Shape>{shape}, scale, floor, gain);
+  }
+  // The same with one output per shape (SPLIT), each with that scale and floor.
+  bool Add(OpKind op, Attributes attributes, const std::vector<int>& inputs, const std::vector<Shape>& shapes,
+           float scale, float floor, float gain) {
+    for (const Shape& shape : shapes) {
+      if (shape.empty() || shape.size() > 4 || NumElements(shape) > kMaxElements || NumElements(shape) == 0) return false;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (shape[d] > (d + 1 == shape.size() ? kMaxChannels : kMaxSpatial)) return false;
+      }
     }
     float error = 0.0f;
     for (int t : inputs) {
@@ -139,9 +146,12 @@ class Draw {
     }
     error += 1.0f;
     if (error > kMaxErrorMultiplier || !(scale <= kMaxScale)) return false;
-    const int out = builder_.Tensor(shape);
-    builder_.Op(op, std::move(attributes), inputs, {out});
-    values_.push_back({out, shape, scale, floor, error});
+    std::vector<int> outs;
+    for (const Shape& shape : shapes) {
+      outs.push_back(builder_.Tensor(shape));
+      values_.push_back({outs.back(), shape, scale, floor, error});
+    }
+    builder_.Op(op, std::move(attributes), inputs, outs);
     return true;
   }
 

@@ -130,17 +130,38 @@ bool MakeFullyConnected(Draw& d) {
 bool MakeUnary(Draw& d) {
   // FLOOR, CEIL and SIGN are left out: they step, so one rounding of an
   // input near a step moves the answer by 1 (their own test keeps away).
-  const OpKind op = d.OneOf({OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
-                             OpKind::kHardSwish, OpKind::kExp, OpKind::kRsqrt, OpKind::kElu, OpKind::kLeakyRelu,
-                             OpKind::kAbs, OpKind::kNeg, OpKind::kSquare, OpKind::kSqrt, OpKind::kLog, OpKind::kSin,
-                             OpKind::kCos});
-  const Value* x = d.Pick([&](const Value& v) {
+  auto fits = [](OpKind op, const Value& v) {
     if (op == OpKind::kExp) return v.scale <= 2.0f;     // exp's slope stays below e^2
     if (op == OpKind::kRsqrt) return v.floor >= 0.25f;  // and rsqrt's below 4
     if (op == OpKind::kSqrt || op == OpKind::kLog) return v.floor >= 0.25f && v.scale <= 8.0f;
     if (op == OpKind::kSquare || op == OpKind::kSin || op == OpKind::kCos) return v.scale <= 4.0f;
     return true;
-  });
+  };
+  // Values with a floor of 0.25 or more (what RSQRT, SQRT and LOG take) are
+  // rare; now and then one is made as layer normalizations do: |x| + 0.5.
+  const auto& values = d.values();
+  if (d.Chance(0.3f) && std::none_of(values.begin(), values.end(), [](const Value& v) { return v.floor >= 0.25f; })) {
+    if (const Value* x = d.Pick([](const Value& v) { return v.scale <= 7.5f; })) {
+      const int t = x->tensor;
+      const Shape shape = x->shape;
+      const float s = x->scale;
+      if (!d.Add(OpKind::kAbs, {}, {t}, shape, s, 0.0f, 1.0f)) return false;
+      const int abs = d.values().back().tensor;
+      if (!d.Add(OpKind::kAdd, ops::ElementwiseAttributes{}, {abs, d.Floats({1}, {0.5f})}, shape, s + 0.5f, 0.5f, 1.0f)) {
+        return false;
+      }
+    }
+  }
+  // Drawn among the ops some value fits, so that the rare fits are taken
+  // whenever they turn up.
+  std::vector<OpKind> drawable;
+  for (OpKind op : {OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
+                    OpKind::kHardSwish, OpKind::kExp, OpKind::kRsqrt, OpKind::kElu, OpKind::kLeakyRelu, OpKind::kAbs,
+                    OpKind::kNeg, OpKind::kSquare, OpKind::kSqrt, OpKind::kLog, OpKind::kSin, OpKind::kCos}) {
+    if (std::any_of(values.begin(), values.end(), [&](const Value& v) { return fits(op, v); })) drawable.push_back(op);
+  }
+  const OpKind op = drawable[static_cast<size_t>(d.Int(0, static_cast<int>(drawable.size()) - 1))];
+  const Value* x = d.Pick([&](const Value& v) { return fits(op, v); });
   if (x == nullptr) return false;
   const float s = x->scale, f = x->floor;
   Attributes a;
@@ -381,6 +402,10 @@ const std::vector<Maker>& Makers() {
       {"RESHAPE", 2, MakeReshape},
       {"SQUEEZE/EXPAND_DIMS", 1, MakeSqueezeOrExpandDims},
       {"PAD", 2, MakePad},
+      {"MIRROR_PAD", 1, MakeMirrorPad},
+      {"PACK", 1, MakePack},
+      {"SPLIT/SPLIT_V", 1, MakeSplit},
+      {"TILE", 1, MakeTile},
       {"SLICE", 1, MakeSlice},
       {"STRIDED_SLICE", 1, MakeStridedSlice},
       {"DEPTH_TO_SPACE", 1, MakeDepthToSpace},

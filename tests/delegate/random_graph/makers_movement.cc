@@ -1,5 +1,6 @@
-// The random-graph test's data movement makers: concatenation, reshapes,
-// padding, slices, space/depth, resizes and transposes.
+// The random-graph test's data movement makers: concatenation, packing,
+// splits, reshapes, padding (zeros and mirrored), tiling, slices,
+// space/depth, resizes and transposes.
 #include <numeric>
 
 #include "ops/concatenation/concatenation.h"
@@ -7,6 +8,7 @@
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
 #include "ops/space_depth/space_depth.h"
+#include "ops/split/split.h"
 #include "tests/delegate/random_graph/makers.h"
 
 namespace mgd::random_graph {
@@ -40,6 +42,61 @@ bool MakeConcatenation(Draw& d) {
   a.activation = d.Chance(0.8f) ? Activation::kNone : d.FusedActivation();
   return d.Add(OpKind::kConcatenation, a, inputs, out, ActivatedScale(scale, a.activation),
                ActivatedFloor(floor, a.activation), 1.0f);
+}
+
+bool MakePack(Draw& d) {
+  const Value* x = d.Pick([](const Value& v) { return v.shape.size() <= 3; });
+  if (x == nullptr) return false;
+  const int rank = static_cast<int>(x->shape.size());
+  std::vector<int> inputs = {x->tensor};
+  float scale = x->scale, floor = x->floor;
+  const int count = d.Int(2, 3);
+  for (int i = 1; i < count; ++i) {
+    const Value* y = d.Pick([&](const Value& v) { return v.shape == x->shape; }, x->tensor);
+    inputs.push_back(y->tensor);
+    scale = std::max(scale, y->scale);
+    floor = std::min(floor, y->floor);
+  }
+  const int axis = d.Int(0, rank);
+  Shape out = x->shape;
+  out.insert(out.begin() + axis, count);
+  return d.Add(OpKind::kPack, ops::PackAttributes{count, d.Chance(0.2f) ? axis - rank - 1 : axis}, inputs, out, scale,
+               floor, 1.0f);
+}
+
+bool MakeSplit(Draw& d) {
+  const Value* x = d.Pick([](const Value& v) { return v.shape.size() >= 2; });
+  if (x == nullptr) return false;
+  const int rank = static_cast<int>(x->shape.size());
+  const int axis = d.Int(1, rank - 1);
+  const int extent = x->shape[static_cast<size_t>(axis)];
+  if (extent < 2) return false;
+  std::vector<Shape> outs;
+  if (d.Chance(0.5f) && extent % 2 == 0) {  // SPLIT in two equal parts
+    outs.assign(2, x->shape);
+    outs[0][static_cast<size_t>(axis)] = outs[1][static_cast<size_t>(axis)] = extent / 2;
+    return d.Add(OpKind::kSplit, ops::SplitAttributes{2}, {d.Ints({}, {axis - (d.Chance(0.3f) ? rank : 0)}), x->tensor},
+                 outs, x->scale, x->floor, 1.0f);
+  }
+  const int first = d.Int(1, extent - 1);
+  outs.assign(2, x->shape);
+  outs[0][static_cast<size_t>(axis)] = first;
+  outs[1][static_cast<size_t>(axis)] = extent - first;
+  return d.Add(OpKind::kSplitV, ops::SplitAttributes{2}, {x->tensor, d.Ints({2}, {first, d.Chance(0.5f) ? -1 : extent - first}), d.Ints({}, {axis})},
+               outs, x->scale, x->floor, 1.0f);
+}
+
+bool MakeTile(Draw& d) {
+  const Value* x = d.Pick([](const Value& v) { return v.shape.size() >= 2; });
+  if (x == nullptr) return false;
+  const size_t rank = x->shape.size();
+  std::vector<int32_t> multiples(rank, 1);
+  Shape out = x->shape;
+  for (size_t i = 1; i < rank; ++i) {
+    multiples[i] = d.Chance(0.4f) ? d.Int(2, 3) : 1;
+    out[i] *= multiples[i];
+  }
+  return d.Add(OpKind::kTile, {}, {x->tensor, d.Ints({static_cast<int>(rank)}, multiples)}, out, x->scale, x->floor, 1.0f);
 }
 
 bool MakeReshape(Draw& d) {
@@ -113,6 +170,24 @@ bool MakePad(Draw& d) {
     }
   }
   return d.Add(OpKind::kPad, {}, {x->tensor, d.Ints({static_cast<int>(rank), 2}, paddings)}, out, x->scale, 0.0f, 1.0f);
+}
+
+bool MakeMirrorPad(Draw& d) {
+  const Value* x = d.Pick([](const Value& v) { return v.shape.size() >= 2; });
+  if (x == nullptr) return false;
+  const bool symmetric = d.Chance(0.5f);
+  const size_t rank = x->shape.size();
+  std::vector<int32_t> paddings(rank * 2, 0);
+  Shape out = x->shape;
+  for (size_t i = 1; i < rank; ++i) {
+    const int most = std::min(2, x->shape[i] - (symmetric ? 0 : 1));
+    for (size_t side = 0; side < 2; ++side) {
+      paddings[i * 2 + side] = d.Int(0, most);
+      out[i] += paddings[i * 2 + side];
+    }
+  }
+  return d.Add(OpKind::kMirrorPad, ops::MirrorPadAttributes{symmetric},
+               {x->tensor, d.Ints({static_cast<int>(rank), 2}, paddings)}, out, x->scale, x->floor, 1.0f);
 }
 
 bool MakeSlice(Draw& d) {
