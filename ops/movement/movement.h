@@ -53,6 +53,15 @@ void StridedCopy(const float* in, int64_t offset, const std::vector<int64_t>& st
 // out[i0, i1, ...] = in[source[0][i0], source[1][i1], ...]: TILE's and
 // MIRROR_PAD's CPU kernel (per_axis.cc).
 void PerAxisCopy(const TensorRef& x, TensorRef& y, const std::vector<std::vector<int>>& source);
+// A CPU kernel whose Prepare fills `source_` for PerAxisCopy: TILE's and
+// MIRROR_PAD's.
+class PerAxisKernel : public Kernel {
+ public:
+  absl::Status Invoke(KernelContext& ctx) override;
+
+ protected:
+  std::vector<std::vector<int>> source_;
+};
 // The same on the GPU: `source(d, v, params)` is the GLSL int expression of
 // the input coordinate along BHWC dimension d (0 batch, 1 height, 2 width,
 // 3 channel) for the output coordinate `v` (an int variable).

@@ -20,6 +20,11 @@ absl::Status Validate(const NodeChecker& c) {
   return c.InputRank(1, 2);
 }
 
+absl::Status CheckPaddings(const KernelContext& ctx, const TensorRef& x, const TensorRef& p) {
+  if (p.dim(0) == x.rank() && p.dim(1) == 2) return absl::OkStatus();
+  return ctx.Error(fmt::format("paddings have shape {}, expected [{},2]", ShapeToString(p.shape), x.rank()));
+}
+
 // PadOptions is an empty table; it is written for TFLite's sake.
 void Encode(const Node&, EncodeContext& file) { file.Set(tflite::CreatePadOptions(file.builder)); }
 
@@ -28,9 +33,7 @@ class PadKernel : public Kernel {
   absl::Status Prepare(KernelContext& ctx) override {
     const TensorRef& x = ctx.in(0);
     const TensorRef& p = ctx.in(1);
-    if (p.dim(0) != x.rank() || p.dim(1) != 2) {
-      return ctx.Error(fmt::format("paddings have shape {}, expected [{},2]", ShapeToString(p.shape), x.rank()));
-    }
+    MGD_RETURN_IF_ERROR(CheckPaddings(ctx, x, p));
     before_.clear();
     Shape expected = x.shape;
     for (int d = 0; d < x.rank(); ++d) {
@@ -143,14 +146,12 @@ int MirrorSource(int p, int before, int n, int offset) {
   return p < n ? p : 2 * n - 1 - offset - p;
 }
 
-class MirrorPadKernel : public Kernel {
+class MirrorPadKernel : public PerAxisKernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
     const TensorRef& x = ctx.in(0);
     const TensorRef& p = ctx.in(1);
-    if (p.dim(0) != x.rank() || p.dim(1) != 2) {
-      return ctx.Error(fmt::format("paddings have shape {}, expected [{},2]", ShapeToString(p.shape), x.rank()));
-    }
+    MGD_RETURN_IF_ERROR(CheckPaddings(ctx, x, p));
     const bool symmetric = AttributesOf<MirrorPadAttributes>(ctx.node->attributes).symmetric;
     const int offset = symmetric ? 0 : 1;
     Shape expected;
@@ -169,14 +170,6 @@ class MirrorPadKernel : public Kernel {
     }
     return ctx.ExpectOutputShape(0, expected);
   }
-
-  absl::Status Invoke(KernelContext& ctx) override {
-    if (ctx.out(0).elements() > 0) PerAxisCopy(ctx.in(0), ctx.out(0), source_);
-    return absl::OkStatus();
-  }
-
- private:
-  std::vector<std::vector<int>> source_;
 };
 
 absl::StatusOr<GeneratedShader> MirrorPad(const NodeContext& ctx) {

@@ -42,6 +42,11 @@ void PerAxisCopy(const TensorRef& x, TensorRef& y, const std::vector<std::vector
   }
 }
 
+absl::Status PerAxisKernel::Invoke(KernelContext& ctx) {
+  if (ctx.out(0).elements() > 0) PerAxisCopy(ctx.in(0), ctx.out(0), source_);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<shaders::GeneratedShader> PerAxisGather(
     const shaders::NodeContext& ctx, const std::function<std::string(int, const std::string&, shaders::ShaderParams&)>& source) {
   using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary

@@ -18,7 +18,7 @@ absl::Status Validate(const NodeChecker& c) {
 
 void Encode(const Node&, EncodeContext& file) { file.Set(tflite::CreateTileOptions(file.builder)); }
 
-class TileKernel : public Kernel {
+class TileKernel : public PerAxisKernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
     const TensorRef& x = ctx.in(0);
@@ -36,14 +36,6 @@ class TileKernel : public Kernel {
     }
     return ctx.ExpectOutputShape(0, expected);
   }
-
-  absl::Status Invoke(KernelContext& ctx) override {
-    if (ctx.out(0).elements() > 0) PerAxisCopy(ctx.in(0), ctx.out(0), source_);
-    return absl::OkStatus();
-  }
-
- private:
-  std::vector<std::vector<int>> source_;
 };
 
 absl::StatusOr<shaders::GeneratedShader> Tile(const shaders::NodeContext& ctx) {
