@@ -34,6 +34,7 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     BatchMatmulOps,
     BinaryOps,
     CastOps,
+    CompareOps,
     ConcatenationOps,
     Conv2dOps,
     CumsumOps,

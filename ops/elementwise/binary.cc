@@ -11,6 +11,32 @@
 #include "ops/tflite_io.h"
 
 namespace mgd::ops {
+
+absl::StatusOr<Shape> BroadcastShape(const KernelContext& ctx, const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return ctx.Error(fmt::format("input shapes {} and {} do not broadcast", ShapeToString(a), ShapeToString(b)));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// Strides of `shape` seen through the output shape `out`: 0 on broadcast dims.
+std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out) {
+  const std::vector<int64_t> own = Strides(shape);
+  std::vector<int64_t> strides(out.size(), 0);
+  const size_t offset = out.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i) {
+    strides[i + offset] = shape[i] == 1 ? 0 : own[i];
+  }
+  return strides;
+}
+
 namespace {
 
 absl::Status Validate(const NodeChecker& c) {
@@ -42,31 +68,6 @@ void EncodeMul(const Node& node, EncodeContext& file) {
 }
 void EncodeDiv(const Node& node, EncodeContext& file) {
   file.Set(tflite::CreateDivOptions(file.builder, FusedActivation(node)));
-}
-
-absl::StatusOr<Shape> BroadcastShape(const KernelContext& ctx, const Shape& a, const Shape& b) {
-  const size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return ctx.Error(fmt::format("input shapes {} and {} do not broadcast", ShapeToString(a), ShapeToString(b)));
-    }
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
-// Strides of `shape` seen through an output of rank `rank`: 0 on broadcast dims.
-std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out) {
-  const std::vector<int64_t> own = Strides(shape);
-  std::vector<int64_t> strides(out.size(), 0);
-  const size_t offset = out.size() - shape.size();
-  for (size_t i = 0; i < shape.size(); ++i) {
-    strides[i + offset] = shape[i] == 1 ? 0 : own[i];
-  }
-  return strides;
 }
 
 template <typename F>

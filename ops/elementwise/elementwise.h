@@ -1,5 +1,6 @@
 // The elementwise ops: unary activations and math (unary.cc), binary
-// arithmetic with numpy broadcasting and PRELU (binary.cc). On the GPU each
+// arithmetic with numpy broadcasting and PRELU (binary.cc), comparisons and
+// SELECT_V2 (compare.cc, bool tensors: CPU only). On the GPU each
 // is an update of `value` (update.cc), so that the same code serves a shader
 // of its own and a tail fused into its producer's shader.
 #pragma once
@@ -22,6 +23,12 @@ struct LeakyReluAttributes {
 
 std::vector<OpDefinition> UnaryOps();
 std::vector<OpDefinition> BinaryOps();
+std::vector<OpDefinition> CompareOps();
+
+// numpy broadcasting: the shape of a op b, or an error naming both.
+absl::StatusOr<Shape> BroadcastShape(const KernelContext& ctx, const Shape& a, const Shape& b);
+// Strides of `shape` seen through the output shape `out`: 0 on broadcast dims.
+std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out);
 
 // The ops' OpDefinition::elementwise and their shader of their own.
 absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::NodeContext& ctx, int fused_input,
