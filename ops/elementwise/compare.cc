@@ -5,8 +5,6 @@
 // host.
 #include <fmt/format.h>
 
-#include <functional>
-
 #include "interpreter/kernels/kernel_util.h"
 #include "model/status_macros.h"
 #include "ops/elementwise/elementwise.h"
@@ -33,9 +31,9 @@ absl::Status ValidateSelect(const NodeChecker& c) {
 }
 
 // f(output index, each operand's offset) over `out`, each operand read
-// through its broadcast strides.
-void ForEachBroadcast(const Shape& out, const std::vector<std::vector<int64_t>>& strides,
-                      const std::function<void(int64_t, const int64_t*)>& f) {
+// through its broadcast strides (a template, so that the loop inlines f).
+template <typename F>
+void ForEachBroadcast(const Shape& out, const std::vector<std::vector<int64_t>>& strides, F f) {
   const size_t rank = out.size();
   std::vector<int> index(rank, 0);
   std::vector<int64_t> offsets(strides.size(), 0);
@@ -69,6 +67,7 @@ class CompareKernel : public Kernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
     MGD_ASSIGN_OR_RETURN(out_, BroadcastShape(ctx, ctx.in(0).shape, ctx.in(1).shape));
+    strides_ = {BroadcastStrides(ctx.in(0).shape, out_), BroadcastStrides(ctx.in(1).shape, out_)};
     return ctx.ExpectOutputShape(0, out_);
   }
 
@@ -77,17 +76,17 @@ class CompareKernel : public Kernel {
     const TensorRef& b = ctx.in(1);
     uint8_t* y = ctx.out(0).as<uint8_t>();
     const OpKind op = ctx.node->op;
-    const std::vector<std::vector<int64_t>> strides = {BroadcastStrides(a.shape, out_), BroadcastStrides(b.shape, out_)};
     if (a.type == DataType::kInt32) {
-      ForEachBroadcast(out_, strides, [&](int64_t i, const int64_t* o) { y[i] = Compare(op, a.as<int32_t>()[o[0]], b.as<int32_t>()[o[1]]); });
+      ForEachBroadcast(out_, strides_, [&](int64_t i, const int64_t* o) { y[i] = Compare(op, a.as<int32_t>()[o[0]], b.as<int32_t>()[o[1]]); });
     } else {
-      ForEachBroadcast(out_, strides, [&](int64_t i, const int64_t* o) { y[i] = Compare(op, a.as<float>()[o[0]], b.as<float>()[o[1]]); });
+      ForEachBroadcast(out_, strides_, [&](int64_t i, const int64_t* o) { y[i] = Compare(op, a.as<float>()[o[0]], b.as<float>()[o[1]]); });
     }
     return absl::OkStatus();
   }
 
  private:
   Shape out_;
+  std::vector<std::vector<int64_t>> strides_;  // per operand, from Prepare
 };
 
 class SelectKernel : public Kernel {
@@ -95,6 +94,8 @@ class SelectKernel : public Kernel {
   absl::Status Prepare(KernelContext& ctx) override {
     MGD_ASSIGN_OR_RETURN(Shape values, BroadcastShape(ctx, ctx.in(1).shape, ctx.in(2).shape));
     MGD_ASSIGN_OR_RETURN(out_, BroadcastShape(ctx, ctx.in(0).shape, values));
+    strides_ = {BroadcastStrides(ctx.in(0).shape, out_), BroadcastStrides(ctx.in(1).shape, out_),
+                BroadcastStrides(ctx.in(2).shape, out_)};
     return ctx.ExpectOutputShape(0, out_);
   }
 
@@ -105,15 +106,13 @@ class SelectKernel : public Kernel {
     const uint32_t* x = ctx.in(1).as<uint32_t>();
     const uint32_t* z = ctx.in(2).as<uint32_t>();
     uint32_t* y = ctx.out(0).as<uint32_t>();
-    ForEachBroadcast(out_,
-                     {BroadcastStrides(ctx.in(0).shape, out_), BroadcastStrides(ctx.in(1).shape, out_),
-                      BroadcastStrides(ctx.in(2).shape, out_)},
-                     [&](int64_t i, const int64_t* o) { y[i] = condition[o[0]] != 0 ? x[o[1]] : z[o[2]]; });
+    ForEachBroadcast(out_, strides_, [&](int64_t i, const int64_t* o) { y[i] = condition[o[0]] != 0 ? x[o[1]] : z[o[2]]; });
     return absl::OkStatus();
   }
 
  private:
   Shape out_;
+  std::vector<std::vector<int64_t>> strides_;  // per operand, from Prepare
 };
 
 OpDefinition Comparison(OpKind op) {
