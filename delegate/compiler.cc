@@ -88,17 +88,18 @@ class Builder {
   }
 
   // A user-side BHWC buffer for partition input/output `t` and its
-  // conversion (none for 8-bit inputs, which their readers take as bytes).
+  // conversion (none for non-float inputs, which their readers take as
+  // given: an image's bytes, token ids).
   absl::Status Edge(int t, bool inbound) {
     const Tensor& tensor = graph_.tensors[static_cast<size_t>(t)];
     auto shape = shaders::ToBhwc(tensor.shape);
     if (!shape.ok()) return shape.status();
-    const bool bytes = inbound && tensor.type == DataType::kUInt8;
+    const bool as_given = inbound && tensor.type != DataType::kFloat32;
     CompiledBuffer user;
     user.role = inbound ? BufferRole::kUserInput : BufferRole::kUserOutput;
     user.tensor = t;
     user.shape = *shape;
-    user.bytes = static_cast<size_t>(shape->elements()) * (bytes ? 1 : 4);
+    user.bytes = static_cast<size_t>(shape->elements()) * ElementSize(tensor.type);
     model_.buffers.push_back(user);
     const int user_index = static_cast<int>(model_.buffers.size()) - 1;
     (inbound ? model_.inputs : model_.outputs).push_back(user_index);
@@ -106,7 +107,7 @@ class Builder {
       user_input_[t] = user_index;
       // Converted when an op reads it as an activation (Activation): inputs
       // read only as given (raw_inputs) need no conversion dispatch.
-      if (!bytes) unconverted_[Resolve(t)] = user_index;
+      if (!as_given) unconverted_[Resolve(t)] = user_index;
       return absl::OkStatus();
     }
     auto inside = Activation(t);

@@ -31,6 +31,7 @@ enum class OpKind : int32_t {
   kTanh = 28,
   kCustom = 32,
   kPad = 34,
+  kGather = 36,
   kTranspose = 39,
   kMean = 40,
   kSub = 41,

@@ -62,10 +62,11 @@ struct OpDefinition {
   // which fusion appends to its producer's shader; null for other ops.
   absl::StatusOr<shaders::ElementwiseUpdate> (*elementwise)(const shaders::NodeContext& ctx, int fused_input,
                                                             const std::string& prefix) = nullptr;
-  // Its GPU generators read 8-bit activations (an image) as bytes, straight
-  // from the partition's input buffer (GeneratedShader::raw_inputs); other
-  // ops' non-float activations stay on the CPU.
-  bool reads_bytes = false;
+  // The non-float activation types its GPU generators read straight from
+  // the partition's input buffer, in their own type (GeneratedShader::
+  // raw_inputs): an image's bytes, token ids. Other non-float activations
+  // stay on the CPU.
+  std::vector<DataType> raw_types{};
 };
 
 // An is_identity for ops that only relabel their input's shape.

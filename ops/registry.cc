@@ -13,6 +13,7 @@
 #include "ops/densify/densify.h"
 #include "ops/dequantize/dequantize.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/gather/gather.h"
 #include "ops/matmul/batch_matmul.h"
 #include "ops/movement/movement.h"
 #include "ops/op_definition.h"
@@ -43,6 +44,7 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     DequantizeOps,
     DetectionOps,
     FullyConnectedOps,
+    GatherOps,
     ImageToTensorOps,
     MediaPipePoolOps,
     MediaPipeTransposeConvOps,

@@ -2,6 +2,8 @@
 // (ops/).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ops/registry.h"
 #include "shaders/ops.h"
 
@@ -12,12 +14,13 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
   const std::string name = custom ? CustomName(*ctx.node) : OpName(ctx.node->op);
   const ops::OpDefinition* definition = custom ? ops::FindCustom(name) : ops::FindBuiltin(ctx.node->op);
   // The GPU computes in floats: other activations stay on the CPU, but for
-  // the bytes of ops that read them as such (an image).
+  // those an op reads as they are given (an image's bytes, token ids).
   for (int t : ctx.node->inputs) {
     if (t == kNoTensor) continue;
     const Tensor& tensor = ctx.graph->tensors[static_cast<size_t>(t)];
-    const bool bytes = tensor.type == DataType::kUInt8 && definition != nullptr && definition->reads_bytes;
-    if (!tensor.is_constant && tensor.type != DataType::kFloat32 && !bytes) {
+    const bool raw = definition != nullptr && std::find(definition->raw_types.begin(), definition->raw_types.end(),
+                                                        tensor.type) != definition->raw_types.end();
+    if (!tensor.is_constant && tensor.type != DataType::kFloat32 && !raw) {
       return absl::UnimplementedError("non-float activations stay on the CPU");
     }
   }

@@ -12,31 +12,14 @@
 namespace mgd::ops {
 namespace {
 
-// Runs CAST on `in` (values of type In) to a tensor of type `to`; returns
+// CAST of `in` (values of type In, a graph input) to a tensor of type `to`:
 // the output's bytes.
 template <typename In>
 std::vector<uint8_t> Cast(DataType from, const std::vector<In>& in, DataType to) {
-  GraphBuilder b;
-  const Shape shape{static_cast<int32_t>(in.size())};
-  const int x = b.Tensor(shape, from, "x");
-  b.graph().inputs.push_back(x);
-  const int y = b.Tensor(shape, to, "y");
-  b.Op(OpKind::kCast, {}, {x}, {y});
-  b.Output(y);
-  auto interpreter = Interpreter::Create(b.Build(), InterpreterOptions{});
-  EXPECT_TRUE(interpreter.ok()) << interpreter.status();
-  if (!interpreter.ok()) return {};
-  std::memcpy((*interpreter)->input(0).data, in.data(), in.size() * sizeof(In));
-  EXPECT_TRUE((*interpreter)->Invoke().ok());
-  const TensorRef& out = (*interpreter)->output(0);
-  return std::vector<uint8_t>(out.data, out.data + out.bytes);
-}
-
-template <typename T>
-std::vector<T> As(const std::vector<uint8_t>& bytes) {
-  std::vector<T> v(bytes.size() / sizeof(T));
-  std::memcpy(v.data(), bytes.data(), bytes.size());
-  return v;
+  auto out = RunTyped(OpKind::kCast, {}, {Values(from, {static_cast<int32_t>(in.size())}, in)}, to,
+                      {static_cast<int32_t>(in.size())});
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : std::vector<uint8_t>{};
 }
 
 TEST(CastTest, IntsAndFloatsByHand) {

@@ -202,7 +202,7 @@ std::vector<OpDefinition> ImageToTensorOps() {
            .decode_custom = Decode,
            .cpu_kernel = MakeKernel<ImageToTensorKernel>,
            .gpu = {ImageToTensorShader},
-           .reads_bytes = true}};
+           .raw_types = {DataType::kUInt8}}};
 }
 
 }  // namespace mgd::ops

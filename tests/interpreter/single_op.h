@@ -142,4 +142,53 @@ inline absl::Status CreateStatus(OpKind op, Attributes attributes, const std::ve
       .status();
 }
 
+// An operand of any dtype, as its bytes: a graph input, or a constant.
+struct Typed {
+  DataType type;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+  bool constant = false;
+};
+template <typename T>
+Typed Values(DataType type, Shape shape, const std::vector<T>& v, bool constant = false) {
+  Typed t{type, std::move(shape), std::vector<uint8_t>(v.size() * sizeof(T)), constant};
+  std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+  return t;
+}
+template <typename T>
+std::vector<T> As(const std::vector<uint8_t>& bytes) {
+  std::vector<T> v(bytes.size() / sizeof(T));
+  std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+  return v;
+}
+
+// Runs one op on typed operands to an output of `out_type` and `out`; the
+// output's bytes, or the error of Create or Invoke.
+inline absl::StatusOr<std::vector<uint8_t>> RunTyped(OpKind op, Attributes attributes, const std::vector<Typed>& ins,
+                                                     DataType out_type, const Shape& out) {
+  GraphBuilder b;
+  std::vector<int> inputs;
+  std::vector<const Typed*> fed;
+  for (const Typed& t : ins) {
+    inputs.push_back(b.Tensor(t.shape, t.type));
+    if (t.constant) {
+      b.SetData(inputs.back(), t.bytes.data(), t.bytes.size());
+    } else {
+      b.graph().inputs.push_back(inputs.back());
+      fed.push_back(&t);
+    }
+  }
+  const int y = b.Tensor(out, out_type);
+  b.Op(op, std::move(attributes), inputs, {y});
+  b.Output(y);
+  auto interpreter = Interpreter::Create(b.Build(), InterpreterOptions{});
+  if (!interpreter.ok()) return interpreter.status();
+  for (size_t i = 0; i < fed.size(); ++i) {
+    std::memcpy((*interpreter)->input(i).data, fed[i]->bytes.data(), fed[i]->bytes.size());
+  }
+  if (absl::Status s = (*interpreter)->Invoke(); !s.ok()) return s;
+  const TensorRef& t = (*interpreter)->output(0);
+  return std::vector<uint8_t>(t.data, t.data + t.bytes);
+}
+
 }  // namespace mgd::testing::single_op

@@ -6,7 +6,10 @@
 
 #include "ops/concatenation/concatenation.h"
 #include "ops/conv/conv.h"
+#include "ops/cumsum/cumsum.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/gather/gather.h"
+#include "ops/matmul/batch_matmul.h"
 #include "ops/movement/movement.h"
 #include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
@@ -33,6 +36,9 @@ std::string Fields(const A& a) {
   if constexpr (requires { a.beta; }) s += fmt::format(" beta {}", a.beta);
   if constexpr (requires { a.keep_dims; }) s += a.keep_dims ? " keep_dims" : "";
   if constexpr (requires { a.symmetric; }) s += a.symmetric ? " SYMMETRIC" : " REFLECT";
+  if constexpr (requires { a.batch_dims; }) s += fmt::format(" batch_dims {}", a.batch_dims);
+  if constexpr (requires { a.adj_y; }) s += fmt::format("{}{}", a.adj_x ? " adj_x" : "", a.adj_y ? " adj_y" : "");
+  if constexpr (requires { a.exclusive; }) s += fmt::format("{}{}", a.exclusive ? " exclusive" : "", a.reverse ? " reverse" : "");
   if constexpr (requires { a.num_splits; }) s += fmt::format(" {} parts", a.num_splits);
   if constexpr (requires { a.shrink_axis_mask; }) {
     s += fmt::format(" masks begin {} end {} shrink {}", a.begin_mask, a.end_mask, a.shrink_axis_mask);
@@ -61,7 +67,8 @@ std::string ParameterText(const Attributes& attributes) {
                      ops::ElementwiseAttributes, ops::FullyConnectedAttributes, ops::LeakyReluAttributes,
                      ops::StridedSliceAttributes, ops::PoolAttributes, ops::ReducerAttributes, ops::ResizeAttributes,
                      ops::SoftmaxAttributes, ops::BlockSizeAttributes, ops::TransposeConvAttributes,
-                     ops::PackAttributes, ops::SplitAttributes, ops::MirrorPadAttributes>(*a);
+                     ops::PackAttributes, ops::SplitAttributes, ops::MirrorPadAttributes, ops::GatherAttributes,
+                     ops::BatchMatmulAttributes, ops::CumsumAttributes>(*a);
 }
 
 }  // namespace

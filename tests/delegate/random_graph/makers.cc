@@ -3,7 +3,9 @@
 #include <numeric>
 
 #include "ops/conv/conv.h"
+#include "ops/cumsum/cumsum.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/matmul/batch_matmul.h"
 #include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
 #include "ops/reshape/reshape.h"
@@ -125,6 +127,42 @@ bool MakeFullyConnected(Draw& d) {
   if (bias) inputs.push_back(d.Floats({units}, d.Uniform(units, 1.0f)));
   return d.Add(OpKind::kFullyConnected, a, inputs, out, ActivatedScale(x->scale + (bias ? 1.0f : 0.0f), a.activation),
                0.0f, 1.0f);
+}
+
+// A product with constant weights (a transformer's projection), or with
+// another value of the same shape transposed (attention's Q x K^T).
+bool MakeBatchMatmul(Draw& d) {
+  const Value* x = d.Pick([](const Value& v) { return v.shape.size() >= 2; });
+  if (x == nullptr) return false;
+  const Shape& s = x->shape;
+  const int rows = s[s.size() - 2], k = s.back();
+  const Value* y = d.Chance(0.3f) ? d.Pick([&](const Value& v) { return v.shape == s; }, x->tensor) : nullptr;
+  Shape out = s;
+  if (y != nullptr) {
+    // Sums of k products of two errors' worth: kept small.
+    const float scale = std::max(x->scale, y->scale);
+    if (static_cast<float>(k) * x->scale * y->scale > 8.0f) return false;
+    out.back() = rows;
+    return d.Add(OpKind::kBatchMatmul, ops::BatchMatmulAttributes{false, true}, {x->tensor, y->tensor}, out,
+                 static_cast<float>(k) * x->scale * y->scale, 0.0f, std::sqrt(static_cast<float>(k)) * scale);
+  }
+  const int units = d.Int(1, 20);
+  const bool adj_y = d.Chance(0.5f);
+  out.back() = units;
+  return d.Add(OpKind::kBatchMatmul, ops::BatchMatmulAttributes{false, adj_y},
+               {x->tensor, d.Weights(adj_y ? Shape{units, k} : Shape{k, units}, k)}, out, x->scale, 0.0f, 1.0f);
+}
+
+// Running sums along any axis: the error of n terms.
+bool MakeCumsum(Draw& d) {
+  const Value* x = d.Pick(Any);
+  if (x == nullptr) return false;
+  const int rank = static_cast<int>(x->shape.size());
+  const int axis = d.Int(0, rank - 1);
+  const float n = static_cast<float>(x->shape[static_cast<size_t>(axis)]);
+  const ops::CumsumAttributes a{d.Chance(0.3f), d.Chance(0.3f)};
+  return d.Add(OpKind::kCumsum, a, {x->tensor, d.Ints({}, {d.Chance(0.3f) ? axis - rank : axis})}, x->shape, n * x->scale,
+               0.0f, std::sqrt(n));
 }
 
 bool MakeUnary(Draw& d) {
@@ -392,6 +430,9 @@ const std::vector<Maker>& Makers() {
       {"CONV_2D", 6, MakeConv2d},
       {"DEPTHWISE_CONV_2D", 4, MakeDepthwiseConv2d},
       {"FULLY_CONNECTED", 3, MakeFullyConnected},
+      {"BATCH_MATMUL", 1, MakeBatchMatmul},
+      {"CUMSUM", 1, MakeCumsum},
+      {"GATHER", 1, MakeGather},
       {"unary", 6, MakeUnary},
       {"binary", 8, MakeBinary},
       {"PRELU", 2, MakePrelu},

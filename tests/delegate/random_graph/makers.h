@@ -25,6 +25,7 @@ bool MakeMirrorPad(Draw& d);
 bool MakePack(Draw& d);
 bool MakeSplit(Draw& d);
 bool MakeTile(Draw& d);
+bool MakeGather(Draw& d);
 bool MakeSlice(Draw& d);
 bool MakeStridedSlice(Draw& d);
 bool MakeDepthToSpace(Draw& d);

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "ops/concatenation/concatenation.h"
+#include "ops/gather/gather.h"
 #include "ops/movement/movement.h"
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
@@ -97,6 +98,24 @@ bool MakeTile(Draw& d) {
     out[i] *= multiples[i];
   }
   return d.Add(OpKind::kTile, {}, {x->tensor, d.Ints({static_cast<int>(rank)}, multiples)}, out, x->scale, x->floor, 1.0f);
+}
+
+// Slices picked along one axis, repeats and reordering included; a rank-2
+// index tensor now and then (its output one rank higher).
+bool MakeGather(Draw& d) {
+  const Value* x = d.Pick(Any);
+  if (x == nullptr) return false;
+  const int rank = static_cast<int>(x->shape.size());
+  const int axis = d.Int(0, rank - 1);
+  const int extent = x->shape[static_cast<size_t>(axis)];
+  const Shape indices_shape = rank < 4 && d.Chance(0.3f) ? Shape{2, d.Int(1, 3)} : Shape{d.Int(1, extent + 2)};
+  std::vector<int32_t> indices;
+  for (int64_t i = 0; i < NumElements(indices_shape); ++i) indices.push_back(d.Int(0, extent - 1));
+  Shape out(x->shape.begin(), x->shape.begin() + axis);
+  out.insert(out.end(), indices_shape.begin(), indices_shape.end());
+  out.insert(out.end(), x->shape.begin() + axis + 1, x->shape.end());
+  return d.Add(OpKind::kGather, ops::GatherAttributes{d.Chance(0.3f) ? axis - rank : axis, 0},
+               {x->tensor, d.Ints(indices_shape, indices)}, out, x->scale, x->floor, 1.0f);
 }
 
 bool MakeReshape(Draw& d) {
