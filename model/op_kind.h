@@ -64,6 +64,7 @@ enum class OpKind : int32_t {
   kReduceProd = 81,
   kReduceMax = 82,
   kPack = 83,
+  kOneHot = 85,
   kReduceMin = 89,
   kFloorDiv = 90,
   kSquare = 92,

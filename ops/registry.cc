@@ -15,6 +15,7 @@
 #include "ops/elementwise/elementwise.h"
 #include "ops/gather/gather.h"
 #include "ops/matmul/batch_matmul.h"
+#include "ops/one_hot/one_hot.h"
 #include "ops/movement/movement.h"
 #include "ops/op_definition.h"
 #include "ops/pipeline/pipeline_ops.h"
@@ -48,6 +49,7 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     ImageToTensorOps,
     MediaPipePoolOps,
     MediaPipeTransposeConvOps,
+    OneHotOps,
     PackOps,
     PadOps,
     PoolOps,

@@ -1,0 +1,160 @@
+#include "ops/one_hot/one_hot.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "interpreter/kernels/kernel_util.h"
+#include "model/constants.h"
+#include "model/status_macros.h"
+#include "ops/tflite_io.h"
+#include "shaders/ops.h"
+
+namespace mgd::ops {
+namespace {
+
+// out[o][d][n] = indices[o][n] == d ? on : off.
+struct OneHotPlan {
+  int64_t outer = 1, depth = 0, inner = 1;
+  Shape output;
+};
+
+absl::StatusOr<OneHotPlan> PlanOneHot(const Shape& indices, int64_t depth, int32_t axis_attribute) {
+  const int rank = static_cast<int>(indices.size());
+  const int axis = axis_attribute == -1 ? rank : axis_attribute;
+  if (axis < 0 || axis > rank) {
+    return absl::InvalidArgumentError(fmt::format("axis {} is out of range for indices {}", axis_attribute, ShapeToString(indices)));
+  }
+  if (depth < 0 || depth > (1 << 24)) return absl::InvalidArgumentError(fmt::format("depth {} is out of range", depth));
+  OneHotPlan plan;
+  plan.depth = depth;
+  for (int d = 0; d < rank; ++d) (d < axis ? plan.outer : plan.inner) *= indices[static_cast<size_t>(d)];
+  plan.output = indices;
+  plan.output.insert(plan.output.begin() + axis, static_cast<int>(depth));
+  return plan;
+}
+
+constexpr std::initializer_list<DataType> kOutputTypes = {DataType::kFloat32, DataType::kInt32, DataType::kInt64,
+                                                          DataType::kUInt8,   DataType::kInt8,  DataType::kBool};
+
+absl::StatusOr<Attributes> Decode(const DecodeContext& file) {
+  auto options = file.OptionsAs<tflite::OneHotOptions>();
+  if (!options.ok()) return options.status();
+  OneHotAttributes a;
+  if (const tflite::OneHotOptions* o = *options) a.axis = o->axis();
+  return a;
+}
+
+void Encode(const Node& node, EncodeContext& file) {
+  file.Set(tflite::CreateOneHotOptions(file.builder, AttributesOf<OneHotAttributes>(node.attributes).axis));
+}
+
+absl::Status Validate(const NodeChecker& c) {
+  MGD_RETURN_IF_ERROR(c.Arity(4, 4, 1));
+  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kInt32, DataType::kInt64}));
+  MGD_RETURN_IF_ERROR(c.InputType(1, {DataType::kInt32}));
+  MGD_RETURN_IF_ERROR(c.Constant(1));  // the output's shape
+  const DataType out = c.Out(0).type;
+  if (std::find(kOutputTypes.begin(), kOutputTypes.end(), out) == kOutputTypes.end()) {
+    return c.Fail(fmt::format("output 0 has type {}, which ONE_HOT does not make", DataTypeName(out)));
+  }
+  MGD_RETURN_IF_ERROR(c.InputType(2, {out}));
+  return c.InputType(3, {out});
+}
+
+class OneHotKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    if (ctx.in(1).elements() != 1) return ctx.Error(fmt::format("depth has {} elements, expected 1", ctx.in(1).elements()));
+    for (size_t i : {2, 3}) {
+      if (ctx.in(i).elements() != 1) {
+        return ctx.Error(fmt::format("{} has {} elements, expected 1", i == 2 ? "on_value" : "off_value", ctx.in(i).elements()));
+      }
+    }
+    auto plan = PlanOneHot(ctx.in(0).shape, IndexValue(ctx.in(1), 0), AttributesOf<OneHotAttributes>(ctx.node->attributes).axis);
+    if (!plan.ok()) return ctx.Error(std::string(plan.status().message()));
+    plan_ = *plan;
+    return ctx.ExpectOutputShape(0, plan_.output);
+  }
+
+  // Any output dtype: on_value's or off_value's bytes per element.
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef& indices = ctx.in(0);
+    const size_t size = ElementSize(ctx.out(0).type);
+    const uint8_t* on = ctx.in(2).data;
+    const uint8_t* off = ctx.in(3).data;
+    uint8_t* out = ctx.out(0).data;
+    for (int64_t o = 0; o < plan_.outer; ++o) {
+      for (int64_t d = 0; d < plan_.depth; ++d) {
+        for (int64_t n = 0; n < plan_.inner; ++n) {
+          std::memcpy(out, IndexValue(indices, o * plan_.inner + n) == d ? on : off, size);
+          out += size;
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  OneHotPlan plan_;
+};
+
+using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
+
+// A float output from constant depth, on_value and off_value; int32 indices
+// as a constant or as the partition's own input buffer (read as given).
+absl::StatusOr<GeneratedShader> OneHotShader(const NodeContext& ctx) {
+  const Tensor& indices = ctx.input(0);
+  if (!indices.is_constant && indices.type != DataType::kInt32) {
+    return absl::UnimplementedError("indices computed at run time must be int32");
+  }
+  if (!ctx.input(2).is_constant || !ctx.input(3).is_constant) {
+    return absl::UnimplementedError("on_value and off_value are not constants");
+  }
+  const std::vector<float> on = ConstantFloats(ctx.input(2)), off = ConstantFloats(ctx.input(3));
+  const std::vector<int64_t> depth = ConstantInts(ctx.input(1));
+  if (on.size() != 1 || off.size() != 1 || depth.size() != 1) return absl::UnimplementedError("depth, on_value or off_value is not a scalar");
+  auto plan = PlanOneHot(indices.shape, depth[0], AttributesOf<OneHotAttributes>(ctx.node->attributes).axis);
+  if (!plan.ok()) return plan.status();
+  auto out = OutputBhwc(ctx, 0);
+  if (!out.ok()) return absl::UnimplementedError("unsupported rank");
+  GeneratedShader g = StartShader(ctx, *out, {});
+  ShaderParams& params = g.code.params;
+  if (indices.is_constant) {
+    std::vector<float> values;  // exact: compared with positions below 2^24
+    for (int64_t v : ConstantInts(indices)) values.push_back(static_cast<float>(std::clamp<int64_t>(v, -1, 1 << 24)));
+    g.code.buffers.push_back({"indices", "float", BufferAccess::kRead, false});
+    g.constants.push_back(std::move(values));
+  } else {
+    AddRawInput(g, 0, "indices", "int");
+  }
+  g.code.body += fmt::format(
+      "  vec4 value = vec4(0.0);\n"
+      "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
+      "    int c = s * 4 + k;\n"
+      "    if (c >= {C}) break;\n"
+      "    int position = ((b * {H} + y) * {W} + x) * {C} + c;\n"
+      "    int n = position % {inner}, rest = position / {inner};\n"
+      "    int d = rest % {depth}, o = rest / {depth};\n"
+      "    value[k] = int(indices[o * {inner} + n]) == d ? {on} : {off};\n"
+      "  }}\n",
+      fmt::arg("C", params.Int("out_c", out->channels)), fmt::arg("H", params.Int("out_h", out->height)),
+      fmt::arg("W", params.Int("out_w", out->width)), fmt::arg("inner", params.Int("one_hot_inner", plan->inner)),
+      fmt::arg("depth", params.Int("one_hot_depth", plan->depth)), fmt::arg("on", params.Float("on_value", on[0])),
+      fmt::arg("off", params.Float("off_value", off[0])));
+  return g;
+}
+
+}  // namespace
+
+std::vector<OpDefinition> OneHotOps() {
+  return {{.op = OpKind::kOneHot,
+           .decode = Decode,
+           .encode = Encode,
+           .validate = Validate,
+           .cpu_kernel = MakeKernel<OneHotKernel>,
+           .gpu = {OneHotShader},
+           .raw_types = {DataType::kInt32}}};
+}
+
+}  // namespace mgd::ops

@@ -1,0 +1,202 @@
+#include "tests/ops/litert_op_models.h"
+
+#include "ops/concatenation/concatenation.h"
+#include "ops/cumsum/cumsum.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/gather/gather.h"
+#include "ops/matmul/batch_matmul.h"
+#include "ops/movement/movement.h"
+#include "ops/one_hot/one_hot.h"
+#include "ops/reduce/reduce.h"
+#include "ops/split/split.h"
+#include "tests/graph_builder.h"
+
+namespace mgd::testing {
+namespace {
+
+// Deterministic constants in [-1, 1).
+std::vector<float> Table(int64_t n) {
+  std::vector<float> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<float>((i * 37 + 11) % 101) / 50.5f - 1.0f);
+  return v;
+}
+
+LitertOpModel Unary(const std::string& name, OpKind op, const std::string& range = "-1,1") {
+  GraphBuilder b;
+  const int x = b.Input({2, 5, 7, 3});
+  const int y = b.Tensor({2, 5, 7, 3}, DataType::kFloat32, "y");
+  b.Op(op, {}, {x}, {y});
+  b.Output(y);
+  return {name, b.Build(), range};
+}
+
+LitertOpModel Binary(const std::string& name, OpKind op, const std::string& range, bool gpu = true) {
+  GraphBuilder b;
+  const int x = b.Input({2, 4, 6}), z = b.Input({6});
+  const int y = b.Tensor({2, 4, 6}, DataType::kFloat32, "y");
+  b.Op(op, {}, {x, z}, {y});
+  b.Output(y);
+  return {name, b.Build(), range, gpu};
+}
+
+LitertOpModel Reduce(const std::string& name, OpKind op, const std::string& range) {
+  GraphBuilder b;
+  const int x = b.Input({2, 5, 6, 7});
+  const int y = b.Tensor({2, 1, 1, 7}, DataType::kFloat32, "y");
+  b.Op(op, ops::ReducerAttributes{true}, {x, b.ConstantInt({2}, {1, -2})}, {y});
+  b.Output(y);
+  return {name, b.Build(), range};
+}
+
+LitertOpModel Split() {
+  GraphBuilder b;
+  const int x = b.Input({1, 4, 5, 6});
+  const int a = b.Tensor({1, 4, 5, 2}, DataType::kFloat32, "a"), c = b.Tensor({1, 4, 5, 2}, DataType::kFloat32, "c"),
+            d = b.Tensor({1, 4, 5, 2}, DataType::kFloat32, "d");
+  b.Op(OpKind::kSplit, ops::SplitAttributes{3}, {b.ConstantInt({}, {-1}), x}, {a, c, d});
+  for (int t : {a, c, d}) b.Output(t);
+  return {"split", b.Build()};
+}
+
+LitertOpModel SplitV() {
+  GraphBuilder b;
+  const int x = b.Input({2, 7, 3});
+  const int a = b.Tensor({2, 2, 3}, DataType::kFloat32, "a"), c = b.Tensor({2, 5, 3}, DataType::kFloat32, "c");
+  b.Op(OpKind::kSplitV, ops::SplitAttributes{2}, {x, b.ConstantInt({2}, {2, -1}), b.ConstantInt({}, {1})}, {a, c});
+  b.Output(a);
+  b.Output(c);
+  return {"split_v", b.Build()};
+}
+
+LitertOpModel Pack() {
+  GraphBuilder b;
+  const int x = b.Input({3, 5}), z = b.Input({3, 5});
+  const int y = b.Tensor({3, 2, 5}, DataType::kFloat32, "y");
+  b.Op(OpKind::kPack, ops::PackAttributes{2, 1}, {x, z}, {y});
+  b.Output(y);
+  return {"pack", b.Build()};
+}
+
+LitertOpModel Tile() {
+  GraphBuilder b;
+  const int x = b.Input({1, 3, 2, 5});
+  const int y = b.Tensor({2, 3, 6, 5}, DataType::kFloat32, "y");
+  b.Op(OpKind::kTile, {}, {x, b.ConstantInt({4}, {2, 1, 3, 1})}, {y});
+  b.Output(y);
+  return {"tile", b.Build()};
+}
+
+LitertOpModel MirrorPad(bool symmetric) {
+  GraphBuilder b;
+  const int x = b.Input({1, 4, 5, 3});
+  const int y = b.Tensor({1, 7, 8, 3}, DataType::kFloat32, "y");
+  b.Op(OpKind::kMirrorPad, ops::MirrorPadAttributes{symmetric},
+       {x, b.ConstantInt({4, 2}, {0, 0, 2, 1, symmetric ? 3 : 1, symmetric ? 0 : 2, 0, 0})}, {y});
+  b.Output(y);
+  return {symmetric ? "mirror_pad_symmetric" : "mirror_pad_reflect", b.Build()};
+}
+
+LitertOpModel Attention() {
+  // Q x K^T of two inputs, then times a constant value matrix.
+  GraphBuilder b;
+  const int q = b.Input({1, 2, 5, 8}), k = b.Input({1, 2, 5, 8});
+  const int scores = b.Tensor({1, 2, 5, 5}, DataType::kFloat32, "scores");
+  b.Op(OpKind::kBatchMatmul, ops::BatchMatmulAttributes{false, true}, {q, k}, {scores});
+  const int y = b.Tensor({1, 2, 5, 6}, DataType::kFloat32, "y");
+  b.Op(OpKind::kBatchMatmul, {}, {scores, b.Constant({5, 6}, Table(30))}, {y});
+  b.Output(y);
+  return {"batch_matmul", b.Build()};
+}
+
+LitertOpModel Cumsum() {
+  GraphBuilder b;
+  const int x = b.Input({2, 6, 5});
+  const int y = b.Tensor({2, 6, 5}, DataType::kFloat32, "y");
+  b.Op(OpKind::kCumsum, ops::CumsumAttributes{true, true}, {x, b.ConstantInt({}, {1})}, {y});
+  b.Output(y);
+  return {"cumsum", b.Build()};
+}
+
+// Token ids (LiteRT makes int32 inputs 0..99) into a 100-row table, and
+// one-hot rows of them: both run on the GPU, reading the ids as given.
+LitertOpModel Embedding() {
+  GraphBuilder b;
+  const int ids = b.Tensor({1, 16}, DataType::kInt32, "ids");
+  b.graph().inputs.push_back(ids);
+  const int y = b.Tensor({1, 16, 8}, DataType::kFloat32, "y");
+  b.Op(OpKind::kGather, ops::GatherAttributes{}, {b.Constant({100, 8}, Table(800)), ids}, {y});
+  b.Output(y);
+  return {"gather_embedding", b.Build()};
+}
+
+LitertOpModel GatherAxis() {
+  GraphBuilder b;
+  const int x = b.Input({2, 5, 6});
+  const int y = b.Tensor({2, 2, 3, 6}, DataType::kFloat32, "y");
+  b.Op(OpKind::kGather, ops::GatherAttributes{-2, 0}, {x, b.ConstantInt({2, 3}, {4, 0, 0, 2, 1, 3})}, {y});
+  b.Output(y);
+  return {"gather_axis", b.Build()};
+}
+
+LitertOpModel OneHot() {
+  GraphBuilder b;
+  const int ids = b.Tensor({6}, DataType::kInt32, "ids");
+  b.graph().inputs.push_back(ids);
+  const int y = b.Tensor({6, 100}, DataType::kFloat32, "y");
+  b.Op(OpKind::kOneHot, ops::OneHotAttributes{-1}, {ids, b.ConstantInt({}, {100}), b.Constant({}, {0.5f}), b.Constant({}, {-2.0f})},
+       {y});
+  b.Output(y);
+  return {"one_hot", b.Build()};
+}
+
+// Token ids to float (CAST), and a mask of them (EQUAL) selecting between
+// two float inputs (SELECT_V2 after LESS): the CPU's non-float ops.
+LitertOpModel CastCompareSelect() {
+  GraphBuilder b;
+  const int ids = b.Tensor({2, 5}, DataType::kInt32, "ids");
+  b.graph().inputs.push_back(ids);
+  const int x = b.Input({2, 5}), z = b.Input({5});
+  const int as_float = b.Tensor({2, 5}, DataType::kFloat32, "as_float");
+  b.Op(OpKind::kCast, {}, {ids}, {as_float});
+  const int less = b.Tensor({2, 5}, DataType::kBool, "less");
+  b.Op(OpKind::kLess, {}, {x, z}, {less});
+  const int picked = b.Tensor({2, 5}, DataType::kFloat32, "picked");
+  b.Op(OpKind::kSelectV2, {}, {less, as_float, x}, {picked});
+  const int even = b.Tensor({2, 5}, DataType::kBool, "even");
+  b.Op(OpKind::kGreaterEqual, {}, {ids, b.ConstantInt({}, {50})}, {even});
+  const int y = b.Tensor({2, 5}, DataType::kFloat32, "y");
+  b.Op(OpKind::kSelectV2, {}, {even, picked, z}, {y});
+  b.Output(y);
+  return {"cast_compare_select", b.Build(), "-1,1", false};
+}
+
+}  // namespace
+
+std::vector<LitertOpModel> LitertOpModels() {
+  return {Unary("sin", OpKind::kSin, "-3,3"),
+          Unary("cos", OpKind::kCos, "-3,3"),
+          Unary("log", OpKind::kLog, "0.25,4"),
+          Unary("sqrt", OpKind::kSqrt, "0.25,4"),
+          Unary("rsqrt", OpKind::kRsqrt, "0.25,4"),
+          Unary("square", OpKind::kSquare),
+          Binary("pow", OpKind::kPow, "0.25,2"),
+          Binary("floor_div", OpKind::kFloorDiv, "0.5,3", false),
+          Binary("floor_mod", OpKind::kFloorMod, "0.5,3", false),
+          Reduce("sum", OpKind::kSum, "-1,1"),
+          Reduce("reduce_max", OpKind::kReduceMax, "-1,1"),
+          Reduce("reduce_prod", OpKind::kReduceProd, "0.8,1.2"),
+          Split(),
+          SplitV(),
+          Pack(),
+          Tile(),
+          MirrorPad(false),
+          MirrorPad(true),
+          Attention(),
+          Cumsum(),
+          Embedding(),
+          GatherAxis(),
+          OneHot(),
+          CastCompareSelect()};
+}
+
+}  // namespace mgd::testing

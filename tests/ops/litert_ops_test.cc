@@ -1,0 +1,82 @@
+// The ops of issue 24 against LiteRT: small models (litert_op_models.cc)
+// with LiteRT's inputs and outputs in tests/data/litert_ops/NAME/
+// (scripts/litert-op-references). The CPU kernels within the fp32 op bound,
+// the GPU within the op bounds of its precision widened by the model's node
+// count, both APIs.
+#include <fstream>
+#include <iterator>
+
+#include "model/reader.h"
+#include "model/writer.h"
+#include "tests/delegate/delegate_fixture.h"
+#include "tests/interpreter/single_op.h"
+#include "tests/ops/litert_op_models.h"
+
+namespace mgd::testing {
+namespace {
+
+std::vector<uint8_t> ReadBytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  EXPECT_TRUE(f.good()) << path;
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+struct Reference {
+  Graph graph;
+  std::vector<std::vector<uint8_t>> inputs;
+  std::vector<std::vector<float>> outputs;
+};
+
+// The committed model (which must be the one the generator writes now), the
+// inputs LiteRT ran on and its outputs.
+std::optional<Reference> Load(const LitertOpModel& m) {
+  const std::string dir = DataPath("litert_ops/" + m.name + "/");
+  auto written = WriteModel(m.graph);
+  EXPECT_TRUE(written.ok()) << written.status();
+  const std::vector<uint8_t> committed = ReadBytes(dir + "model.tflite");
+  EXPECT_TRUE(written.ok() && *written == committed) << m.name << ": run scripts/litert-op-references";
+  auto graph = ReadModel(committed.data(), committed.size(), dir + "model.tflite");
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (!graph.ok()) return std::nullopt;
+  Reference r{*graph, {}, {}};
+  for (size_t k = 0; k < r.graph.inputs.size(); ++k) {
+    const DataType type = r.graph.tensors[static_cast<size_t>(r.graph.inputs[k])].type;
+    r.inputs.push_back(ReadBytes(dir + "input_" + std::to_string(k) + (type == DataType::kInt32 ? ".int32" : ".f32")));
+  }
+  for (size_t k = 0; k < r.graph.outputs.size(); ++k) r.outputs.push_back(ReadF32(dir + "output_" + std::to_string(k) + ".f32"));
+  return r;
+}
+
+TEST(LitertOpsTest, CpuMatchesLitert) {
+  for (const LitertOpModel& m : LitertOpModels()) {
+    SCOPED_TRACE(m.name);
+    std::optional<Reference> r = Load(m);
+    if (!r) continue;
+    const auto actual = RunWithBytes(r->graph, r->inputs, nullptr);
+    ASSERT_EQ(actual.size(), r->outputs.size());
+    for (size_t k = 0; k < actual.size(); ++k) {
+      ASSERT_EQ(actual[k].size(), r->outputs[k].size()) << "output " << k;
+      for (size_t i = 0; i < actual[k].size(); ++i) {
+        ASSERT_TRUE(single_op::WithinTolerance(actual[k][i], r->outputs[k][i]))
+            << "output " << k << " element " << i << ": mgd " << actual[k][i] << " LiteRT " << r->outputs[k][i];
+      }
+    }
+  }
+}
+
+using LitertOpsGpuTest = DelegateTest;
+
+TEST_P(LitertOpsGpuTest, MatchesLitert) {
+  for (const LitertOpModel& m : LitertOpModels()) {
+    if (!m.gpu) continue;
+    SCOPED_TRACE(m.name);
+    std::optional<Reference> r = Load(m);
+    if (!r) continue;
+    ExpectNear(RunWithBytes(r->graph, r->inputs, delegate_.get()), r->outputs, static_cast<double>(r->graph.nodes.size()));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LitertOpsGpuTest, ::testing::ValuesIn(AllBackends()), BackendName);
+
+}  // namespace
+}  // namespace mgd::testing
