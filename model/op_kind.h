@@ -83,6 +83,7 @@ enum class OpKind : int32_t {
   kDensify = 124,
   kBatchMatmul = 126,
   kCumsum = 128,
+  kGelu = 150,
   kSign = 158,
 };
 

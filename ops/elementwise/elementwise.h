@@ -21,6 +21,12 @@ struct LeakyReluAttributes {
   float alpha = 0.2f;
 };
 
+// GELU: x * Phi(x) with the normal distribution's Phi from erfc, or from
+// tanh when approximate (TFLite's two forms).
+struct GeluAttributes {
+  bool approximate = false;
+};
+
 std::vector<OpDefinition> UnaryOps();
 std::vector<OpDefinition> BinaryOps();
 std::vector<OpDefinition> CompareOps();

@@ -275,6 +275,18 @@ TEST(UnaryTest, LeakyReluMatchesFormula) {
       OpKind::kLeakyRelu, Grid(-5, 5, 37), [](double v) { return v >= 0 ? v : 0.05 * v; }, LeakyReluAttributes{0.05f});
 }
 
+// x * Phi(x) with Phi from erf, in double; approximate: TFLite's tanh form.
+TEST(UnaryTest, GeluMatchesFormula) {
+  const std::vector<float> x = Grid(-9, 9, 83, {0, -0.5f, 0.5f, -5, 5});
+  CheckUnary(OpKind::kGelu, x, [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); });
+  CheckUnary(
+      OpKind::kGelu, x,
+      [](double v) { return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))); },
+      GeluAttributes{true});
+  // By hand: GELU(1) = Phi(1) = 0.8413447, GELU(-1) = -(1 - Phi(1)).
+  ExpectClose(RunSingleOp(OpKind::kGelu, {}, {In({2}, {1.0f, -1.0f})}, {2}), {0.8413447460685429, -0.15865525393145707});
+}
+
 TEST(UnaryTest, MathOpsMatchFormulas) {
   const std::vector<float> any = Grid(-9, 9, 83, {0, -0.5f, 0.5f, 1e-4f});
   CheckUnary(OpKind::kAbs, any, [](double v) { return std::fabs(v); });
@@ -308,16 +320,20 @@ using ElementwiseGpuTest = testing::DelegateTest;
 TEST_P(ElementwiseGpuTest, UnaryOpsMatchTheCpu) {
   for (OpKind op : {OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
                     OpKind::kHardSwish, OpKind::kExp, OpKind::kElu, OpKind::kLeakyRelu, OpKind::kAbs, OpKind::kNeg,
-                    OpKind::kSquare, OpKind::kSin, OpKind::kCos}) {
-    SCOPED_TRACE(OpName(op));
-    GraphBuilder b;
-    const int x = b.Input({1, 5, 3, 7});
-    const int y = b.Tensor({1, 5, 3, 7});
-    Attributes a;
-    if (op == OpKind::kLeakyRelu) a = LeakyReluAttributes{0.1f};
-    b.Op(op, a, {x}, {y});
-    b.Output(y);
-    ExpectSameAsCpu(b.Build(), {testing::Uniform(105, 11, 4.0f)});
+                    OpKind::kSquare, OpKind::kSin, OpKind::kCos, OpKind::kGelu}) {
+    for (bool variant : {false, true}) {
+      if (variant && op != OpKind::kGelu) continue;
+      SCOPED_TRACE(::testing::Message() << OpName(op) << (variant ? " approximate" : ""));
+      GraphBuilder b;
+      const int x = b.Input({1, 5, 3, 7});
+      const int y = b.Tensor({1, 5, 3, 7});
+      Attributes a;
+      if (op == OpKind::kLeakyRelu) a = LeakyReluAttributes{0.1f};
+      if (op == OpKind::kGelu) a = GeluAttributes{variant};
+      b.Op(op, a, {x}, {y});
+      b.Output(y);
+      ExpectSameAsCpu(b.Build(), {testing::Uniform(105, 11, 4.0f)});
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 // The unary elementwise ops: RELU, RELU6, RELU_N1_TO_1, LOGISTIC, TANH,
-// HARD_SWISH, EXP, RSQRT, ELU, LEAKY_RELU, and the math of TFLite's
+// HARD_SWISH, EXP, RSQRT, ELU, LEAKY_RELU, GELU, and the math of TFLite's
 // elementwise kernels: ABS, NEG, SQUARE, SQRT, LOG, SIN, COS, FLOOR, CEIL
 // and SIGN (TFLite's results for any float: LOG and SQRT of negatives are
 // NaN, LOG(0) is -inf, SIGN(0) is 0).
@@ -31,10 +31,21 @@ void EncodeLeakyRelu(const Node& node, EncodeContext& file) {
   file.Set(tflite::CreateLeakyReluOptions(file.builder, AttributesOf<LeakyReluAttributes>(node.attributes).alpha));
 }
 
+absl::StatusOr<Attributes> DecodeGelu(const DecodeContext& file) {
+  auto options = file.OptionsAs<tflite::GeluOptions>();
+  if (!options.ok()) return options.status();
+  return GeluAttributes{*options != nullptr && (*options)->approximate()};
+}
+
+void EncodeGelu(const Node& node, EncodeContext& file) {
+  file.Set(tflite::CreateGeluOptions(file.builder, AttributesOf<GeluAttributes>(node.attributes).approximate));
+}
+
 // HardSwishOptions is an empty table; it is written for TFLite's sake.
 void EncodeHardSwish(const Node&, EncodeContext& file) { file.Set(tflite::CreateHardSwishOptions(file.builder)); }
 
-// Each op's function of one value; `alpha` is LEAKY_RELU's.
+// Each op's function of one value; `alpha` is LEAKY_RELU's alpha, or 1 for
+// an approximate GELU.
 float Relu(float v, float) { return std::max(v, 0.0f); }
 float Relu6(float v, float) { return std::min(std::max(v, 0.0f), 6.0f); }
 float ReluN1To1(float v, float) { return std::min(std::max(v, -1.0f), 1.0f); }
@@ -47,6 +58,12 @@ float Exp(float v, float) { return std::exp(v); }
 float Rsqrt(float v, float) { return 1.0f / std::sqrt(v); }
 float Elu(float v, float) { return v < 0.0f ? std::expm1(v) : v; }
 float LeakyRelu(float v, float alpha) { return v >= 0.0f ? v : alpha * v; }
+// TFLite's forms: erfc is more exact than 1 + erf for negative x.
+float Gelu(float v, float approximate) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  if (approximate != 0.0f) return 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+  return 0.5f * v * std::erfc(v * -0.7071067811865476f);
+}
 float Abs(float v, float) { return std::fabs(v); }
 float Neg(float v, float) { return -v; }
 float Square(float v, float) { return v * v; }
@@ -65,7 +82,8 @@ template <UnaryFunction kFunction>
 class UnaryKernel : public Kernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
-    alpha_ = AttributesOf<LeakyReluAttributes>(ctx.node->attributes).alpha;
+    alpha_ = ctx.node->op == OpKind::kGelu ? (AttributesOf<GeluAttributes>(ctx.node->attributes).approximate ? 1.0f : 0.0f)
+                                           : AttributesOf<LeakyReluAttributes>(ctx.node->attributes).alpha;
     return ctx.ExpectOutputShape(0, ctx.in(0).shape);
   }
 
@@ -108,6 +126,7 @@ std::vector<OpDefinition> UnaryOps() {
       Unary<Rsqrt>(OpKind::kRsqrt),
       Unary<Elu>(OpKind::kElu),
       Unary<LeakyRelu>(OpKind::kLeakyRelu, DecodeLeakyRelu, EncodeLeakyRelu),
+      Unary<Gelu>(OpKind::kGelu, DecodeGelu, EncodeGelu),
       Unary<Abs>(OpKind::kAbs),
       Unary<Neg>(OpKind::kNeg),
       Unary<Square>(OpKind::kSquare),

@@ -42,6 +42,22 @@ absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::s
   }
 }
 
+// GELU of a into g as TFLite's forms: 0.5 a erfc(-a / sqrt(2)), with erfc
+// from Numerical Recipes' Chebyshev fit (erfcc: fractional error below
+// 1.2e-7 everywhere), or with tanh when approximate.
+std::string GeluSteps(bool approximate) {
+  if (approximate) {
+    return fmt::format("    vec4 g = 0.5 * a * (vec4(1.0) + {});\n",
+                       glsl::Tanh("(0.7978845608 * (a + 0.044715 * a * a * a))"));
+  }
+  return "    vec4 gelu_u = a * -0.70710678, gelu_z = abs(gelu_u);\n"
+         "    vec4 gelu_t = vec4(1.0) / (vec4(1.0) + 0.5 * gelu_z);\n"
+         "    vec4 gelu_r = gelu_t * exp(-gelu_z * gelu_z - vec4(1.26551223) + gelu_t * (1.00002368 + gelu_t * (0.37409196 +\n"
+         "        gelu_t * (0.09678418 + gelu_t * (-0.18628806 + gelu_t * (0.27886807 + gelu_t * (-1.13520398 +\n"
+         "        gelu_t * (1.48851587 + gelu_t * (-0.82215223 + gelu_t * 0.17087277)))))))));\n"
+         "    vec4 g = 0.5 * a * mix(gelu_r, vec4(2.0) - gelu_r, lessThan(gelu_u, vec4(0.0)));\n";
+}
+
 // POW of a and c into p, as C's pow: GLSL's pow is undefined for a <= 0,
 // so it takes |a|, a negative base keeps its sign for odd integer exponents
 // and gives NaN for others, a zero base gives 0, 1 or Inf, and c = 0 gives 1.
@@ -146,7 +162,10 @@ absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::No
     return absl::UnimplementedError("PRELU of a constant");
   }
   std::string expr, steps;  // steps: statements before `value = expr`
-  if (arity == 1) {
+  if (ctx.node->op == OpKind::kGelu) {
+    steps = GeluSteps(AttributesOf<GeluAttributes>(ctx.node->attributes).approximate);
+    expr = "g";
+  } else if (arity == 1) {
     auto e = UnaryExpression(ctx, "a", update.params, prefix);
     if (!e.ok()) return e.status();
     expr = *e;

@@ -458,6 +458,7 @@ TEST(RandomGraphMakersTest, EveryGraphIsOneTheCpuRuns) {
                     OpKind::kGather,
                     OpKind::kExp,
                     OpKind::kRsqrt,
+                    OpKind::kGelu,
                     OpKind::kAdd,
                     OpKind::kDiv,
                     OpKind::kPrelu,

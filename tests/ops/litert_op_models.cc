@@ -30,6 +30,15 @@ LitertOpModel Unary(const std::string& name, OpKind op, const std::string& range
   return {name, b.Build(), range};
 }
 
+LitertOpModel Gelu(bool approximate) {
+  GraphBuilder b;
+  const int x = b.Input({1, 6, 5, 9});
+  const int y = b.Tensor({1, 6, 5, 9}, DataType::kFloat32, "y");
+  b.Op(OpKind::kGelu, ops::GeluAttributes{approximate}, {x}, {y});
+  b.Output(y);
+  return {approximate ? "gelu_approximate" : "gelu", b.Build(), "-5,5"};
+}
+
 LitertOpModel Binary(const std::string& name, OpKind op, const std::string& range, bool gpu = true) {
   GraphBuilder b;
   const int x = b.Input({2, 4, 6}), z = b.Input({6});
@@ -179,6 +188,8 @@ std::vector<LitertOpModel> LitertOpModels() {
           Unary("sqrt", OpKind::kSqrt, "0.25,4"),
           Unary("rsqrt", OpKind::kRsqrt, "0.25,4"),
           Unary("square", OpKind::kSquare),
+          Gelu(false),
+          Gelu(true),
           Binary("pow", OpKind::kPow, "0.25,2"),
           Binary("floor_div", OpKind::kFloorDiv, "0.5,3", false),
           Binary("floor_mod", OpKind::kFloorMod, "0.5,3", false),

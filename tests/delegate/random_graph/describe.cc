@@ -36,6 +36,7 @@ std::string Fields(const A& a) {
   if constexpr (requires { a.beta; }) s += fmt::format(" beta {}", a.beta);
   if constexpr (requires { a.keep_dims; }) s += a.keep_dims ? " keep_dims" : "";
   if constexpr (requires { a.symmetric; }) s += a.symmetric ? " SYMMETRIC" : " REFLECT";
+  if constexpr (requires { a.approximate; }) s += a.approximate ? " approximate" : "";
   if constexpr (requires { a.batch_dims; }) s += fmt::format(" batch_dims {}", a.batch_dims);
   if constexpr (requires { a.adj_y; }) s += fmt::format("{}{}", a.adj_x ? " adj_x" : "", a.adj_y ? " adj_y" : "");
   if constexpr (requires { a.exclusive; }) s += fmt::format("{}{}", a.exclusive ? " exclusive" : "", a.reverse ? " reverse" : "");
@@ -67,7 +68,7 @@ std::string ParameterText(const Attributes& attributes) {
                      ops::ElementwiseAttributes, ops::FullyConnectedAttributes, ops::LeakyReluAttributes,
                      ops::StridedSliceAttributes, ops::PoolAttributes, ops::ReducerAttributes, ops::ResizeAttributes,
                      ops::SoftmaxAttributes, ops::BlockSizeAttributes, ops::TransposeConvAttributes,
-                     ops::PackAttributes, ops::SplitAttributes, ops::MirrorPadAttributes, ops::GatherAttributes,
+                     ops::PackAttributes, ops::SplitAttributes, ops::MirrorPadAttributes, ops::GatherAttributes, ops::GeluAttributes,
                      ops::BatchMatmulAttributes, ops::CumsumAttributes>(*a);
 }
 

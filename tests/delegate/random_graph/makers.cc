@@ -195,7 +195,8 @@ bool MakeUnary(Draw& d) {
   std::vector<OpKind> drawable;
   for (OpKind op : {OpKind::kRelu, OpKind::kRelu6, OpKind::kReluN1To1, OpKind::kLogistic, OpKind::kTanh,
                     OpKind::kHardSwish, OpKind::kExp, OpKind::kRsqrt, OpKind::kElu, OpKind::kLeakyRelu, OpKind::kAbs,
-                    OpKind::kNeg, OpKind::kSquare, OpKind::kSqrt, OpKind::kLog, OpKind::kSin, OpKind::kCos}) {
+                    OpKind::kNeg, OpKind::kSquare, OpKind::kSqrt, OpKind::kLog, OpKind::kSin, OpKind::kCos,
+                    OpKind::kGelu}) {
     if (std::any_of(values.begin(), values.end(), [&](const Value& v) { return fits(op, v); })) drawable.push_back(op);
   }
   const OpKind op = drawable[static_cast<size_t>(d.Int(0, static_cast<int>(drawable.size()) - 1))];
@@ -230,6 +231,10 @@ bool MakeUnary(Draw& d) {
       break;
     case OpKind::kElu: scale = std::max(s, 1.0f); break;
     case OpKind::kLeakyRelu: a = ops::LeakyReluAttributes{d.Real(0.01f, 0.5f)}; break;
+    case OpKind::kGelu:  // its slope is at most 1.13
+      a = ops::GeluAttributes{d.Chance(0.5f)};
+      gain = 1.2f;
+      break;
     case OpKind::kAbs: floor = f; break;
     case OpKind::kSquare:
       scale = s * s;
