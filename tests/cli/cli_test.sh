@@ -33,6 +33,13 @@ expect_ok "npy input" run "$face" --backend cpu --input "$work/input.npy" --outp
   cmp -s "$work/o/output_1.npy" "$work/o2/output_1.npy" || fail "npy input gives different outputs"
 expect_ok "modelgen" modelgen mobilenet_v1 --out "$work/m.tflite" --seed 3
 expect_ok "modelgen runs" run "$work/m.tflite" --input "$data/modelgen/mobilenet_v2_seed1/input_0.f32" --json
+# A token-id model: raw int32 ids in, on the CPU and on the GPU.
+expect_ok "modelgen bert_tiny" modelgen bert_tiny --out "$work/bert.tflite"
+for backend in cpu vulkan; do
+  expect_ok "bert_tiny on $backend" run "$work/bert.tflite" --backend "$backend" \
+    --input "$data/modelgen/bert_tiny_seed1/input_0.int32" --output-dir "$work/bert_$backend" && \
+    grep -qa "'shape': (1,128,128)" "$work/bert_$backend/output_0.npy" || fail "bert_tiny on $backend: no [1,128,128] output"
+done
 
 # bench on the CPU: latency percentiles, no GPU time.
 if expect_ok "bench --backend cpu" bench "$face" --backend cpu --iterations 2 --warmup 1 --json; then

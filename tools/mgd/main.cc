@@ -65,7 +65,7 @@ void AddCodeOptions(CLI::App* cmd, mgd::cli::RunOptions& run, const std::string&
 // The options `run` and `bench` share.
 void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
   AddCodeOptions(cmd, run, "auto|vulkan|gl|cpu");
-  cmd->add_option("--input", run.inputs, "Input file (.npy float32 or raw .f32), one per model input, in order");
+  cmd->add_option("--input", run.inputs, "Input file, one per model input, in order: .npy of the input's dtype, or its raw bytes (size checked)");
   cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache folder: the second start skips compiling (GPU backends)");
   cmd->add_flag("--check-finite", run.check_finite,
                 "Fail, naming the tensor and element, when an input or an output holds NaN or Inf");
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
   check_cmd->add_option("model", check.model, "Model (.tflite)")->required();
   check_cmd->add_option("--backend", check.backend, "auto|vulkan|gl")->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
   check_cmd->add_option("--input", check.inputs,
-                        "Input file (.npy float32 or raw .f32), one per model input, in order (default: sin(0.01 i))");
+                        "Input file, one per model input, in order: .npy of the input's dtype, or its raw bytes (default: sin(0.01 i))");
   check_cmd->add_option("--threshold", check.threshold, "Relative RMS a layer may reach (default 1e-2, the fp16 bound)");
   check_cmd->add_option("--out", check.out, "Keep both runs' tensors here (DIR/fp32, DIR/fp16, as mgd run --dump-tensors)");
   check_cmd->add_option("--workgroups", check.workgroups,
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
 
   mgd::cli::ModelgenOptions gen;
   auto* gen_cmd = app.add_subcommand("modelgen", "Write a standard architecture with deterministic weights");
-  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2 | fp16_trap (a planted fp16-hostile layer, for mgd check) | fp16_sum_trap "
+  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2 | bert_tiny (int32 token ids in) | fp16_trap (a planted fp16-hostile layer, for mgd check) | fp16_sum_trap "
                       "(a head whose fp16 sums cancel, for mgd tune --accuracy)")->required();
   gen_cmd->add_option("--out", gen.out, "Output .tflite")->required();
   gen_cmd->add_option("--seed", gen.seed, "Weight seed");

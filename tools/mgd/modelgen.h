@@ -25,4 +25,8 @@ absl::StatusOr<Graph> BuildFp16Trap(uint64_t seed);
 // answer, fp16 storage does not (for the accuracy guard, mgd tune --accuracy).
 absl::StatusOr<Graph> BuildFp16SumTrap(uint64_t seed);
 
+// BERT-Tiny: int32 token ids [1,128] in, the sequence output [1,128,128]
+// out (modelgen_transformer.cc).
+absl::StatusOr<Graph> BuildBertTiny(uint64_t seed);
+
 }  // namespace mgd

@@ -1,0 +1,139 @@
+// Transformers for `mgd modelgen`, written as the TFLite converter writes a
+// Keras model: dense layers as FULLY_CONNECTED with keep_num_dims, heads by
+// RESHAPE and TRANSPOSE, attention as BATCH_MATMUL and SOFTMAX, layer
+// normalization as MEAN, SQUARED_DIFFERENCE, RSQRT, MUL and ADD, GELU as
+// its own op, embeddings as GATHER.
+#include <string>
+#include <vector>
+
+#include "ops/gather/gather.h"
+#include "ops/matmul/batch_matmul.h"
+#include "ops/reduce/reduce.h"
+#include "tools/mgd/modelgen.h"
+#include "tools/mgd/modelgen_builder.h"
+
+namespace mgd {
+namespace {
+
+using modelgen::Builder;
+
+class Transformer {
+ public:
+  explicit Transformer(Builder& b) : b_(b) {}
+
+  int Ints(const std::string& name, const std::vector<int32_t>& values) {
+    std::vector<uint8_t> bytes(values.size() * sizeof(int32_t));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return b_.AddConstant(name, {static_cast<int>(values.size())}, DataType::kInt32, std::move(bytes));
+  }
+
+  int Node(OpKind op, Attributes a, std::vector<int> inputs, const std::string& name, Shape shape) {
+    const int y = b_.AddTensor(name, std::move(shape));
+    b_.AddNode(op, std::move(a), std::move(inputs), y);
+    return y;
+  }
+
+  // keras Dense on the last axis: FULLY_CONNECTED, kernel [units, in].
+  int Dense(const std::string& scope, int x, int units) {
+    Shape shape = b_.Dims(x);
+    const int in = shape.back();
+    const int w = b_.Weights(scope + "/kernel", {units, in}, in, Activation::kNone);
+    const int bias = b_.Bias(scope + "/bias", units);
+    shape.back() = units;
+    return Node(OpKind::kFullyConnected, ops::FullyConnectedAttributes{Activation::kNone, true}, {x, w, bias},
+                scope + "/BiasAdd", shape);
+  }
+
+  int Elementwise(OpKind op, const std::string& name, int a, int c) {
+    return Node(op, ops::ElementwiseAttributes{}, {a, c}, name, b_.Dims(a));
+  }
+  int Scalar(const std::string& name, float value) { return b_.FloatConstant(name, {1}, {value}); }
+
+  // (x - mean) * rsqrt(variance + epsilon) * gamma + beta over the last axis.
+  int LayerNorm(const std::string& scope, int x) {
+    Shape reduced = b_.Dims(x);
+    const int width = reduced.back();
+    reduced.back() = 1;
+    const int axis = Ints(scope + "/axis", {static_cast<int32_t>(reduced.size()) - 1});
+    const int mean = Node(OpKind::kMean, ops::ReducerAttributes{true}, {x, axis}, scope + "/mean", reduced);
+    const int squares = Elementwise(OpKind::kSquaredDifference, scope + "/SquaredDifference", x, mean);
+    const int variance = Node(OpKind::kMean, ops::ReducerAttributes{true}, {squares, axis}, scope + "/variance", reduced);
+    const int shifted = Elementwise(OpKind::kAdd, scope + "/add", variance, Scalar(scope + "/epsilon", 1e-12f));
+    const int scale = Node(OpKind::kRsqrt, {}, {shifted}, scope + "/Rsqrt", reduced);
+    const int centered = Elementwise(OpKind::kSub, scope + "/sub", x, mean);
+    const int normalized = Elementwise(OpKind::kMul, scope + "/mul", centered, scale);
+    std::vector<float> gamma, beta;
+    for (int i = 0; i < width; ++i) gamma.push_back(1.0f + 0.1f * b_.Uniform());
+    for (int i = 0; i < width; ++i) beta.push_back(0.1f * b_.Uniform());
+    const int scaled = Elementwise(OpKind::kMul, scope + "/mul_1", normalized, b_.FloatConstant(scope + "/gamma", {width}, gamma));
+    return Elementwise(OpKind::kAdd, scope + "/add_1", scaled, b_.FloatConstant(scope + "/beta", {width}, beta));
+  }
+
+  int Reshape(const std::string& name, int x, const Shape& shape) {
+    return Node(OpKind::kReshape, ops::ReshapeAttributes{shape}, {x, Ints(name + "/shape", shape)}, name, shape);
+  }
+
+  // [1, S, heads * size] <-> [1, heads, S, size].
+  int SplitHeads(const std::string& name, int x, int heads) {
+    const Shape s = b_.Dims(x);
+    const int r = Reshape(name + "/Reshape", x, {s[0], s[1], heads, s[2] / heads});
+    return Node(OpKind::kTranspose, {}, {r, Ints(name + "/perm", {0, 2, 1, 3})}, name + "/transpose", {s[0], heads, s[1], s[2] / heads});
+  }
+  int MergeHeads(const std::string& name, int x) {
+    const Shape s = b_.Dims(x);
+    const int t = Node(OpKind::kTranspose, {}, {x, Ints(name + "/perm", {0, 2, 1, 3})}, name + "/transpose", {s[0], s[2], s[1], s[3]});
+    return Reshape(name + "/Reshape", t, {s[0], s[2], s[1] * s[3]});
+  }
+
+  int Attention(const std::string& scope, int x, int heads) {
+    const int width = b_.Dims(x).back();
+    const int q = SplitHeads(scope + "/query", Dense(scope + "/query", x, width), heads);
+    const int k = SplitHeads(scope + "/key", Dense(scope + "/key", x, width), heads);
+    const int v = SplitHeads(scope + "/value", Dense(scope + "/value", x, width), heads);
+    const Shape qs = b_.Dims(q);
+    const int scaled = Elementwise(OpKind::kMul, scope + "/Mul", q, Scalar(scope + "/scale", 1.0f / std::sqrt(static_cast<float>(qs[3]))));
+    const Shape score_shape = {qs[0], qs[1], qs[2], qs[2]};
+    const int scores = Node(OpKind::kBatchMatmul, ops::BatchMatmulAttributes{false, true}, {scaled, k}, scope + "/MatMul", score_shape);
+    const int probs = Node(OpKind::kSoftmax, ops::SoftmaxAttributes{1.0f}, {scores}, scope + "/Softmax", score_shape);
+    const int context = Node(OpKind::kBatchMatmul, {}, {probs, v}, scope + "/MatMul_1", qs);
+    return Dense(scope + "/output", MergeHeads(scope + "/context", context), width);
+  }
+
+  // Post-norm BERT layer: attention, add, norm; GELU feed-forward, add, norm.
+  int EncoderLayer(const std::string& scope, int x, int heads, int ffn) {
+    const int attended = LayerNorm(scope + "/attention/LayerNorm",
+                                   Elementwise(OpKind::kAdd, scope + "/attention/add", Attention(scope + "/attention", x, heads), x));
+    const int hidden = Dense(scope + "/intermediate", attended, ffn);
+    const int activated = Node(OpKind::kGelu, ops::GeluAttributes{false}, {hidden}, scope + "/intermediate/Gelu", b_.Dims(hidden));
+    const int out = Dense(scope + "/output", activated, b_.Dims(x).back());
+    return LayerNorm(scope + "/output/LayerNorm", Elementwise(OpKind::kAdd, scope + "/output/add", out, attended));
+  }
+
+ private:
+  Builder& b_;
+};
+
+}  // namespace
+
+absl::StatusOr<Graph> BuildBertTiny(uint64_t seed) {
+  // BERT-Tiny (Turc et al. 2019): 2 layers, hidden 128, 2 heads, feed-forward
+  // 512, BERT's 30522-token vocabulary; 128 token ids in, the sequence
+  // output [1, 128, 128] out.
+  constexpr int kVocabulary = 30522, kLength = 128, kHidden = 128, kHeads = 2, kFeedForward = 512, kLayers = 2;
+  Builder b(seed, false);
+  Transformer t(b);
+  const int ids = b.Input("input_ids", {1, kLength});
+  b.graph().tensors[static_cast<size_t>(ids)].type = DataType::kInt32;
+  std::vector<float> table(static_cast<size_t>(kVocabulary) * kHidden), positions(static_cast<size_t>(kLength) * kHidden);
+  for (float& v : table) v = 0.05f * b.Uniform();
+  for (float& v : positions) v = 0.05f * b.Uniform();  // position and token type 0 embeddings, summed
+  const int words = t.Node(OpKind::kGather, ops::GatherAttributes{}, {b.FloatConstant("embeddings/word_embeddings", {kVocabulary, kHidden}, table), ids},
+                           "embeddings/Gather", {1, kLength, kHidden});
+  int x = t.Elementwise(OpKind::kAdd, "embeddings/add", words, b.FloatConstant("embeddings/position_embeddings", {1, kLength, kHidden}, positions));
+  x = t.LayerNorm("embeddings/LayerNorm", x);
+  for (int layer = 0; layer < kLayers; ++layer) x = t.EncoderLayer("encoder/layer_" + std::to_string(layer), x, kHeads, kFeedForward);
+  b.Output(x);
+  return b.Finish("mgd modelgen bert_tiny");
+}
+
+}  // namespace mgd
