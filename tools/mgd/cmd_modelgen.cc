@@ -17,14 +17,14 @@ absl::Status Modelgen(const ModelgenOptions& options) {
     MGD_ASSIGN_OR_RETURN(Graph trap, BuildFp16SumTrap(options.seed));
     return WriteModelFile(trap, options.out);
   }
-  if (options.name == "bert_tiny") {
-    MGD_ASSIGN_OR_RETURN(Graph bert, BuildBertTiny(options.seed));
-    return WriteModelFile(bert, options.out);
+  if (options.name == "bert_tiny" || options.name == "vit_tiny") {
+    MGD_ASSIGN_OR_RETURN(Graph transformer, options.name == "bert_tiny" ? BuildBertTiny(options.seed) : BuildVitTiny(options.seed));
+    return WriteModelFile(transformer, options.out);
   }
   int version = 0;
   if (options.name == "mobilenet_v1") version = 1;
   else if (options.name == "mobilenet_v2") version = 2;
-  else return UsageError(fmt::format("modelgen: unknown model '{}' (valid: mobilenet_v1, mobilenet_v2, bert_tiny, fp16_trap, fp16_sum_trap)", options.name));
+  else return UsageError(fmt::format("modelgen: unknown model '{}' (valid: mobilenet_v1, mobilenet_v2, bert_tiny, vit_tiny, fp16_trap, fp16_sum_trap)", options.name));
   MGD_ASSIGN_OR_RETURN(Graph graph, BuildMobileNet(version, options.seed, options.fp16_weights));
   // WriteModelFile reports an unwritable path as PermissionDenied, naming it.
   return WriteModelFile(graph, options.out);

@@ -28,5 +28,7 @@ absl::StatusOr<Graph> BuildFp16SumTrap(uint64_t seed);
 // BERT-Tiny: int32 token ids [1,128] in, the sequence output [1,128,128]
 // out (modelgen_transformer.cc).
 absl::StatusOr<Graph> BuildBertTiny(uint64_t seed);
+// ViT-Tiny/16 at 224: an image [1,224,224,3] in, 1000 logits [1,1000] out.
+absl::StatusOr<Graph> BuildVitTiny(uint64_t seed);
 
 }  // namespace mgd

@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "ops/concatenation/concatenation.h"
 #include "ops/gather/gather.h"
 #include "ops/matmul/batch_matmul.h"
+#include "ops/movement/movement.h"
 #include "ops/reduce/reduce.h"
 #include "tools/mgd/modelgen.h"
 #include "tools/mgd/modelgen_builder.h"
@@ -50,7 +52,7 @@ class Transformer {
   int Scalar(const std::string& name, float value) { return b_.FloatConstant(name, {1}, {value}); }
 
   // (x - mean) * rsqrt(variance + epsilon) * gamma + beta over the last axis.
-  int LayerNorm(const std::string& scope, int x) {
+  int LayerNorm(const std::string& scope, int x, float epsilon = 1e-12f) {
     Shape reduced = b_.Dims(x);
     const int width = reduced.back();
     reduced.back() = 1;
@@ -58,7 +60,7 @@ class Transformer {
     const int mean = Node(OpKind::kMean, ops::ReducerAttributes{true}, {x, axis}, scope + "/mean", reduced);
     const int squares = Elementwise(OpKind::kSquaredDifference, scope + "/SquaredDifference", x, mean);
     const int variance = Node(OpKind::kMean, ops::ReducerAttributes{true}, {squares, axis}, scope + "/variance", reduced);
-    const int shifted = Elementwise(OpKind::kAdd, scope + "/add", variance, Scalar(scope + "/epsilon", 1e-12f));
+    const int shifted = Elementwise(OpKind::kAdd, scope + "/add", variance, Scalar(scope + "/epsilon", epsilon));
     const int scale = Node(OpKind::kRsqrt, {}, {shifted}, scope + "/Rsqrt", reduced);
     const int centered = Elementwise(OpKind::kSub, scope + "/sub", x, mean);
     const int normalized = Elementwise(OpKind::kMul, scope + "/mul", centered, scale);
@@ -99,13 +101,25 @@ class Transformer {
     return Dense(scope + "/output", MergeHeads(scope + "/context", context), width);
   }
 
+  int FeedForward(const std::string& scope, int x, int ffn) {
+    const int hidden = Dense(scope + "/intermediate", x, ffn);
+    const int activated = Node(OpKind::kGelu, ops::GeluAttributes{false}, {hidden}, scope + "/intermediate/Gelu", b_.Dims(hidden));
+    return Dense(scope + "/output", activated, b_.Dims(x).back());
+  }
+
+  // Pre-norm ViT layer: x + attention(norm(x)), then x + feed-forward(norm(x)).
+  int PreNormLayer(const std::string& scope, int x, int heads, int ffn) {
+    const int attended = Elementwise(OpKind::kAdd, scope + "/attention/add",
+                                     Attention(scope + "/attention", LayerNorm(scope + "/LayerNorm_0", x, 1e-6f), heads), x);
+    return Elementwise(OpKind::kAdd, scope + "/output/add",
+                       FeedForward(scope + "/mlp", LayerNorm(scope + "/LayerNorm_1", attended, 1e-6f), ffn), attended);
+  }
+
   // Post-norm BERT layer: attention, add, norm; GELU feed-forward, add, norm.
   int EncoderLayer(const std::string& scope, int x, int heads, int ffn) {
     const int attended = LayerNorm(scope + "/attention/LayerNorm",
                                    Elementwise(OpKind::kAdd, scope + "/attention/add", Attention(scope + "/attention", x, heads), x));
-    const int hidden = Dense(scope + "/intermediate", attended, ffn);
-    const int activated = Node(OpKind::kGelu, ops::GeluAttributes{false}, {hidden}, scope + "/intermediate/Gelu", b_.Dims(hidden));
-    const int out = Dense(scope + "/output", activated, b_.Dims(x).back());
+    const int out = FeedForward(scope, attended, ffn);
     return LayerNorm(scope + "/output/LayerNorm", Elementwise(OpKind::kAdd, scope + "/output/add", out, attended));
   }
 
@@ -134,6 +148,35 @@ absl::StatusOr<Graph> BuildBertTiny(uint64_t seed) {
   for (int layer = 0; layer < kLayers; ++layer) x = t.EncoderLayer("encoder/layer_" + std::to_string(layer), x, kHeads, kFeedForward);
   b.Output(x);
   return b.Finish("mgd modelgen bert_tiny");
+}
+
+absl::StatusOr<Graph> BuildVitTiny(uint64_t seed) {
+  // ViT-Ti/16 (Touvron et al. 2021, DeiT-Tiny's shape): 16x16 patches of a
+  // 224x224 image, hidden 192, 12 pre-norm layers of 3 heads, MLP 768, a
+  // class token; the class token's 1000 logits out.
+  constexpr int kPatch = 16, kHidden = 192, kHeads = 3, kMlp = 768, kLayers = 12, kClasses = 1000;
+  constexpr int kTokens = (224 / kPatch) * (224 / kPatch) + 1;
+  Builder b(seed, false);
+  Transformer t(b);
+  int x = b.Input("input", {1, 224, 224, 3});
+  x = b.Conv("embedding", x, kHidden, kPatch, kPatch, Activation::kNone);
+  x = t.Reshape("embedding/Reshape", x, {1, kTokens - 1, kHidden});
+  std::vector<float> cls(kHidden), positions(static_cast<size_t>(kTokens) * kHidden);
+  for (float& v : cls) v = 0.05f * b.Uniform();
+  for (float& v : positions) v = 0.05f * b.Uniform();
+  x = t.Node(OpKind::kConcatenation, ops::ConcatenationAttributes{1}, {b.FloatConstant("cls", {1, 1, kHidden}, cls), x},
+             "concat", {1, kTokens, kHidden});
+  x = t.Elementwise(OpKind::kAdd, "posembed_input/add", x, b.FloatConstant("posembed_input/pos_embedding", {1, kTokens, kHidden}, positions));
+  for (int layer = 0; layer < kLayers; ++layer) x = t.PreNormLayer("Transformer/encoderblock_" + std::to_string(layer), x, kHeads, kMlp);
+  x = t.LayerNorm("Transformer/encoder_norm", x, 1e-6f);
+  // x[:, 0]: the class token, as the converter writes it.
+  ops::StridedSliceAttributes slice;
+  slice.shrink_axis_mask = 2;
+  x = t.Node(OpKind::kStridedSlice, slice, {x, t.Ints("cls/begin", {0, 0, 0}), t.Ints("cls/end", {1, 1, kHidden}), t.Ints("cls/strides", {1, 1, 1})},
+             "cls/StridedSlice", {1, kHidden});
+  x = t.Dense("head", x, kClasses);
+  b.Output(x);
+  return b.Finish("mgd modelgen vit_tiny");
 }
 
 }  // namespace mgd
