@@ -27,6 +27,12 @@ bool IsGraphInput(const NodeContext& ctx, size_t i);
 // `element_type` elements (GeneratedShader::raw_inputs); call after
 // StartShader, in the order of the raw inputs.
 void AddRawInput(GeneratedShader& g, int position, const std::string& name, const std::string& element_type);
+// An int32 or int64 index tensor (node input `position`: GATHER's indices,
+// ONE_HOT's) that the body reads as `name[i]` and turns to int: a constant
+// becomes a float buffer (exact: values are clamped to [-1, 2^24], past any
+// position), an int32 tensor computed at run time is read as given
+// (AddRawInput). Call before adding the shader's other constants.
+absl::Status AddIndexInput(const NodeContext& ctx, GeneratedShader& g, int position, const std::string& name);
 // A CUSTOM node's registered name ("" for builtins).
 std::string CustomName(const Node& node);
 

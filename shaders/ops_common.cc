@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "model/constants.h"
 #include "shaders/ops.h"
 
 namespace mgd::shaders {
@@ -56,6 +57,20 @@ void AddRawInput(GeneratedShader& g, int position, const std::string& name, cons
   const size_t before = g.activation_inputs.size() + g.raw_inputs.size();
   g.code.buffers.insert(g.code.buffers.begin() + static_cast<long>(before), {name, element_type, BufferAccess::kRead, false});
   g.raw_inputs.push_back(position);
+}
+
+absl::Status AddIndexInput(const NodeContext& ctx, GeneratedShader& g, int position, const std::string& name) {
+  const Tensor& t = ctx.input(static_cast<size_t>(position));
+  if (!t.is_constant) {
+    if (t.type != DataType::kInt32) return absl::UnimplementedError(fmt::format("{} computed at run time must be int32", name));
+    AddRawInput(g, position, name, "int");
+    return absl::OkStatus();
+  }
+  std::vector<float> values;
+  for (int64_t v : ConstantInts(t)) values.push_back(static_cast<float>(std::clamp<int64_t>(v, -1, int64_t{1} << 24)));
+  g.code.buffers.push_back({name, "float", BufferAccess::kRead, false});
+  g.constants.push_back(std::move(values));
+  return absl::OkStatus();
 }
 
 namespace glsl {

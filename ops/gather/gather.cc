@@ -120,9 +120,6 @@ absl::StatusOr<GeneratedShader> GatherShader(const NodeContext& ctx) {
   const Tensor& params_tensor = ctx.input(0);
   const Tensor& indices_tensor = ctx.input(1);
   if (params_tensor.type != DataType::kFloat32) return absl::UnimplementedError("params are not float32");
-  if (!indices_tensor.is_constant && indices_tensor.type != DataType::kInt32) {
-    return absl::UnimplementedError("indices computed at run time must be int32");
-  }
   auto plan = PlanGather(params_tensor.shape, indices_tensor.shape, AttributesOf<GatherAttributes>(ctx.node->attributes));
   if (!plan.ok()) return plan.status();
   auto out = OutputBhwc(ctx, 0);
@@ -134,14 +131,7 @@ absl::StatusOr<GeneratedShader> GatherShader(const NodeContext& ctx) {
 
   GeneratedShader g = StartShader(ctx, *out, constant_params ? std::vector<int>{} : std::vector<int>{0});
   ShaderParams& params = g.code.params;
-  if (indices_tensor.is_constant) {
-    std::vector<float> values;  // exact: an index of a GPU tensor is below 2^24
-    for (int64_t v : ConstantInts(indices_tensor)) values.push_back(static_cast<float>(v));
-    g.code.buffers.push_back({"indices", "float", BufferAccess::kRead, false});
-    g.constants.push_back(std::move(values));
-  } else {
-    AddRawInput(g, 1, "indices", "int");
-  }
+  MGD_RETURN_IF_ERROR(AddIndexInput(ctx, g, 1, "indices"));
   std::string fetch;  // value[k] from params' flat position src
   if (constant_params) {
     g.code.buffers.push_back({"params", "float", BufferAccess::kRead, false});

@@ -105,9 +105,6 @@ using namespace shaders;  // NOLINT(google-build-using-namespace): the generator
 // as a constant or as the partition's own input buffer (read as given).
 absl::StatusOr<GeneratedShader> OneHotShader(const NodeContext& ctx) {
   const Tensor& indices = ctx.input(0);
-  if (!indices.is_constant && indices.type != DataType::kInt32) {
-    return absl::UnimplementedError("indices computed at run time must be int32");
-  }
   if (!ctx.input(2).is_constant || !ctx.input(3).is_constant) {
     return absl::UnimplementedError("on_value and off_value are not constants");
   }
@@ -120,14 +117,7 @@ absl::StatusOr<GeneratedShader> OneHotShader(const NodeContext& ctx) {
   if (!out.ok()) return absl::UnimplementedError("unsupported rank");
   GeneratedShader g = StartShader(ctx, *out, {});
   ShaderParams& params = g.code.params;
-  if (indices.is_constant) {
-    std::vector<float> values;  // exact: compared with positions below 2^24
-    for (int64_t v : ConstantInts(indices)) values.push_back(static_cast<float>(std::clamp<int64_t>(v, -1, 1 << 24)));
-    g.code.buffers.push_back({"indices", "float", BufferAccess::kRead, false});
-    g.constants.push_back(std::move(values));
-  } else {
-    AddRawInput(g, 0, "indices", "int");
-  }
+  MGD_RETURN_IF_ERROR(AddIndexInput(ctx, g, 0, "indices"));
   g.code.body += fmt::format(
       "  vec4 value = vec4(0.0);\n"
       "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"

@@ -219,11 +219,11 @@ TEST(ReaderErrorTest, CyclicGraphIsRejected) {
 
 TEST(ReaderErrorTest, UnknownBuiltinOpIsNamed) {
   Graph g = TwoAdds();
-  g.nodes[0].op = static_cast<OpKind>(36);  // GATHER
+  g.nodes[0].op = static_cast<OpKind>(27);  // SVDF
   g.nodes[0].attributes = std::monostate{};
   const absl::Status s = ReadBack(g);
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(std::string(s.message()), HasSubstr("node 0: operator GATHER (36) is not supported"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("node 0: operator SVDF (27) is not supported"));
 }
 
 TEST(ReaderErrorTest, BadOptionValueNamesTheField) {
