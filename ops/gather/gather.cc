@@ -85,6 +85,7 @@ class GatherKernel : public Kernel {
   }
 
   absl::Status Invoke(KernelContext& ctx) override {
+    if (ctx.out(0).elements() == 0) return absl::OkStatus();  // no rows: params may hold no data at all
     const TensorRef& indices = ctx.in(1);
     const size_t row = static_cast<size_t>(plan_.inner) * ElementSize(ctx.in(0).type);
     const uint8_t* params = ctx.in(0).data;
