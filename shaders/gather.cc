@@ -8,31 +8,23 @@ namespace mgd::shaders {
 namespace {
 
 std::string GatherBody(ShaderParams& params, const layout::Bhwc& in, const layout::Bhwc& out, const StridedGather& g) {
-  std::string s = fmt::format(
-      "  vec4 value = vec4(0.0);\n"
-      "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
-      "    int c = s * 4 + k;\n"
-      "    if (c >= {C}) break;\n"
-      "    int f = ((b * {H} + y) * {W} + x) * {C} + c;\n"
-      "    int src = {offset};\n",
-      fmt::arg("C", params.Int("out_c", out.channels)), fmt::arg("H", params.Int("out_h", out.height)),
-      fmt::arg("W", params.Int("out_w", out.width)), fmt::arg("offset", params.Int("offset", g.offset)));
+  std::string s = fmt::format("    int src = {};\n", params.Int("offset", g.offset));
   for (int d = static_cast<int>(g.full.size()) - 1; d >= 0; --d) {
     const int64_t n = g.full[static_cast<size_t>(d)], stride = g.strides[static_cast<size_t>(d)];
     if (n == 1) continue;
     const std::string extent = params.Int(fmt::format("extent{}", d), n);
-    s += fmt::format("    src += (f % {}) * ({}); f /= {};\n", extent, params.Int(fmt::format("stride{}", d), stride), extent);
+    s += fmt::format("    src += (position % {}) * ({}); position /= {};\n", extent,
+                     params.Int(fmt::format("stride{}", d), stride), extent);
   }
   s += fmt::format(
       "    int ic = src % {C}; src /= {C};\n"
       "    int ix = src % {W}; src /= {W};\n"
       "    int iy = src % {H}; int ib = src / {H};\n"
-      "    value[k] = {read}[ic % 4];\n"
-      "  }}\n",
+      "    value[k] = {read}[ic % 4];\n",
       fmt::arg("C", params.Int("in0_c", in.channels)), fmt::arg("W", params.Int("in0_w", in.width)),
       fmt::arg("H", params.Int("in0_h", in.height)),
       fmt::arg("read", glsl::Read(params, "in0", in, "ib", "ic / 4", "iy", "ix")));
-  return s;
+  return glsl::ForEachLane(params, out, s, /*flat_position=*/true);
 }
 
 }  // namespace

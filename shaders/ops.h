@@ -55,6 +55,12 @@ std::string BlockPrologue(ShaderParams& params, const layout::Bhwc& out, OutputB
 // body's value<k>.
 std::string ForEachBlockOutput(ShaderParams& params, const layout::Bhwc& out, OutputBlock block,
                                const std::string& per_output);
+// A loop over the four lanes of output vec4 `value` (declared here, zero
+// past the last channel) running `lane` (lines that set value[k]) with the
+// lane's channel c and, with `flat_position`, its flat BHWC position
+// `position` in `out`: for ops whose every lane reads from elsewhere.
+std::string ForEachLane(ShaderParams& params, const layout::Bhwc& out, const std::string& lane,
+                        bool flat_position = false);
 // "int b = ..., s = ...;": the batch and slice of output slice row z.
 std::string BatchAndSlice(ShaderParams& params, const layout::Bhwc& out);
 // The PHWC4 index of (b, slice, yy, xx) in `tensor`, of `shape`, as GLSL.

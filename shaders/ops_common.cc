@@ -149,6 +149,22 @@ std::string BatchAndSlice(ShaderParams& params, const layout::Bhwc& o) {
   return fmt::format("  int b = z / {S}, s = z - b * {S};\n", fmt::arg("S", params.Int("out_s", o.slices())));
 }
 
+std::string ForEachLane(ShaderParams& params, const layout::Bhwc& out, const std::string& lane, bool flat_position) {
+  const std::string channels = params.Int("out_c", out.channels);
+  const std::string position =
+      flat_position ? fmt::format("    int position = ((b * {} + y) * {} + x) * {} + c;\n", params.Int("out_h", out.height),
+                                  params.Int("out_w", out.width), channels)
+                    : "";
+  return fmt::format(
+      "  vec4 value = vec4(0.0);\n"
+      "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
+      "    int c = s * 4 + k;\n"
+      "    if (c >= {}) break;\n"
+      "{}{}"
+      "  }}\n",
+      channels, position, lane);
+}
+
 std::string Index(ShaderParams& params, const std::string& tensor, const layout::Bhwc& t, const std::string& b,
                   const std::string& slice, const std::string& yy, const std::string& xx) {
   return fmt::format("((({} * {} + {}) * {} + {}) * {} + {})", b, params.Int(tensor + "_s", t.slices()), slice,

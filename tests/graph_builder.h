@@ -60,4 +60,11 @@ class GraphBuilder {
   Graph graph_;
 };
 
+// How many nodes of `graph` are `op`s.
+inline int CountOps(const Graph& graph, OpKind op) {
+  int count = 0;
+  for (const Node& node : graph.nodes) count += node.op == op;
+  return count;
+}
+
 }  // namespace mgd::testing

@@ -12,17 +12,14 @@
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
 #include "model/writer.h"
+#include "tests/graph_builder.h"
 #include "tests/test_util.h"
 #include "tools/mgd/modelgen.h"
 
 namespace mgd {
 namespace {
 
-int CountOps(const Graph& graph, OpKind op) {
-  int count = 0;
-  for (const Node& node : graph.nodes) count += node.op == op;
-  return count;
-}
+using testing::CountOps;
 
 std::vector<uint8_t> ModelBytes(int version, uint64_t seed, bool fp16) {
   auto graph = BuildMobileNet(version, seed, fp16);

@@ -115,17 +115,16 @@ absl::StatusOr<shaders::GeneratedShader> ConcatenationShader(const shaders::Node
   std::string& body = g.code.body;
   ShaderParams& params = g.code.params;
   if (axis == 3 && !whole_slices) {
-    body += "  vec4 value = vec4(0.0);\n  MGD_LOOP for (int k = 0; k < 4; ++k) {\n    int c = s * 4 + k;\n";
-    body += fmt::format("    if (c >= {}) break;\n", params.Int("out_c", out->channels));
+    std::string lane;
     int offset = 0;
     for (size_t i = 0; i < ins.size(); ++i) {
-      body += fmt::format("    {}if (c < {}) {{ int ic = c - {}; value[k] = {}[ic % 4]; }}\n", i ? "else " : "",
+      lane += fmt::format("    {}if (c < {}) {{ int ic = c - {}; value[k] = {}[ic % 4]; }}\n", i ? "else " : "",
                           params.Int(fmt::format("end{}", i), offset + ins[i].channels),
                           params.Int(fmt::format("offset{}", i), offset),
                           glsl::Read(params, fmt::format("in{}", i), ins[i], "b", "ic / 4", "y", "x"));
       offset += ins[i].channels;
     }
-    body += "  }\n";
+    body += glsl::ForEachLane(params, *out, lane);
   } else {
     body += "  vec4 value = vec4(0.0);\n";
     const std::string position = axis == 3 ? "s" : coord[axis];

@@ -108,25 +108,20 @@ absl::StatusOr<GeneratedShader> Pack(const NodeContext& ctx) {
     reads += fmt::format("      {}if (which == {}) value[k] = {}[ic % 4];\n", i ? "else " : "", i,
                          glsl::Read(params, fmt::format("in{}", i), *in, "ib", "ic / 4", "iy", "ix"));
   }
-  g.code.body += fmt::format(
-      "  vec4 value = vec4(0.0);\n"
-      "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
-      "    int c = s * 4 + k;\n"
-      "    if (c >= {C}) break;\n"
-      "    int f = ((b * {H} + y) * {W} + x) * {C} + c;\n"
-      "    int row = f / {inner};\n"
-      "    int which = row % {count};\n"
-      "    int src = (row / {count}) * {inner} + f % {inner};\n"
-      "    int ic = src % {IC}; src /= {IC};\n"
-      "    int ix = src % {IW}; src /= {IW};\n"
-      "    int iy = src % {IH}; int ib = src / {IH};\n"
-      "{reads}"
-      "  }}\n",
-      fmt::arg("C", params.Int("out_c", out->channels)), fmt::arg("H", params.Int("out_h", out->height)),
-      fmt::arg("W", params.Int("out_w", out->width)), fmt::arg("inner", params.Int("inner", layout->inner)),
-      fmt::arg("count", params.Int("count", static_cast<int64_t>(count))),
-      fmt::arg("IC", params.Int("in0_c", in->channels)), fmt::arg("IW", params.Int("in0_w", in->width)),
-      fmt::arg("IH", params.Int("in0_h", in->height)), fmt::arg("reads", reads));
+  g.code.body += glsl::ForEachLane(
+      params, *out,
+      fmt::format("    int row = position / {inner};\n"
+                  "    int which = row % {count};\n"
+                  "    int src = (row / {count}) * {inner} + position % {inner};\n"
+                  "    int ic = src % {IC}; src /= {IC};\n"
+                  "    int ix = src % {IW}; src /= {IW};\n"
+                  "    int iy = src % {IH}; int ib = src / {IH};\n"
+                  "{reads}",
+                  fmt::arg("inner", params.Int("inner", layout->inner)),
+                  fmt::arg("count", params.Int("count", static_cast<int64_t>(count))),
+                  fmt::arg("IC", params.Int("in0_c", in->channels)), fmt::arg("IW", params.Int("in0_w", in->width)),
+                  fmt::arg("IH", params.Int("in0_h", in->height)), fmt::arg("reads", reads)),
+      /*flat_position=*/true);
   return g;
 }
 

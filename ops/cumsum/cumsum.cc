@@ -107,20 +107,16 @@ absl::StatusOr<GeneratedShader> CumsumShader(const NodeContext& ctx) {
                                                                    : fmt::format("({}) + 1", last)));
   const std::string j = a.reverse ? fmt::format("{} - step", first) : "step";
   if (d == 3) {
-    g.code.body += fmt::format(
-        "  vec4 value = vec4(0.0);\n"
-        "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
-        "    int c = s * 4 + k;\n"
-        "    if (c >= {C}) break;\n"
-        "    {acc}float sum = 0.0;\n"
-        "    {loop}"
-        "      int j = {j};\n"
-        "      sum += {read}[j % 4];\n"
-        "    }}\n"
-        "    value[k] = sum;\n"
-        "  }}\n",
-        fmt::arg("C", params.Int("out_c", out->channels)), fmt::arg("acc", acc), fmt::arg("loop", loop),
-        fmt::arg("j", j), fmt::arg("read", glsl::Read(params, "in0", *in, "b", "j / 4", "y", "x")));
+    g.code.body += glsl::ForEachLane(
+        params, *out,
+        fmt::format("    {acc}float sum = 0.0;\n"
+                    "    {loop}"
+                    "      int j = {j};\n"
+                    "      sum += {read}[j % 4];\n"
+                    "    }}\n"
+                    "    value[k] = sum;\n",
+                    fmt::arg("acc", acc), fmt::arg("loop", loop), fmt::arg("j", j),
+                    fmt::arg("read", glsl::Read(params, "in0", *in, "b", "j / 4", "y", "x"))));
   } else {
     std::string c[4] = {"b", "s", "y", "x"};  // index order of glsl::Index
     c[d == 0 ? 0 : d == 1 ? 2 : 3] = "j";

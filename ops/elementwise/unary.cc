@@ -44,8 +44,7 @@ void EncodeGelu(const Node& node, EncodeContext& file) {
 // HardSwishOptions is an empty table; it is written for TFLite's sake.
 void EncodeHardSwish(const Node&, EncodeContext& file) { file.Set(tflite::CreateHardSwishOptions(file.builder)); }
 
-// Each op's function of one value; `alpha` is LEAKY_RELU's alpha, or 1 for
-// an approximate GELU.
+// Each op's function of one value and its parameter (UnaryParameter).
 float Relu(float v, float) { return std::max(v, 0.0f); }
 float Relu6(float v, float) { return std::min(std::max(v, 0.0f), 6.0f); }
 float ReluN1To1(float v, float) { return std::min(std::max(v, -1.0f), 1.0f); }
@@ -77,13 +76,19 @@ float Sign(float v, float) { return static_cast<float>((v > 0.0f) - (v < 0.0f));
 
 using UnaryFunction = float (*)(float, float);
 
+// The function's parameter, read from the node's attributes: none (0),
+// LEAKY_RELU's alpha, GELU's approximate flag (1 or 0).
+using UnaryParameter = float (*)(const Attributes&);
+float NoParameter(const Attributes&) { return 0.0f; }
+float LeakyReluAlpha(const Attributes& a) { return AttributesOf<LeakyReluAttributes>(a).alpha; }
+float GeluApproximate(const Attributes& a) { return AttributesOf<GeluAttributes>(a).approximate ? 1.0f : 0.0f; }
+
 // The function is a template argument, so that the loop inlines it.
-template <UnaryFunction kFunction>
+template <UnaryFunction kFunction, UnaryParameter kParameter>
 class UnaryKernel : public Kernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
-    alpha_ = ctx.node->op == OpKind::kGelu ? (AttributesOf<GeluAttributes>(ctx.node->attributes).approximate ? 1.0f : 0.0f)
-                                           : AttributesOf<LeakyReluAttributes>(ctx.node->attributes).alpha;
+    parameter_ = kParameter(ctx.node->attributes);
     return ctx.ExpectOutputShape(0, ctx.in(0).shape);
   }
 
@@ -91,23 +96,23 @@ class UnaryKernel : public Kernel {
     const float* x = ctx.in(0).as<float>();
     float* y = ctx.out(0).as<float>();
     const int64_t n = ctx.in(0).elements();
-    const float alpha = alpha_;
-    for (int64_t i = 0; i < n; ++i) y[i] = kFunction(x[i], alpha);
+    const float parameter = parameter_;
+    for (int64_t i = 0; i < n; ++i) y[i] = kFunction(x[i], parameter);
     return absl::OkStatus();
   }
 
  private:
-  float alpha_ = 0.2f;
+  float parameter_ = 0.0f;
 };
 
-template <UnaryFunction kFunction>
+template <UnaryFunction kFunction, UnaryParameter kParameter = NoParameter>
 OpDefinition Unary(OpKind op, absl::StatusOr<Attributes> (*decode)(const DecodeContext&) = nullptr,
                    void (*encode)(const Node&, EncodeContext&) = nullptr) {
   return {.op = op,
           .decode = decode,
           .encode = encode,
           .validate = Validate,
-          .cpu_kernel = MakeKernel<UnaryKernel<kFunction>>,
+          .cpu_kernel = MakeKernel<UnaryKernel<kFunction, kParameter>>,
           .gpu = {ElementwiseShader},
           .elementwise = ElementwiseUpdateOf};
 }
@@ -125,8 +130,8 @@ std::vector<OpDefinition> UnaryOps() {
       Unary<Exp>(OpKind::kExp),
       Unary<Rsqrt>(OpKind::kRsqrt),
       Unary<Elu>(OpKind::kElu),
-      Unary<LeakyRelu>(OpKind::kLeakyRelu, DecodeLeakyRelu, EncodeLeakyRelu),
-      Unary<Gelu>(OpKind::kGelu, DecodeGelu, EncodeGelu),
+      Unary<LeakyRelu, LeakyReluAlpha>(OpKind::kLeakyRelu, DecodeLeakyRelu, EncodeLeakyRelu),
+      Unary<Gelu, GeluApproximate>(OpKind::kGelu, DecodeGelu, EncodeGelu),
       Unary<Abs>(OpKind::kAbs),
       Unary<Neg>(OpKind::kNeg),
       Unary<Square>(OpKind::kSquare),

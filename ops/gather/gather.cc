@@ -123,9 +123,9 @@ absl::StatusOr<GeneratedShader> GatherShader(const NodeContext& ctx) {
   if (params_tensor.type != DataType::kFloat32) return absl::UnimplementedError("params are not float32");
   auto plan = PlanGather(params_tensor.shape, indices_tensor.shape, AttributesOf<GatherAttributes>(ctx.node->attributes));
   if (!plan.ok()) return plan.status();
+  // The output's rank is at least the indices', so indices fit BHWC too.
   auto out = OutputBhwc(ctx, 0);
   if (!out.ok()) return absl::UnimplementedError("unsupported rank");
-  if (!ToBhwc(indices_tensor.shape).ok()) return absl::UnimplementedError("indices of rank above 4");
   const bool constant_params = params_tensor.is_constant;
   auto in = constant_params ? absl::StatusOr<layout::Bhwc>(layout::Bhwc{}) : InputBhwc(ctx, 0);
   if (!in.ok()) return absl::UnimplementedError("unsupported rank");
@@ -145,25 +145,21 @@ absl::StatusOr<GeneratedShader> GatherShader(const NodeContext& ctx) {
         fmt::arg("C", params.Int("in_c", in->channels)), fmt::arg("W", params.Int("in_w", in->width)),
         fmt::arg("H", params.Int("in_h", in->height)), fmt::arg("read", glsl::Read(params, "in0", *in, "pb", "pc / 4", "ph", "pw")));
   }
-  g.code.body += fmt::format(
-      "  vec4 value = vec4(0.0);\n"
-      "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
-      "    int c = s * 4 + k;\n"
-      "    if (c >= {C}) break;\n"
-      "    int position = ((b * {H} + y) * {W} + x) * {C} + c;\n"
-      "    int n = position % {inner}, rest = position / {inner};\n"
-      "    int i = rest % {count};\n"
-      "    rest /= {count};\n"
-      "    int o = rest % {outer}, batch = rest / {outer};\n"
-      "    int index = int(indices[batch * {count} + i]);\n"
-      "    if (index < 0 || index >= {extent}) continue;\n"
-      "    int src = ((batch * {outer} + o) * {extent} + index) * {inner} + n;\n"
-      "{fetch}"
-      "  }}\n",
-      fmt::arg("C", params.Int("out_c", out->channels)), fmt::arg("H", params.Int("out_h", out->height)),
-      fmt::arg("W", params.Int("out_w", out->width)), fmt::arg("inner", params.Int("gather_inner", plan->inner)),
-      fmt::arg("count", params.Int("gather_count", plan->indices)), fmt::arg("outer", params.Int("gather_outer", plan->outer)),
-      fmt::arg("extent", params.Int("gather_extent", plan->extent)), fmt::arg("fetch", fetch));
+  g.code.body += glsl::ForEachLane(
+      params, *out,
+      fmt::format("    int n = position % {inner}, rest = position / {inner};\n"
+                  "    int i = rest % {count};\n"
+                  "    rest /= {count};\n"
+                  "    int o = rest % {outer}, batch = rest / {outer};\n"
+                  "    int index = int(indices[batch * {count} + i]);\n"
+                  "    if (index < 0 || index >= {extent}) continue;\n"
+                  "    int src = ((batch * {outer} + o) * {extent} + index) * {inner} + n;\n"
+                  "{fetch}",
+                  fmt::arg("inner", params.Int("gather_inner", plan->inner)),
+                  fmt::arg("count", params.Int("gather_count", plan->indices)),
+                  fmt::arg("outer", params.Int("gather_outer", plan->outer)),
+                  fmt::arg("extent", params.Int("gather_extent", plan->extent)), fmt::arg("fetch", fetch)),
+      /*flat_position=*/true);
   return g;
 }
 

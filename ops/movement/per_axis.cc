@@ -55,17 +55,13 @@ absl::StatusOr<shaders::GeneratedShader> PerAxisGather(
   if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
   GeneratedShader g = StartShader(ctx, *out, {0});
   ShaderParams& params = g.code.params;
-  g.code.body += fmt::format(
-      "  int ib = {}, iy = {}, ix = {};\n"
-      "  vec4 value = vec4(0.0);\n"
-      "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
-      "    int c = s * 4 + k;\n"
-      "    if (c >= {}) break;\n"
-      "    int ic = {};\n"
-      "    value[k] = {}[ic % 4];\n"
-      "  }}\n",
-      source(0, "b", params), source(1, "y", params), source(2, "x", params), params.Int("out_c", out->channels),
-      source(3, "c", params), glsl::Read(params, "in0", *in, "ib", "ic / 4", "iy", "ix"));
+  g.code.body += fmt::format("  int ib = {}, iy = {}, ix = {};\n", source(0, "b", params), source(1, "y", params),
+                             source(2, "x", params));
+  g.code.body += glsl::ForEachLane(params, *out,
+                                   fmt::format("    int ic = {};\n"
+                                               "    value[k] = {}[ic % 4];\n",
+                                               source(3, "c", params),
+                                               glsl::Read(params, "in0", *in, "ib", "ic / 4", "iy", "ix")));
   return g;
 }
 

@@ -83,12 +83,13 @@ class OneHotKernel : public Kernel {
     const size_t size = ElementSize(ctx.out(0).type);
     const uint8_t* on = ctx.in(2).data;
     const uint8_t* off = ctx.in(3).data;
-    uint8_t* out = ctx.out(0).data;
+    // The output is [outer][depth][inner]; each index is read once.
     for (int64_t o = 0; o < plan_.outer; ++o) {
-      for (int64_t d = 0; d < plan_.depth; ++d) {
-        for (int64_t n = 0; n < plan_.inner; ++n) {
-          std::memcpy(out, IndexValue(indices, o * plan_.inner + n) == d ? on : off, size);
-          out += size;
+      uint8_t* block = ctx.out(0).data + static_cast<size_t>(o * plan_.depth * plan_.inner) * size;
+      for (int64_t n = 0; n < plan_.inner; ++n) {
+        const int64_t index = IndexValue(indices, o * plan_.inner + n);
+        for (int64_t d = 0; d < plan_.depth; ++d) {
+          std::memcpy(block + static_cast<size_t>(d * plan_.inner + n) * size, d == index ? on : off, size);
         }
       }
     }
@@ -118,20 +119,15 @@ absl::StatusOr<GeneratedShader> OneHotShader(const NodeContext& ctx) {
   GeneratedShader g = StartShader(ctx, *out, {});
   ShaderParams& params = g.code.params;
   MGD_RETURN_IF_ERROR(AddIndexInput(ctx, g, 0, "indices"));
-  g.code.body += fmt::format(
-      "  vec4 value = vec4(0.0);\n"
-      "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
-      "    int c = s * 4 + k;\n"
-      "    if (c >= {C}) break;\n"
-      "    int position = ((b * {H} + y) * {W} + x) * {C} + c;\n"
-      "    int n = position % {inner}, rest = position / {inner};\n"
-      "    int d = rest % {depth}, o = rest / {depth};\n"
-      "    value[k] = int(indices[o * {inner} + n]) == d ? {on} : {off};\n"
-      "  }}\n",
-      fmt::arg("C", params.Int("out_c", out->channels)), fmt::arg("H", params.Int("out_h", out->height)),
-      fmt::arg("W", params.Int("out_w", out->width)), fmt::arg("inner", params.Int("one_hot_inner", plan->inner)),
-      fmt::arg("depth", params.Int("one_hot_depth", plan->depth)), fmt::arg("on", params.Float("on_value", on[0])),
-      fmt::arg("off", params.Float("off_value", off[0])));
+  g.code.body += glsl::ForEachLane(
+      params, *out,
+      fmt::format("    int n = position % {inner}, rest = position / {inner};\n"
+                  "    int d = rest % {depth}, o = rest / {depth};\n"
+                  "    value[k] = int(indices[o * {inner} + n]) == d ? {on} : {off};\n",
+                  fmt::arg("inner", params.Int("one_hot_inner", plan->inner)),
+                  fmt::arg("depth", params.Int("one_hot_depth", plan->depth)),
+                  fmt::arg("on", params.Float("on_value", on[0])), fmt::arg("off", params.Float("off_value", off[0]))),
+      /*flat_position=*/true);
   return g;
 }
 

@@ -472,24 +472,20 @@ absl::StatusOr<GeneratedShader> TransformLandmarksShader(const NodeContext& ctx)
   GeneratedShader g = StartShader(ctx, in, raw_matrix ? std::vector<int>{0} : std::vector<int>{0, 1});
   if (raw_matrix) AddRawInput(g, 1, "matrix", "float");
   ShaderParams& params = g.code.params;
-  const int channels = in.channels;
   auto value_at = [&](const std::string& ch) {
     return fmt::format("{}[({}) & 3]", glsl::Read(params, "in0", in, "b", "((" + ch + ") >> 2)", "y", "x"), ch);
   };
-  g.code.body = MatrixRows(params, raw_matrix ? "matrix" : "in1", raw_matrix) + fmt::format(
-      "  row0.w *= {scale};\n"
-      "  row1.w *= {scale};\n"
-      "  vec4 value = vec4(0.0);\n"
-      "  MGD_LOOP for (int k = 0; k < 4; ++k) {{\n"
-      "    int c = s * 4 + k;\n"
-      "    if (c >= {C}) break;\n"
-      "    int first = c - c % {D};\n"
-      "    highp vec4 p = vec4({vx}, {vy}, 0.0, 1.0);\n"
-      "    int part = c - first;\n"
-      "    value[k] = part == 0 ? dot(row0, p) : (part == 1 ? dot(row1, p) : {own});\n"
-      "  }}\n",
-      fmt::arg("scale", glsl::Float(a.scale)), fmt::arg("C", channels), fmt::arg("D", *dims),
-      fmt::arg("vx", value_at("first")), fmt::arg("vy", value_at("first + 1")), fmt::arg("own", value_at("c")));
+  g.code.body = MatrixRows(params, raw_matrix ? "matrix" : "in1", raw_matrix) +
+                fmt::format("  row0.w *= {scale};\n"
+                            "  row1.w *= {scale};\n",
+                            fmt::arg("scale", glsl::Float(a.scale))) +
+                glsl::ForEachLane(params, in,
+                                  fmt::format("    int first = c - c % {D};\n"
+                                              "    highp vec4 p = vec4({vx}, {vy}, 0.0, 1.0);\n"
+                                              "    int part = c - first;\n"
+                                              "    value[k] = part == 0 ? dot(row0, p) : (part == 1 ? dot(row1, p) : {own});\n",
+                                              fmt::arg("D", *dims), fmt::arg("vx", value_at("first")),
+                                              fmt::arg("vy", value_at("first + 1")), fmt::arg("own", value_at("c"))));
   return g;
 }
 
