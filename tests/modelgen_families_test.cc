@@ -1,9 +1,10 @@
-// mgd modelgen's transformers: their layer structure, and their outputs
-// against LiteRT's on the same model (tests/data/modelgen/NAME_seed1:
-// LiteRT's generated input, token ids for BERT-Tiny, and its output, made
-// with ../shared/tools/litert-reference) on the CPU and, fully delegated, on
-// both GPU APIs in both precisions, within docs/design.md section 5's
-// whole-model bounds.
+// mgd modelgen's families of issue 24 (transformers, EfficientNet-Lite0,
+// a YOLOv8n-style detector):
+// their layer structure, and their outputs against LiteRT's on the same
+// model (tests/data/modelgen/NAME_seed1: LiteRT's generated input, token ids
+// for BERT-Tiny, and its output, made with ../shared/tools/litert-reference)
+// on the CPU and, fully delegated, on both GPU APIs in both precisions,
+// within docs/design.md section 5's whole-model bounds.
 #include <fstream>
 #include <iterator>
 
@@ -15,13 +16,9 @@
 namespace mgd {
 namespace {
 
-int CountOps(const Graph& graph, OpKind op) {
-  int count = 0;
-  for (const Node& node : graph.nodes) count += node.op == op;
-  return count;
-}
+using testing::CountOps;
 
-TEST(ModelgenTransformerTest, BertTinyHasThePublishedLayers) {
+TEST(ModelgenFamiliesTest, BertTinyHasThePublishedLayers) {
   auto graph = BuildBertTiny(1);
   ASSERT_TRUE(graph.ok()) << graph.status();
   const Tensor& ids = graph->tensors[static_cast<size_t>(graph->inputs.at(0))];
@@ -38,7 +35,33 @@ TEST(ModelgenTransformerTest, BertTinyHasThePublishedLayers) {
   EXPECT_EQ(out.shape, (Shape{1, 128, 128}));
 }
 
-TEST(ModelgenTransformerTest, VitTinyHasThePublishedLayers) {
+TEST(ModelgenFamiliesTest, EfficientNetLite0HasThePublishedLayers) {
+  auto graph = BuildEfficientNetLite0(1);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  // The stem, 16 blocks (15 expand, 16 project), the head.
+  EXPECT_EQ(CountOps(*graph, OpKind::kConv2d), 33);
+  EXPECT_EQ(CountOps(*graph, OpKind::kDepthwiseConv2d), 16);
+  EXPECT_EQ(CountOps(*graph, OpKind::kAdd), 9);  // the blocks that keep their shape
+  EXPECT_EQ(CountOps(*graph, OpKind::kMean), 1);
+  EXPECT_EQ(CountOps(*graph, OpKind::kFullyConnected), 1);
+  EXPECT_EQ(graph->tensors[static_cast<size_t>(graph->outputs.at(0))].shape, (Shape{1, 1000}));
+}
+
+TEST(ModelgenFamiliesTest, YoloNanoHasThePublishedLayers) {
+  auto graph = BuildYoloNano(1);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  // 8 C2f blocks of 1 or 2 bottlenecks, the SPPF's three pools, two
+  // upsamplings, each Conv's SiLU as LOGISTIC and MUL, the head's decoding.
+  EXPECT_EQ(CountOps(*graph, OpKind::kSplit), 8 + 1);  // and the box sides
+  EXPECT_EQ(CountOps(*graph, OpKind::kSplitV), 1);
+  EXPECT_EQ(CountOps(*graph, OpKind::kMaxPool2d), 3);
+  EXPECT_EQ(CountOps(*graph, OpKind::kResizeNearestNeighbor), 2);
+  EXPECT_EQ(CountOps(*graph, OpKind::kConv2d), 63);
+  EXPECT_EQ(CountOps(*graph, OpKind::kLogistic), 63 - 6 + 1);  // all but the head's 1x1 convs; the class scores
+  EXPECT_EQ(graph->tensors[static_cast<size_t>(graph->outputs.at(0))].shape, (Shape{1, 84, 2100}));
+}
+
+TEST(ModelgenFamiliesTest, VitTinyHasThePublishedLayers) {
   auto graph = BuildVitTiny(1);
   ASSERT_TRUE(graph.ok()) << graph.status();
   EXPECT_EQ(CountOps(*graph, OpKind::kConv2d), 1);  // the 16x16 patches
@@ -54,11 +77,10 @@ struct Model {
   std::string input;  // LiteRT's input file
 };
 
-const std::vector<Model>& Models() {
-  static const std::vector<Model> models = {{"bert_tiny", BuildBertTiny, "input_0.int32"},
-                                            {"vit_tiny", BuildVitTiny, "input_0.f32"}};
-  return models;
-}
+const Model kBertTiny{"bert_tiny", BuildBertTiny, "input_0.int32"};
+const Model kVitTiny{"vit_tiny", BuildVitTiny, "input_0.f32"};
+const Model kEfficientNetLite0{"efficientnet_lite0", BuildEfficientNetLite0, "input_0.f32"};
+const Model kYoloNano{"yolo_nano", BuildYoloNano, "input_0.f32"};
 
 struct Reference {
   Graph graph;
@@ -95,30 +117,35 @@ void ExpectWithinModelBounds(const std::vector<float>& actual, const std::vector
   }
 }
 
-TEST(ModelgenTransformerTest, OnTheCpuMatchLiteRt) {
-  for (const Model& m : Models()) {
-    SCOPED_TRACE(m.name);
-    const Reference r = Load(m);
-    const auto outputs = testing::RunWithBytes(r.graph, {r.input}, nullptr);
-    ASSERT_EQ(outputs.size(), 1u);
-    ExpectWithinModelBounds(outputs[0], r.expected, false);
-  }
+void ExpectCpuMatchesLiteRt(const Model& m) {
+  const Reference r = Load(m);
+  const auto outputs = testing::RunWithBytes(r.graph, {r.input}, nullptr);
+  ASSERT_EQ(outputs.size(), 1u);
+  ExpectWithinModelBounds(outputs[0], r.expected, false);
 }
 
-using ModelgenTransformerGpuTest = testing::DelegateTest;
+TEST(ModelgenFamiliesTest, BertTinyOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kBertTiny); }
+TEST(ModelgenFamiliesTest, VitTinyOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kVitTiny); }
+TEST(ModelgenFamiliesTest, EfficientNetLite0OnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kEfficientNetLite0); }
+TEST(ModelgenFamiliesTest, YoloNanoOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kYoloNano); }
 
-// Every node on the GPU (RunWithBytes checks), token ids read as given.
-TEST_P(ModelgenTransformerGpuTest, FullyDelegatedMatchLiteRt) {
-  for (const Model& m : Models()) {
-    SCOPED_TRACE(m.name);
+class ModelgenFamiliesGpuTest : public testing::DelegateTest {
+ protected:
+  // Every node on the GPU (RunWithBytes checks), token ids read as given.
+  void ExpectFullyDelegatedMatchesLiteRt(const Model& m) {
     const Reference r = Load(m);
     const auto outputs = testing::RunWithBytes(r.graph, {r.input}, delegate_.get());
     ASSERT_EQ(outputs.size(), 1u);
     ExpectWithinModelBounds(outputs[0], r.expected, GetParam().fp16);
   }
-}
+};
 
-INSTANTIATE_TEST_SUITE_P(Backends, ModelgenTransformerGpuTest, ::testing::ValuesIn(testing::AllBackends()),
+TEST_P(ModelgenFamiliesGpuTest, BertTiny) { ExpectFullyDelegatedMatchesLiteRt(kBertTiny); }
+TEST_P(ModelgenFamiliesGpuTest, VitTiny) { ExpectFullyDelegatedMatchesLiteRt(kVitTiny); }
+TEST_P(ModelgenFamiliesGpuTest, EfficientNetLite0) { ExpectFullyDelegatedMatchesLiteRt(kEfficientNetLite0); }
+TEST_P(ModelgenFamiliesGpuTest, YoloNano) { ExpectFullyDelegatedMatchesLiteRt(kYoloNano); }
+
+INSTANTIATE_TEST_SUITE_P(Backends, ModelgenFamiliesGpuTest, ::testing::ValuesIn(testing::AllBackends()),
                          testing::BackendName);
 
 }  // namespace

@@ -73,6 +73,42 @@ Graph MobileNetV2(Builder& b) {
   return b.Finish("MobileNet v2 1.0 224");
 }
 
+// EfficientNet-B0 (Tan and Le 2019, table 1) as the Lite variants change it
+// (tensorflow/tpu, efficientnet/lite): no squeeze-and-excitation, RELU6 for
+// swish, stem and head fixed at 32 and 1280 channels; Lite0 keeps B0's
+// width, depth and 224 input. MBConv stages (expansion t, depthwise kernel
+// k, first stride s, output channels c, repeats n): expand 1x1 + RELU6
+// (absent for t = 1), depthwise k x k + RELU6, linear project 1x1, a
+// residual ADD when the block keeps the shape. The head: 1x1 conv 1280,
+// global average pooling (MEAN, as keras writes it), dense 1000, softmax.
+Graph EfficientNetLite0(Builder& b) {
+  constexpr struct { int t, k, s, c, n; } kStages[] = {
+      {1, 3, 1, 16, 1}, {6, 3, 2, 24, 2}, {6, 5, 2, 40, 2}, {6, 3, 2, 80, 3},
+      {6, 5, 1, 112, 3}, {6, 5, 2, 192, 4}, {6, 3, 1, 320, 1}};
+  const std::string p = "efficientnet-lite0/model/";
+  int x = b.Input("images", {1, 224, 224, 3});
+  x = b.Conv(p + "stem/conv2d", x, 32, 3, 2, Activation::kRelu6);
+  int in_channels = 32, block = 0;
+  for (const auto& stage : kStages) {
+    for (int r = 0; r < stage.n; ++r, ++block) {
+      const std::string scope = fmt::format("{}blocks_{}/", p, block);
+      const int stride = r == 0 ? stage.s : 1;
+      int y = x;
+      if (stage.t != 1) y = b.Conv(scope + "conv2d", y, in_channels * stage.t, 1, 1, Activation::kRelu6);
+      y = b.Depthwise(scope + "depthwise_conv2d", y, stride, Activation::kRelu6, stage.k);
+      y = b.Conv(scope + "conv2d_1", y, stage.c, 1, 1, Activation::kNone);
+      if (stride == 1 && in_channels == stage.c) y = b.Add(scope + "add", x, y);
+      x = y;
+      in_channels = stage.c;
+    }
+  }
+  x = b.Conv(p + "head/conv2d", x, 1280, 1, 1, Activation::kRelu6);
+  x = b.SpatialMean(p + "head/global_average_pooling2d/Mean", x);
+  x = b.FullyConnected(p + "head/dense", x, 1000);
+  b.SoftmaxOutput("Softmax", x);
+  return b.Finish("EfficientNet-Lite0 224");
+}
+
 // A small network whose middle carries a large offset: `shift` adds 3000 to
 // every value and `unshift` takes it away again. The answer survives fp32,
 // but fp16 storage keeps 11 bits, so `shift`'s output holds the signal only
@@ -122,6 +158,13 @@ Graph Fp16SumTrap(Builder& b) {
 }
 
 }  // namespace
+
+absl::StatusOr<Graph> BuildEfficientNetLite0(uint64_t seed) {
+  Builder builder(seed, false);
+  Graph graph = EfficientNetLite0(builder);
+  graph.description += fmt::format(" (mgd modelgen, seed {})", seed);
+  return graph;
+}
 
 absl::StatusOr<Graph> BuildFp16SumTrap(uint64_t seed) {
   Builder builder(seed, false);

@@ -16,6 +16,8 @@ namespace mgd {
 // weight and bias is a FLOAT16 constant behind a DEQUANTIZE node, as
 // MediaPipe's models store them. Any other version is InvalidArgument.
 absl::StatusOr<Graph> BuildMobileNet(int version, uint64_t seed, bool fp16_weights);
+// EfficientNet-Lite0: an image [1,224,224,3] in, a softmax [1,1000] out.
+absl::StatusOr<Graph> BuildEfficientNetLite0(uint64_t seed);
 
 // A small convolutional network, input [1,32,32,8] float32, with a planted
 // fp16-hostile layer: a large offset added and taken away again, which fp16
@@ -30,5 +32,9 @@ absl::StatusOr<Graph> BuildFp16SumTrap(uint64_t seed);
 absl::StatusOr<Graph> BuildBertTiny(uint64_t seed);
 // ViT-Tiny/16 at 224: an image [1,224,224,3] in, 1000 logits [1,1000] out.
 absl::StatusOr<Graph> BuildVitTiny(uint64_t seed);
+// YOLOv8n at 320: an image [1,320,320,3] in, detections [1,84,2100] out
+// (centre x, centre y, width, height in pixels, then 80 class scores, per
+// anchor; modelgen_yolo.cc).
+absl::StatusOr<Graph> BuildYoloNano(uint64_t seed);
 
 }  // namespace mgd

@@ -14,6 +14,7 @@
 #include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
+#include "ops/reduce/reduce.h"
 #include "ops/reshape/reshape.h"
 #include "ops/softmax/softmax.h"
 
@@ -77,10 +78,11 @@ class Builder {
     return y;
   }
 
-  // DEPTHWISE_CONV_2D 3x3, multiplier 1, SAME; filter [1, 3, 3, C].
-  int Depthwise(const std::string& scope, int x, int stride, Activation act) {
+  // DEPTHWISE_CONV_2D kernel x kernel, multiplier 1, SAME; filter
+  // [1, kernel, kernel, C].
+  int Depthwise(const std::string& scope, int x, int stride, Activation act, int kernel = 3) {
     const Shape in = Dims(x);
-    const int w = Weights(scope + "/depthwise_weights", {1, 3, 3, in[3]}, 9, act);
+    const int w = Weights(scope + "/depthwise_weights", {1, kernel, kernel, in[3]}, kernel * kernel, act);
     const int b = Bias(scope + "/biases", in[3]);
     const int y = AddTensor(OutputName(scope, act), {in[0], Same(in[1], stride), Same(in[2], stride), in[3]});
     ops::DepthwiseConv2dAttributes a;
@@ -131,6 +133,35 @@ class Builder {
     return y;
   }
 
+  // keras GlobalAveragePooling2D as the TFLite converter writes it: MEAN
+  // over axes [1, 2], [1, H, W, C] -> [1, C].
+  int SpatialMean(const std::string& name, int x) {
+    const Shape in = Dims(x);
+    return Node(OpKind::kMean, ops::ReducerAttributes{false}, {x, Ints(name + "/reduction_indices", {1, 2})}, name,
+                {in[0], in[3]});
+  }
+
+  // keras Dense: FULLY_CONNECTED on the last axis, kernel [units, in]; with
+  // keep_num_dims the other axes stay, else they flatten to rows.
+  int FullyConnected(const std::string& scope, int x, int units, bool keep_num_dims = false) {
+    Shape shape = Dims(x);
+    const int in = shape.back();
+    const int w = Weights(scope + "/kernel", {units, in}, in, Activation::kNone);
+    const int bias = Bias(scope + "/bias", units);
+    if (keep_num_dims) {
+      shape.back() = units;
+    } else {
+      shape = {static_cast<int>(NumElements(shape) / in), units};
+    }
+    return Node(OpKind::kFullyConnected, ops::FullyConnectedAttributes{Activation::kNone, keep_num_dims}, {x, w, bias},
+                scope + "/BiasAdd", shape);
+  }
+
+  // SOFTMAX of [N, C], the graph's output.
+  void SoftmaxOutput(const std::string& name, int logits) {
+    graph_.outputs.push_back(Node(OpKind::kSoftmax, ops::SoftmaxAttributes{1.0f}, {logits}, name, Dims(logits)));
+  }
+
   // RESHAPE [1,1,1,N] -> [1,N] with both the shape input and the option, as
   // the TFLite converter writes it; then SOFTMAX. The softmax is the output.
   void Classifier(const std::string& squeeze_name, const std::string& output_name, int logits) {
@@ -178,13 +209,30 @@ class Builder {
   }
 
   void AddNode(OpKind op, Attributes attributes, std::vector<int> inputs, int output, int version = 1) {
-    Node n;
+    AddNode(op, std::move(attributes), std::move(inputs), std::vector<int>{output}, version);
+  }
+  void AddNode(OpKind op, Attributes attributes, std::vector<int> inputs, std::vector<int> outputs, int version = 1) {
+    mgd::Node n;
     n.op = op;
     n.version = version;
     n.attributes = std::move(attributes);
     n.inputs = std::move(inputs);
-    n.outputs = {output};
+    n.outputs = std::move(outputs);
     graph_.nodes.push_back(std::move(n));
+  }
+
+  // A node `op` with one new output tensor `name` of `shape`.
+  int Node(OpKind op, Attributes a, std::vector<int> inputs, const std::string& name, Shape shape) {
+    const int y = AddTensor(name, std::move(shape));
+    AddNode(op, std::move(a), std::move(inputs), y);
+    return y;
+  }
+
+  // An int32 vector constant (axes, shapes, permutations).
+  int Ints(const std::string& name, const std::vector<int32_t>& values) {
+    std::vector<uint8_t> bytes(values.size() * sizeof(int32_t));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return AddConstant(name, {static_cast<int>(values.size())}, DataType::kInt32, std::move(bytes));
   }
 
   int Weights(const std::string& name, Shape shape, int fan_in, Activation act) {

@@ -23,31 +23,11 @@ class Transformer {
  public:
   explicit Transformer(Builder& b) : b_(b) {}
 
-  int Ints(const std::string& name, const std::vector<int32_t>& values) {
-    std::vector<uint8_t> bytes(values.size() * sizeof(int32_t));
-    std::memcpy(bytes.data(), values.data(), bytes.size());
-    return b_.AddConstant(name, {static_cast<int>(values.size())}, DataType::kInt32, std::move(bytes));
-  }
-
-  int Node(OpKind op, Attributes a, std::vector<int> inputs, const std::string& name, Shape shape) {
-    const int y = b_.AddTensor(name, std::move(shape));
-    b_.AddNode(op, std::move(a), std::move(inputs), y);
-    return y;
-  }
-
   // keras Dense on the last axis: FULLY_CONNECTED, kernel [units, in].
-  int Dense(const std::string& scope, int x, int units) {
-    Shape shape = b_.Dims(x);
-    const int in = shape.back();
-    const int w = b_.Weights(scope + "/kernel", {units, in}, in, Activation::kNone);
-    const int bias = b_.Bias(scope + "/bias", units);
-    shape.back() = units;
-    return Node(OpKind::kFullyConnected, ops::FullyConnectedAttributes{Activation::kNone, true}, {x, w, bias},
-                scope + "/BiasAdd", shape);
-  }
+  int Dense(const std::string& scope, int x, int units) { return b_.FullyConnected(scope, x, units, true); }
 
   int Elementwise(OpKind op, const std::string& name, int a, int c) {
-    return Node(op, ops::ElementwiseAttributes{}, {a, c}, name, b_.Dims(a));
+    return b_.Node(op, ops::ElementwiseAttributes{}, {a, c}, name, b_.Dims(a));
   }
   int Scalar(const std::string& name, float value) { return b_.FloatConstant(name, {1}, {value}); }
 
@@ -56,12 +36,12 @@ class Transformer {
     Shape reduced = b_.Dims(x);
     const int width = reduced.back();
     reduced.back() = 1;
-    const int axis = Ints(scope + "/axis", {static_cast<int32_t>(reduced.size()) - 1});
-    const int mean = Node(OpKind::kMean, ops::ReducerAttributes{true}, {x, axis}, scope + "/mean", reduced);
+    const int axis = b_.Ints(scope + "/axis", {static_cast<int32_t>(reduced.size()) - 1});
+    const int mean = b_.Node(OpKind::kMean, ops::ReducerAttributes{true}, {x, axis}, scope + "/mean", reduced);
     const int squares = Elementwise(OpKind::kSquaredDifference, scope + "/SquaredDifference", x, mean);
-    const int variance = Node(OpKind::kMean, ops::ReducerAttributes{true}, {squares, axis}, scope + "/variance", reduced);
+    const int variance = b_.Node(OpKind::kMean, ops::ReducerAttributes{true}, {squares, axis}, scope + "/variance", reduced);
     const int shifted = Elementwise(OpKind::kAdd, scope + "/add", variance, Scalar(scope + "/epsilon", epsilon));
-    const int scale = Node(OpKind::kRsqrt, {}, {shifted}, scope + "/Rsqrt", reduced);
+    const int scale = b_.Node(OpKind::kRsqrt, {}, {shifted}, scope + "/Rsqrt", reduced);
     const int centered = Elementwise(OpKind::kSub, scope + "/sub", x, mean);
     const int normalized = Elementwise(OpKind::kMul, scope + "/mul", centered, scale);
     std::vector<float> gamma, beta;
@@ -72,18 +52,18 @@ class Transformer {
   }
 
   int Reshape(const std::string& name, int x, const Shape& shape) {
-    return Node(OpKind::kReshape, ops::ReshapeAttributes{shape}, {x, Ints(name + "/shape", shape)}, name, shape);
+    return b_.Node(OpKind::kReshape, ops::ReshapeAttributes{shape}, {x, b_.Ints(name + "/shape", shape)}, name, shape);
   }
 
   // [1, S, heads * size] <-> [1, heads, S, size].
   int SplitHeads(const std::string& name, int x, int heads) {
     const Shape s = b_.Dims(x);
     const int r = Reshape(name + "/Reshape", x, {s[0], s[1], heads, s[2] / heads});
-    return Node(OpKind::kTranspose, {}, {r, Ints(name + "/perm", {0, 2, 1, 3})}, name + "/transpose", {s[0], heads, s[1], s[2] / heads});
+    return b_.Node(OpKind::kTranspose, {}, {r, b_.Ints(name + "/perm", {0, 2, 1, 3})}, name + "/transpose", {s[0], heads, s[1], s[2] / heads});
   }
   int MergeHeads(const std::string& name, int x) {
     const Shape s = b_.Dims(x);
-    const int t = Node(OpKind::kTranspose, {}, {x, Ints(name + "/perm", {0, 2, 1, 3})}, name + "/transpose", {s[0], s[2], s[1], s[3]});
+    const int t = b_.Node(OpKind::kTranspose, {}, {x, b_.Ints(name + "/perm", {0, 2, 1, 3})}, name + "/transpose", {s[0], s[2], s[1], s[3]});
     return Reshape(name + "/Reshape", t, {s[0], s[2], s[1] * s[3]});
   }
 
@@ -95,15 +75,15 @@ class Transformer {
     const Shape qs = b_.Dims(q);
     const int scaled = Elementwise(OpKind::kMul, scope + "/Mul", q, Scalar(scope + "/scale", 1.0f / std::sqrt(static_cast<float>(qs[3]))));
     const Shape score_shape = {qs[0], qs[1], qs[2], qs[2]};
-    const int scores = Node(OpKind::kBatchMatmul, ops::BatchMatmulAttributes{false, true}, {scaled, k}, scope + "/MatMul", score_shape);
-    const int probs = Node(OpKind::kSoftmax, ops::SoftmaxAttributes{1.0f}, {scores}, scope + "/Softmax", score_shape);
-    const int context = Node(OpKind::kBatchMatmul, {}, {probs, v}, scope + "/MatMul_1", qs);
+    const int scores = b_.Node(OpKind::kBatchMatmul, ops::BatchMatmulAttributes{false, true}, {scaled, k}, scope + "/MatMul", score_shape);
+    const int probs = b_.Node(OpKind::kSoftmax, ops::SoftmaxAttributes{1.0f}, {scores}, scope + "/Softmax", score_shape);
+    const int context = b_.Node(OpKind::kBatchMatmul, {}, {probs, v}, scope + "/MatMul_1", qs);
     return Dense(scope + "/output", MergeHeads(scope + "/context", context), width);
   }
 
   int FeedForward(const std::string& scope, int x, int ffn) {
     const int hidden = Dense(scope + "/intermediate", x, ffn);
-    const int activated = Node(OpKind::kGelu, ops::GeluAttributes{false}, {hidden}, scope + "/intermediate/Gelu", b_.Dims(hidden));
+    const int activated = b_.Node(OpKind::kGelu, ops::GeluAttributes{false}, {hidden}, scope + "/intermediate/Gelu", b_.Dims(hidden));
     return Dense(scope + "/output", activated, b_.Dims(x).back());
   }
 
@@ -141,7 +121,7 @@ absl::StatusOr<Graph> BuildBertTiny(uint64_t seed) {
   std::vector<float> table(static_cast<size_t>(kVocabulary) * kHidden), positions(static_cast<size_t>(kLength) * kHidden);
   for (float& v : table) v = 0.05f * b.Uniform();
   for (float& v : positions) v = 0.05f * b.Uniform();  // position and token type 0 embeddings, summed
-  const int words = t.Node(OpKind::kGather, ops::GatherAttributes{}, {b.FloatConstant("embeddings/word_embeddings", {kVocabulary, kHidden}, table), ids},
+  const int words = b.Node(OpKind::kGather, ops::GatherAttributes{}, {b.FloatConstant("embeddings/word_embeddings", {kVocabulary, kHidden}, table), ids},
                            "embeddings/Gather", {1, kLength, kHidden});
   int x = t.Elementwise(OpKind::kAdd, "embeddings/add", words, b.FloatConstant("embeddings/position_embeddings", {1, kLength, kHidden}, positions));
   x = t.LayerNorm("embeddings/LayerNorm", x);
@@ -164,7 +144,7 @@ absl::StatusOr<Graph> BuildVitTiny(uint64_t seed) {
   std::vector<float> cls(kHidden), positions(static_cast<size_t>(kTokens) * kHidden);
   for (float& v : cls) v = 0.05f * b.Uniform();
   for (float& v : positions) v = 0.05f * b.Uniform();
-  x = t.Node(OpKind::kConcatenation, ops::ConcatenationAttributes{1}, {b.FloatConstant("cls", {1, 1, kHidden}, cls), x},
+  x = b.Node(OpKind::kConcatenation, ops::ConcatenationAttributes{1}, {b.FloatConstant("cls", {1, 1, kHidden}, cls), x},
              "concat", {1, kTokens, kHidden});
   x = t.Elementwise(OpKind::kAdd, "posembed_input/add", x, b.FloatConstant("posembed_input/pos_embedding", {1, kTokens, kHidden}, positions));
   for (int layer = 0; layer < kLayers; ++layer) x = t.PreNormLayer("Transformer/encoderblock_" + std::to_string(layer), x, kHeads, kMlp);
@@ -172,7 +152,7 @@ absl::StatusOr<Graph> BuildVitTiny(uint64_t seed) {
   // x[:, 0]: the class token, as the converter writes it.
   ops::StridedSliceAttributes slice;
   slice.shrink_axis_mask = 2;
-  x = t.Node(OpKind::kStridedSlice, slice, {x, t.Ints("cls/begin", {0, 0, 0}), t.Ints("cls/end", {1, 1, kHidden}), t.Ints("cls/strides", {1, 1, 1})},
+  x = b.Node(OpKind::kStridedSlice, slice, {x, b.Ints("cls/begin", {0, 0, 0}), b.Ints("cls/end", {1, 1, kHidden}), b.Ints("cls/strides", {1, 1, 1})},
              "cls/StridedSlice", {1, kHidden});
   x = t.Dense("head", x, kClasses);
   b.Output(x);
