@@ -1,5 +1,5 @@
-// mgd modelgen's families of issue 24 (transformers, EfficientNet-Lite0,
-// a YOLOv8n-style detector):
+// mgd modelgen's families of issue 24 (BERT-Tiny, ViT-Tiny, MobileViT-XXS,
+// EfficientNet-Lite0, a YOLOv8n-style detector):
 // their layer structure, and their outputs against LiteRT's on the same
 // model (tests/data/modelgen/NAME_seed1: LiteRT's generated input, token ids
 // for BERT-Tiny, and its output, made with ../shared/tools/litert-reference)
@@ -61,6 +61,17 @@ TEST(ModelgenFamiliesTest, YoloNanoHasThePublishedLayers) {
   EXPECT_EQ(graph->tensors[static_cast<size_t>(graph->outputs.at(0))].shape, (Shape{1, 84, 2100}));
 }
 
+TEST(ModelgenFamiliesTest, MobileVitXxsHasThePublishedLayers) {
+  auto graph = BuildMobileVitXxs(1);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(CountOps(*graph, OpKind::kDepthwiseConv2d), 7);  // the inverted residuals
+  EXPECT_EQ(CountOps(*graph, OpKind::kBatchMatmul), 2 * (2 + 4 + 3));  // the transformer layers
+  EXPECT_EQ(CountOps(*graph, OpKind::kRsqrt), 2 * (2 + 4 + 3) + 3);  // two norms per layer, one per block
+  EXPECT_EQ(CountOps(*graph, OpKind::kTranspose), 3 * 4 + 9 * 4);  // unfold and fold; heads
+  EXPECT_EQ(CountOps(*graph, OpKind::kConcatenation), 3);
+  EXPECT_EQ(graph->tensors[static_cast<size_t>(graph->outputs.at(0))].shape, (Shape{1, 1000}));
+}
+
 TEST(ModelgenFamiliesTest, VitTinyHasThePublishedLayers) {
   auto graph = BuildVitTiny(1);
   ASSERT_TRUE(graph.ok()) << graph.status();
@@ -81,6 +92,7 @@ const Model kBertTiny{"bert_tiny", BuildBertTiny, "input_0.int32"};
 const Model kVitTiny{"vit_tiny", BuildVitTiny, "input_0.f32"};
 const Model kEfficientNetLite0{"efficientnet_lite0", BuildEfficientNetLite0, "input_0.f32"};
 const Model kYoloNano{"yolo_nano", BuildYoloNano, "input_0.f32"};
+const Model kMobileVitXxs{"mobilevit_xxs", BuildMobileVitXxs, "input_0.f32"};
 
 struct Reference {
   Graph graph;
@@ -128,6 +140,7 @@ TEST(ModelgenFamiliesTest, BertTinyOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLite
 TEST(ModelgenFamiliesTest, VitTinyOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kVitTiny); }
 TEST(ModelgenFamiliesTest, EfficientNetLite0OnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kEfficientNetLite0); }
 TEST(ModelgenFamiliesTest, YoloNanoOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kYoloNano); }
+TEST(ModelgenFamiliesTest, MobileVitXxsOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kMobileVitXxs); }
 
 class ModelgenFamiliesGpuTest : public testing::DelegateTest {
  protected:
@@ -144,6 +157,7 @@ TEST_P(ModelgenFamiliesGpuTest, BertTiny) { ExpectFullyDelegatedMatchesLiteRt(kB
 TEST_P(ModelgenFamiliesGpuTest, VitTiny) { ExpectFullyDelegatedMatchesLiteRt(kVitTiny); }
 TEST_P(ModelgenFamiliesGpuTest, EfficientNetLite0) { ExpectFullyDelegatedMatchesLiteRt(kEfficientNetLite0); }
 TEST_P(ModelgenFamiliesGpuTest, YoloNano) { ExpectFullyDelegatedMatchesLiteRt(kYoloNano); }
+TEST_P(ModelgenFamiliesGpuTest, MobileVitXxs) { ExpectFullyDelegatedMatchesLiteRt(kMobileVitXxs); }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ModelgenFamiliesGpuTest, ::testing::ValuesIn(testing::AllBackends()),
                          testing::BackendName);

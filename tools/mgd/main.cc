@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
 
   mgd::cli::ModelgenOptions gen;
   auto* gen_cmd = app.add_subcommand("modelgen", "Write a standard architecture with deterministic weights");
-  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2 | bert_tiny (int32 token ids in) | vit_tiny | efficientnet_lite0 | yolo_nano | fp16_trap (a planted fp16-hostile layer, for mgd check) | fp16_sum_trap "
+  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2 | bert_tiny (int32 token ids in) | vit_tiny | efficientnet_lite0 | yolo_nano | mobilevit_xxs | fp16_trap (a planted fp16-hostile layer, for mgd check) | fp16_sum_trap "
                       "(a head whose fp16 sums cancel, for mgd tune --accuracy)")->required();
   gen_cmd->add_option("--out", gen.out, "Output .tflite")->required();
   gen_cmd->add_option("--seed", gen.seed, "Weight seed");

@@ -32,6 +32,8 @@ absl::StatusOr<Graph> BuildFp16SumTrap(uint64_t seed);
 absl::StatusOr<Graph> BuildBertTiny(uint64_t seed);
 // ViT-Tiny/16 at 224: an image [1,224,224,3] in, 1000 logits [1,1000] out.
 absl::StatusOr<Graph> BuildVitTiny(uint64_t seed);
+// MobileViT-XXS at 256: an image [1,256,256,3] in, 1000 logits [1,1000] out.
+absl::StatusOr<Graph> BuildMobileVitXxs(uint64_t seed);
 // YOLOv8n at 320: an image [1,320,320,3] in, detections [1,84,2100] out
 // (centre x, centre y, width, height in pixels, then 80 class scores, per
 // anchor; modelgen_yolo.cc).

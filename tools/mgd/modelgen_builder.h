@@ -78,6 +78,38 @@ class Builder {
     return y;
   }
 
+  // A convolution with a bias and no fused activation, SAME, weights named
+  // as PyTorch exports name them; `gain_of` picks the weights' scale
+  // (kRelu6: a ReLU-like activation follows, as SiLU; kNone: linear).
+  int Conv2d(const std::string& name, int x, int channels, int kernel, int stride, Activation gain_of) {
+    const Shape in = Dims(x);
+    const int w = Weights(name + "/weight", {channels, kernel, kernel, in[3]}, kernel * kernel * in[3], gain_of);
+    const int bias = Bias(name + "/bias", channels);
+    ops::Conv2dAttributes a;
+    a.stride_h = a.stride_w = stride;
+    return Node(OpKind::kConv2d, a, {x, w, bias}, name, {in[0], Same(in[1], stride), Same(in[2], stride), channels});
+  }
+
+  int Elementwise(OpKind op, const std::string& name, int a, int c) {
+    return Node(op, ops::ElementwiseAttributes{}, {a, c}, name, Dims(a));
+  }
+
+  // RESHAPE with both the shape input and the option, as converters write it.
+  int Reshape(const std::string& name, int x, const Shape& shape) {
+    return Node(OpKind::kReshape, ops::ReshapeAttributes{shape}, {x, Ints(name + "/shape", shape)}, name, shape);
+  }
+
+  // x * sigmoid(x), as exporters write SiLU (swish): LOGISTIC and MUL.
+  int Silu(const std::string& scope, int x) {
+    const int gate = Node(OpKind::kLogistic, {}, {x}, scope + "/Sigmoid", Dims(x));
+    return Node(OpKind::kMul, ops::ElementwiseAttributes{}, {x, gate}, scope + "/mul", Dims(x));
+  }
+
+  // Conv2d then SiLU (scope/conv, scope/act).
+  int ConvSilu(const std::string& scope, int x, int channels, int kernel, int stride) {
+    return Silu(scope + "/act", Conv2d(scope + "/conv", x, channels, kernel, stride, Activation::kRelu6));
+  }
+
   // DEPTHWISE_CONV_2D kernel x kernel, multiplier 1, SAME; filter
   // [1, kernel, kernel, C].
   int Depthwise(const std::string& scope, int x, int stride, Activation act, int kernel = 3) {

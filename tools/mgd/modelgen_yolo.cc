@@ -20,33 +20,12 @@ namespace {
 
 using modelgen::Builder;
 
+// Ultralytics' Conv is Builder::ConvSilu (batch norm folded into the bias).
 class Yolo {
  public:
   explicit Yolo(Builder& b) : b_(b) {}
 
-  // Ultralytics' Conv: convolution (batch norm folded into the bias), SAME,
-  // then SiLU as x * sigmoid(x).
-  int Conv(const std::string& scope, int x, int channels, int kernel, int stride) {
-    const int y = Conv2d(scope + "/conv", x, channels, kernel, stride, Activation::kRelu6);
-    const int gate = b_.Node(OpKind::kLogistic, {}, {y}, scope + "/act/Sigmoid", b_.Dims(y));
-    return Elementwise(OpKind::kMul, scope + "/act/mul", y, gate);
-  }
 
-  // A plain convolution with a bias; `gain_of` picks the weights' scale
-  // (kRelu6: a SiLU follows; kNone: linear).
-  int Conv2d(const std::string& name, int x, int channels, int kernel, int stride, Activation gain_of) {
-    const Shape in = b_.Dims(x);
-    const int w = b_.Weights(name + "/weight", {channels, kernel, kernel, in[3]}, kernel * kernel * in[3], gain_of);
-    const int bias = b_.Bias(name + "/bias", channels);
-    ops::Conv2dAttributes a;
-    a.stride_h = a.stride_w = stride;
-    return b_.Node(OpKind::kConv2d, a, {x, w, bias}, name,
-                   {in[0], Builder::Same(in[1], stride), Builder::Same(in[2], stride), channels});
-  }
-
-  int Elementwise(OpKind op, const std::string& name, int a, int c) {
-    return b_.Node(op, ops::ElementwiseAttributes{}, {a, c}, name, b_.Dims(a));
-  }
 
   int Concat(const std::string& name, const std::vector<int>& parts, int axis) {
     Shape shape = b_.Dims(parts[0]);
@@ -79,35 +58,32 @@ class Yolo {
     return outputs;
   }
 
-  int Reshape(const std::string& name, int x, const Shape& shape) {
-    return b_.Node(OpKind::kReshape, ops::ReshapeAttributes{shape}, {x, b_.Ints(name + "/shape", shape)}, name, shape);
-  }
 
   // C2f: a 1x1 conv to 2c channels split in two, n bottlenecks (two 3x3
   // convs, a residual when `shortcut`) each on the last piece, and a 1x1
   // conv over all pieces.
   int C2f(const std::string& scope, int x, int channels, int n, bool shortcut) {
     const int c = channels / 2;
-    std::vector<int> pieces = Split(scope + "/split", Conv(scope + "/cv1", x, 2 * c, 1, 1), 2);
+    std::vector<int> pieces = Split(scope + "/split", b_.ConvSilu(scope + "/cv1", x, 2 * c, 1, 1), 2);
     for (int i = 0; i < n; ++i) {
       const std::string m = fmt::format("{}/m.{}", scope, i);
-      const int y = Conv(m + "/cv2", Conv(m + "/cv1", pieces.back(), c, 3, 1), c, 3, 1);
-      pieces.push_back(shortcut ? Elementwise(OpKind::kAdd, m + "/add", pieces.back(), y) : y);
+      const int y = b_.ConvSilu(m + "/cv2", b_.ConvSilu(m + "/cv1", pieces.back(), c, 3, 1), c, 3, 1);
+      pieces.push_back(shortcut ? b_.Elementwise(OpKind::kAdd, m + "/add", pieces.back(), y) : y);
     }
-    return Conv(scope + "/cv2", Concat(scope + "/concat", pieces, 3), channels, 1, 1);
+    return b_.ConvSilu(scope + "/cv2", Concat(scope + "/concat", pieces, 3), channels, 1, 1);
   }
 
   // SPPF: a 1x1 conv to half, three chained 5x5 stride-1 max pools, and a
   // 1x1 conv over the four.
   int Sppf(const std::string& scope, int x, int channels) {
-    std::vector<int> pyramid{Conv(scope + "/cv1", x, b_.Dims(x)[3] / 2, 1, 1)};
+    std::vector<int> pyramid{b_.ConvSilu(scope + "/cv1", x, b_.Dims(x)[3] / 2, 1, 1)};
     ops::PoolAttributes pool;
     pool.filter_h = pool.filter_w = 5;
     for (int i = 0; i < 3; ++i) {
       pyramid.push_back(b_.Node(OpKind::kMaxPool2d, pool, {pyramid.back()}, fmt::format("{}/m_{}", scope, i),
                                 b_.Dims(pyramid.back())));
     }
-    return Conv(scope + "/cv2", Concat(scope + "/concat", pyramid, 3), channels, 1, 1);
+    return b_.ConvSilu(scope + "/cv2", Concat(scope + "/concat", pyramid, 3), channels, 1, 1);
   }
 
   int Upsample(const std::string& name, int x) {
@@ -131,20 +107,20 @@ absl::StatusOr<Graph> BuildYoloNano(uint64_t seed) {
   Builder b(seed, false);
   Yolo y(b);
   int x = b.Input("images", {1, kSize, kSize, 3});
-  x = y.Conv("model.0", x, 16, 3, 2);
-  x = y.Conv("model.1", x, 32, 3, 2);
+  x = b.ConvSilu("model.0", x, 16, 3, 2);
+  x = b.ConvSilu("model.1", x, 32, 3, 2);
   x = y.C2f("model.2", x, 32, 1, true);
-  x = y.Conv("model.3", x, 64, 3, 2);
+  x = b.ConvSilu("model.3", x, 64, 3, 2);
   const int p3 = y.C2f("model.4", x, 64, 2, true);
-  x = y.Conv("model.5", p3, 128, 3, 2);
+  x = b.ConvSilu("model.5", p3, 128, 3, 2);
   const int p4 = y.C2f("model.6", x, 128, 2, true);
-  x = y.Conv("model.7", p4, 256, 3, 2);
+  x = b.ConvSilu("model.7", p4, 256, 3, 2);
   x = y.C2f("model.8", x, 256, 1, true);
   const int p5 = y.Sppf("model.9", x, 256);
   const int n4 = y.C2f("model.12", y.Concat("model.11", {y.Upsample("model.10", p5), p4}, 3), 128, 1, false);
   const int small = y.C2f("model.15", y.Concat("model.14", {y.Upsample("model.13", n4), p3}, 3), 64, 1, false);
-  const int medium = y.C2f("model.18", y.Concat("model.17", {y.Conv("model.16", small, 64, 3, 2), n4}, 3), 128, 1, false);
-  const int large = y.C2f("model.21", y.Concat("model.20", {y.Conv("model.19", medium, 128, 3, 2), p5}, 3), 256, 1, false);
+  const int medium = y.C2f("model.18", y.Concat("model.17", {b.ConvSilu("model.16", small, 64, 3, 2), n4}, 3), 128, 1, false);
+  const int large = y.C2f("model.21", y.Concat("model.20", {b.ConvSilu("model.19", medium, 128, 3, 2), p5}, 3), 256, 1, false);
 
   // Detect: per level a box branch (two 3x3 convs of 64, a 1x1 conv to
   // 4 x 16 bins) and a class branch (two 3x3 convs of 80, a 1x1 conv to
@@ -156,12 +132,12 @@ absl::StatusOr<Graph> BuildYoloNano(uint64_t seed) {
   for (int i = 0; i < 3; ++i) {
     const std::string d = fmt::format("model.22/level{}", i);
     const int in = level_inputs[i];
-    int box = y.Conv(d + "/cv2.0", in, 64, 3, 1);
-    box = y.Conv2d(d + "/cv2.2", y.Conv(d + "/cv2.1", box, 64, 3, 1), 4 * kBins, 1, 1, Activation::kNone);
-    int cls = y.Conv(d + "/cv3.0", in, kClasses, 3, 1);
-    cls = y.Conv2d(d + "/cv3.2", y.Conv(d + "/cv3.1", cls, kClasses, 3, 1), kClasses, 1, 1, Activation::kNone);
+    int box = b.ConvSilu(d + "/cv2.0", in, 64, 3, 1);
+    box = b.Conv2d(d + "/cv2.2", b.ConvSilu(d + "/cv2.1", box, 64, 3, 1), 4 * kBins, 1, 1, Activation::kNone);
+    int cls = b.ConvSilu(d + "/cv3.0", in, kClasses, 3, 1);
+    cls = b.Conv2d(d + "/cv3.2", b.ConvSilu(d + "/cv3.1", cls, kClasses, 3, 1), kClasses, 1, 1, Activation::kNone);
     const Shape s = b.Dims(box);
-    levels.push_back(y.Reshape(d + "/Reshape", y.Concat(d + "/concat", {box, cls}, 3), {1, s[1] * s[2], 4 * kBins + kClasses}));
+    levels.push_back(b.Reshape(d + "/Reshape", y.Concat(d + "/concat", {box, cls}, 3), {1, s[1] * s[2], 4 * kBins + kClasses}));
     for (int row = 0; row < s[1]; ++row) {
       for (int col = 0; col < s[2]; ++col) {
         anchors.push_back(static_cast<float>(col) + 0.5f);
@@ -174,7 +150,7 @@ absl::StatusOr<Graph> BuildYoloNano(uint64_t seed) {
   const std::vector<int> parts = y.SplitV("model.22/split", y.Concat("model.22/concat", levels, 1), {4 * kBins, kClasses});
   // Distribution focal loss: each side's distance is the expectation of a
   // softmax over 16 bins, a FULLY_CONNECTED against 0..15.
-  const int bins = y.Reshape("model.22/dfl/Reshape", parts[0], {1, count, 4, kBins});
+  const int bins = b.Reshape("model.22/dfl/Reshape", parts[0], {1, count, 4, kBins});
   const int probs = b.Node(OpKind::kSoftmax, ops::SoftmaxAttributes{1.0f}, {bins}, "model.22/dfl/Softmax", b.Dims(bins));
   std::vector<float> positions(kBins);
   for (int i = 0; i < kBins; ++i) positions[static_cast<size_t>(i)] = static_cast<float>(i);
@@ -182,16 +158,16 @@ absl::StatusOr<Graph> BuildYoloNano(uint64_t seed) {
                                  {probs, b.FloatConstant("model.22/dfl/conv/weight", {1, kBins}, positions),
                                   b.FloatConstant("model.22/dfl/conv/bias", {1}, {0.0f})},
                                  "model.22/dfl/conv", {1, count, 4, 1});
-  const std::vector<int> sides = y.Split("model.22/dist", y.Reshape("model.22/dfl/Reshape_1", expectation, {1, count, 4}), 2);
+  const std::vector<int> sides = y.Split("model.22/dist", b.Reshape("model.22/dfl/Reshape_1", expectation, {1, count, 4}), 2);
   // Left-top and right-bottom distances from the anchor to centre and size,
   // in pixels.
   const int anchor = b.FloatConstant("model.22/anchors", {1, count, 2}, anchors);
-  const int top_left = y.Elementwise(OpKind::kSub, "model.22/sub", anchor, sides[0]);
-  const int bottom_right = y.Elementwise(OpKind::kAdd, "model.22/add", anchor, sides[1]);
-  const int centre = y.Elementwise(OpKind::kMul, "model.22/mul", y.Elementwise(OpKind::kAdd, "model.22/add_1", top_left, bottom_right),
+  const int top_left = b.Elementwise(OpKind::kSub, "model.22/sub", anchor, sides[0]);
+  const int bottom_right = b.Elementwise(OpKind::kAdd, "model.22/add", anchor, sides[1]);
+  const int centre = b.Elementwise(OpKind::kMul, "model.22/mul", b.Elementwise(OpKind::kAdd, "model.22/add_1", top_left, bottom_right),
                                    b.FloatConstant("model.22/half", {1}, {0.5f}));
-  const int size = y.Elementwise(OpKind::kSub, "model.22/sub_1", bottom_right, top_left);
-  const int boxes = y.Elementwise(OpKind::kMul, "model.22/mul_1", y.Concat("model.22/concat_1", {centre, size}, 2),
+  const int size = b.Elementwise(OpKind::kSub, "model.22/sub_1", bottom_right, top_left);
+  const int boxes = b.Elementwise(OpKind::kMul, "model.22/mul_1", y.Concat("model.22/concat_1", {centre, size}, 2),
                                   b.FloatConstant("model.22/strides", {1, count, 1}, strides));
   const int scores = b.Node(OpKind::kLogistic, {}, {parts[1]}, "model.22/Sigmoid", b.Dims(parts[1]));
   const int detections = y.Concat("model.22/concat_2", {boxes, scores}, 2);
