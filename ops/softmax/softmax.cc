@@ -105,17 +105,20 @@ absl::StatusOr<shaders::GeneratedShader> SoftmaxShader(const shaders::NodeContex
   g.linkable = false;
   g.code.workgroup = {kThreads, 1, 1};
   g.groups = {1, static_cast<uint32_t>(in->width), static_cast<uint32_t>(in->batch * in->height)};
-  auto reduce = [&](const char* op) {
+  // Each reduction has its own shared array: with one array reused, the sum
+  // overwrote it while, on NVIDIA's GLES driver, the max was still being
+  // read from it (barriers between notwithstanding), and rows came out
+  // wrong at random (SoftmaxGpuTest.AttentionRowsInBatchesMatchTheCpu).
+  auto reduce = [&](const char* partial, const char* op) {
     return fmt::format(
-        "  partial[t] = r;\n"
+        "  {p}[t] = r;\n"
         "  memoryBarrierShared(); barrier();\n"
-        "  MGD_LOOP for (int k = {} / 2; k > 0; k /= 2) {{\n"
-        "    if (t < k) partial[t] = {}(partial[t], partial[t + k]);\n"
+        "  MGD_LOOP for (int k = {T} / 2; k > 0; k /= 2) {{\n"
+        "    if (t < k) {p}[t] = {op}({p}[t], {p}[t + k]);\n"
         "    memoryBarrierShared(); barrier();\n"
         "  }}\n"
-        "  r = partial[0];\n"
-        "  memoryBarrierShared(); barrier();\n",
-        kThreads, op);
+        "  r = {p}[0];\n",
+        fmt::arg("p", partial), fmt::arg("T", kThreads), fmt::arg("op", op));
   };
   g.code.body = fmt::format(
       "  int t = int(gl_LocalInvocationID.x), x = int(gl_WorkGroupID.y), z = int(gl_WorkGroupID.z);\n"
@@ -145,9 +148,12 @@ absl::StatusOr<shaders::GeneratedShader> SoftmaxShader(const shaders::NodeContex
                                                   fmt::arg("H", params.Int("in0_h", in->height)))),
       fmt::arg("S", slices), fmt::arg("T", kThreads),
       fmt::arg("read", glsl::Read(params, "in0", *in, "b", "is", "y", "x")), fmt::arg("live", live_lanes),
-      fmt::arg("beta", scaled_by), fmt::arg("reduce_max", reduce("max")),
-      fmt::arg("reduce_sum", reduce("mgd_add")), fmt::arg("index", glsl::Index(params, "out0", *in, "b", "is", "y", "x")));
-  g.code.shared = fmt::format("shared highp float partial[{}];\nhighp float mgd_add(highp float a, highp float b) {{ return a + b; }}\n", kThreads);
+      fmt::arg("beta", scaled_by), fmt::arg("reduce_max", reduce("partial_max", "max")),
+      fmt::arg("reduce_sum", reduce("partial_sum", "mgd_add")), fmt::arg("index", glsl::Index(params, "out0", *in, "b", "is", "y", "x")));
+  g.code.shared = fmt::format(
+      "shared highp float partial_max[{0}];\nshared highp float partial_sum[{0}];\n"
+      "highp float mgd_add(highp float a, highp float b) {{ return a + b; }}\n",
+      kThreads);
   return g;
 }
 

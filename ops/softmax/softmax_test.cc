@@ -46,6 +46,18 @@ TEST_P(SoftmaxGpuTest, OverChannelsMatchesTheCpu) {
   }
 }
 
+// Attention's scores: thousands of rows, several batches (MobileViT's
+// [4 pixel positions, 4 heads, 256 patches, 256 patches]).
+TEST_P(SoftmaxGpuTest, AttentionRowsInBatchesMatchTheCpu) {
+  for (const Shape& shape : {Shape{4, 4, 256, 256}, Shape{1, 16, 256, 256}, Shape{4, 4, 16, 64}}) {
+    SCOPED_TRACE(::testing::PrintToString(shape));
+    testing::OneOp g;
+    const int x = g.Input(shape, 3.0f);
+    g.Out(g.Op(OpKind::kSoftmax, SoftmaxAttributes{1.0f}, {x}, {shape}));
+    ExpectSameAsCpu(g.b.Build(), g.data);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, SoftmaxGpuTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
 
 }  // namespace
