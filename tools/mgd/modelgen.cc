@@ -52,18 +52,12 @@ Graph MobileNetV2(Builder& b) {
   const std::string p = "MobilenetV2/";
   int x = b.Input("input", {1, 224, 224, 3});
   x = b.Conv(p + "Conv", x, 32, 3, 2, Activation::kRelu6);
-  int in_channels = 32, block = 0;
+  int block = 0;
   for (const auto& g : kGroups) {
     for (int r = 0; r < g.n; ++r, ++block) {
       const std::string scope = block == 0 ? p + "expanded_conv" : fmt::format("{}expanded_conv_{}", p, block);
-      const int stride = r == 0 ? g.s : 1;
-      int y = x;
-      if (g.t != 1) y = b.Conv(scope + "/expand", y, in_channels * g.t, 1, 1, Activation::kRelu6);
-      y = b.Depthwise(scope + "/depthwise", y, stride, Activation::kRelu6);
-      y = b.Conv(scope + "/project", y, g.c, 1, 1, Activation::kNone);
-      if (stride == 1 && in_channels == g.c) y = b.Add(scope + "/add", x, y);
-      x = y;
-      in_channels = g.c;
+      x = b.InvertedResidual({scope + "/expand", scope + "/depthwise", scope + "/project", scope + "/add"}, x, g.t, g.c,
+                             r == 0 ? g.s : 1);
     }
   }
   x = b.Conv(p + "Conv_1", x, 1280, 1, 1, Activation::kRelu6);
@@ -88,18 +82,12 @@ Graph EfficientNetLite0(Builder& b) {
   const std::string p = "efficientnet-lite0/model/";
   int x = b.Input("images", {1, 224, 224, 3});
   x = b.Conv(p + "stem/conv2d", x, 32, 3, 2, Activation::kRelu6);
-  int in_channels = 32, block = 0;
+  int block = 0;
   for (const auto& stage : kStages) {
     for (int r = 0; r < stage.n; ++r, ++block) {
       const std::string scope = fmt::format("{}blocks_{}/", p, block);
-      const int stride = r == 0 ? stage.s : 1;
-      int y = x;
-      if (stage.t != 1) y = b.Conv(scope + "conv2d", y, in_channels * stage.t, 1, 1, Activation::kRelu6);
-      y = b.Depthwise(scope + "depthwise_conv2d", y, stride, Activation::kRelu6, stage.k);
-      y = b.Conv(scope + "conv2d_1", y, stage.c, 1, 1, Activation::kNone);
-      if (stride == 1 && in_channels == stage.c) y = b.Add(scope + "add", x, y);
-      x = y;
-      in_channels = stage.c;
+      x = b.InvertedResidual({scope + "conv2d", scope + "depthwise_conv2d", scope + "conv2d_1", scope + "add"}, x, stage.t,
+                             stage.c, r == 0 ? stage.s : 1, stage.k);
     }
   }
   x = b.Conv(p + "head/conv2d", x, 1280, 1, 1, Activation::kRelu6);

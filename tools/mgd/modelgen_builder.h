@@ -124,6 +124,22 @@ class Builder {
     return y;
   }
 
+  // MobileNetV2's inverted residual with RELU6 (Sandler et al. 2018): expand
+  // 1x1 by `expansion` (absent for 1), depthwise kernel x kernel with
+  // `stride`, linear project 1x1 to `channels`, and a residual ADD when the
+  // block keeps the shape; the four layers' names as the exporter gives them.
+  struct InvertedResidualNames {
+    std::string expand, depthwise, project, add;
+  };
+  int InvertedResidual(const InvertedResidualNames& names, int x, int expansion, int channels, int stride, int kernel = 3) {
+    const int in_channels = Dims(x)[3];
+    int y = x;
+    if (expansion != 1) y = Conv(names.expand, y, in_channels * expansion, 1, 1, Activation::kRelu6);
+    y = Depthwise(names.depthwise, y, stride, Activation::kRelu6, kernel);
+    y = Conv(names.project, y, channels, 1, 1, Activation::kNone);
+    return stride == 1 && in_channels == channels ? Add(names.add, x, y) : y;
+  }
+
   // CONV_2D 1x1 with the given weights [out][in] and biases.
   int PointwiseConv(const std::string& scope, int x, const std::vector<std::vector<float>>& weights,
                     const std::vector<float>& biases) {
