@@ -20,12 +20,11 @@ namespace {
 
 using modelgen::Builder;
 
-// Ultralytics' Conv is Builder::ConvSilu (batch norm folded into the bias).
+// YOLOv8's blocks on the builder; Ultralytics' Conv (a convolution with
+// batch norm folded into its bias, then SiLU) is Builder::ConvSilu.
 class Yolo {
  public:
   explicit Yolo(Builder& b) : b_(b) {}
-
-
 
   int Concat(const std::string& name, const std::vector<int>& parts, int axis) {
     Shape shape = b_.Dims(parts[0]);
@@ -57,7 +56,6 @@ class Yolo {
                {x, b_.Ints(name + "/size_splits", sizes), b_.Ints(name + "/axis", {-1})}, outputs);
     return outputs;
   }
-
 
   // C2f: a 1x1 conv to 2c channels split in two, n bottlenecks (two 3x3
   // convs, a residual when `shortcut`) each on the last piece, and a 1x1
