@@ -213,16 +213,7 @@ class Builder {
   // RESHAPE [1,1,1,N] -> [1,N] with both the shape input and the option, as
   // the TFLite converter writes it; then SOFTMAX. The softmax is the output.
   void Classifier(const std::string& squeeze_name, const std::string& output_name, int logits) {
-    const int classes = Dims(logits)[3];
-    const Shape shape{1, classes};
-    std::vector<uint8_t> bytes(shape.size() * sizeof(int32_t));
-    std::memcpy(bytes.data(), shape.data(), bytes.size());
-    const int shape_tensor = AddConstant(squeeze_name + "/shape", {2}, DataType::kInt32, std::move(bytes));
-    const int squeezed = AddTensor(squeeze_name, shape);
-    AddNode(OpKind::kReshape, ops::ReshapeAttributes{shape}, {logits, shape_tensor}, squeezed);
-    const int probs = AddTensor(output_name, shape);
-    AddNode(OpKind::kSoftmax, ops::SoftmaxAttributes{1.0f}, {squeezed}, probs);
-    graph_.outputs.push_back(probs);
+    SoftmaxOutput(output_name, Reshape(squeeze_name, logits, {1, Dims(logits)[3]}));
   }
 
   Graph& graph() { return graph_; }
