@@ -11,6 +11,7 @@
 
 #include "model/fp16.h"
 #include "model/graph.h"
+#include "ops/concatenation/concatenation.h"
 #include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
@@ -92,6 +93,14 @@ class Builder {
 
   int Elementwise(OpKind op, const std::string& name, int a, int c) {
     return Node(op, ops::ElementwiseAttributes{}, {a, c}, name, Dims(a));
+  }
+
+  // CONCATENATION of `parts` along `axis` (0..rank-1).
+  int Concat(const std::string& name, const std::vector<int>& parts, int axis) {
+    Shape shape = Dims(parts[0]);
+    shape[static_cast<size_t>(axis)] = 0;
+    for (int p : parts) shape[static_cast<size_t>(axis)] += Dims(p)[static_cast<size_t>(axis)];
+    return Node(OpKind::kConcatenation, ops::ConcatenationAttributes{axis}, parts, name, shape);
   }
 
   // RESHAPE with both the shape input and the option, as converters write it.

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "ops/concatenation/concatenation.h"
 #include "ops/gather/gather.h"
 #include "ops/matmul/batch_matmul.h"
 #include "ops/movement/movement.h"
@@ -146,9 +145,7 @@ class Transformer {
     for (int i = 0; i < layers; ++i) y = PreNormLayer(fmt::format("{}/global_rep/{}", scope, i), y, heads, 2 * d, true);
     y = Fold(scope + "/fold", LayerNorm(scope + "/global_rep/norm", y, 1e-5f), s[1], s[2]);
     y = b_.ConvSilu(scope + "/conv_proj", y, s[3], 1, 1);
-    const int both = b_.Node(OpKind::kConcatenation, ops::ConcatenationAttributes{3}, {x, y}, scope + "/concat",
-                             {s[0], s[1], s[2], 2 * s[3]});
-    return b_.ConvSilu(scope + "/fusion", both, s[3], 3, 1);
+    return b_.ConvSilu(scope + "/fusion", b_.Concat(scope + "/concat", {x, y}, 3), s[3], 3, 1);
   }
 
   // Post-norm BERT layer: attention, add, norm; GELU feed-forward, add, norm.
@@ -226,8 +223,7 @@ absl::StatusOr<Graph> BuildVitTiny(uint64_t seed) {
   std::vector<float> cls(kHidden), positions(static_cast<size_t>(kTokens) * kHidden);
   for (float& v : cls) v = 0.05f * b.Uniform();
   for (float& v : positions) v = 0.05f * b.Uniform();
-  x = b.Node(OpKind::kConcatenation, ops::ConcatenationAttributes{1}, {b.FloatConstant("cls", {1, 1, kHidden}, cls), x},
-             "concat", {1, kTokens, kHidden});
+  x = b.Concat("concat", {b.FloatConstant("cls", {1, 1, kHidden}, cls), x}, 1);
   x = b.Elementwise(OpKind::kAdd, "posembed_input/add", x, b.FloatConstant("posembed_input/pos_embedding", {1, kTokens, kHidden}, positions));
   for (int layer = 0; layer < kLayers; ++layer) x = t.PreNormLayer("Transformer/encoderblock_" + std::to_string(layer), x, kHeads, kMlp);
   x = t.LayerNorm("Transformer/encoder_norm", x, 1e-6f);

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "ops/concatenation/concatenation.h"
 #include "ops/resize/resize.h"
 #include "ops/split/split.h"
 #include "tools/mgd/modelgen.h"
@@ -25,14 +24,6 @@ using modelgen::Builder;
 class Yolo {
  public:
   explicit Yolo(Builder& b) : b_(b) {}
-
-  int Concat(const std::string& name, const std::vector<int>& parts, int axis) {
-    Shape shape = b_.Dims(parts[0]);
-    const auto last = static_cast<size_t>(axis < 0 ? axis + static_cast<int>(shape.size()) : axis);
-    shape[last] = 0;
-    for (int p : parts) shape[last] += b_.Dims(p)[last];
-    return b_.Node(OpKind::kConcatenation, ops::ConcatenationAttributes{axis}, parts, name, shape);
-  }
 
   // SPLIT into `parts` equal pieces along the last axis.
   std::vector<int> Split(const std::string& name, int x, int parts) {
@@ -68,7 +59,7 @@ class Yolo {
       const int y = b_.ConvSilu(m + "/cv2", b_.ConvSilu(m + "/cv1", pieces.back(), c, 3, 1), c, 3, 1);
       pieces.push_back(shortcut ? b_.Elementwise(OpKind::kAdd, m + "/add", pieces.back(), y) : y);
     }
-    return b_.ConvSilu(scope + "/cv2", Concat(scope + "/concat", pieces, 3), channels, 1, 1);
+    return b_.ConvSilu(scope + "/cv2", b_.Concat(scope + "/concat", pieces, 3), channels, 1, 1);
   }
 
   // SPPF: a 1x1 conv to half, three chained 5x5 stride-1 max pools, and a
@@ -81,7 +72,7 @@ class Yolo {
       pyramid.push_back(b_.Node(OpKind::kMaxPool2d, pool, {pyramid.back()}, fmt::format("{}/m_{}", scope, i),
                                 b_.Dims(pyramid.back())));
     }
-    return b_.ConvSilu(scope + "/cv2", Concat(scope + "/concat", pyramid, 3), channels, 1, 1);
+    return b_.ConvSilu(scope + "/cv2", b_.Concat(scope + "/concat", pyramid, 3), channels, 1, 1);
   }
 
   int Upsample(const std::string& name, int x) {
@@ -115,10 +106,10 @@ absl::StatusOr<Graph> BuildYoloNano(uint64_t seed) {
   x = b.ConvSilu("model.7", p4, 256, 3, 2);
   x = y.C2f("model.8", x, 256, 1, true);
   const int p5 = y.Sppf("model.9", x, 256);
-  const int n4 = y.C2f("model.12", y.Concat("model.11", {y.Upsample("model.10", p5), p4}, 3), 128, 1, false);
-  const int small = y.C2f("model.15", y.Concat("model.14", {y.Upsample("model.13", n4), p3}, 3), 64, 1, false);
-  const int medium = y.C2f("model.18", y.Concat("model.17", {b.ConvSilu("model.16", small, 64, 3, 2), n4}, 3), 128, 1, false);
-  const int large = y.C2f("model.21", y.Concat("model.20", {b.ConvSilu("model.19", medium, 128, 3, 2), p5}, 3), 256, 1, false);
+  const int n4 = y.C2f("model.12", b.Concat("model.11", {y.Upsample("model.10", p5), p4}, 3), 128, 1, false);
+  const int small = y.C2f("model.15", b.Concat("model.14", {y.Upsample("model.13", n4), p3}, 3), 64, 1, false);
+  const int medium = y.C2f("model.18", b.Concat("model.17", {b.ConvSilu("model.16", small, 64, 3, 2), n4}, 3), 128, 1, false);
+  const int large = y.C2f("model.21", b.Concat("model.20", {b.ConvSilu("model.19", medium, 128, 3, 2), p5}, 3), 256, 1, false);
 
   // Detect: per level a box branch (two 3x3 convs of 64, a 1x1 conv to
   // 4 x 16 bins) and a class branch (two 3x3 convs of 80, a 1x1 conv to
@@ -135,7 +126,7 @@ absl::StatusOr<Graph> BuildYoloNano(uint64_t seed) {
     int cls = b.ConvSilu(d + "/cv3.0", in, kClasses, 3, 1);
     cls = b.Conv2d(d + "/cv3.2", b.ConvSilu(d + "/cv3.1", cls, kClasses, 3, 1), kClasses, 1, 1, Activation::kNone);
     const Shape s = b.Dims(box);
-    levels.push_back(b.Reshape(d + "/Reshape", y.Concat(d + "/concat", {box, cls}, 3), {1, s[1] * s[2], 4 * kBins + kClasses}));
+    levels.push_back(b.Reshape(d + "/Reshape", b.Concat(d + "/concat", {box, cls}, 3), {1, s[1] * s[2], 4 * kBins + kClasses}));
     for (int row = 0; row < s[1]; ++row) {
       for (int col = 0; col < s[2]; ++col) {
         anchors.push_back(static_cast<float>(col) + 0.5f);
@@ -145,7 +136,7 @@ absl::StatusOr<Graph> BuildYoloNano(uint64_t seed) {
     }
   }
   const int count = static_cast<int>(strides.size());
-  const std::vector<int> parts = y.SplitV("model.22/split", y.Concat("model.22/concat", levels, 1), {4 * kBins, kClasses});
+  const std::vector<int> parts = y.SplitV("model.22/split", b.Concat("model.22/concat", levels, 1), {4 * kBins, kClasses});
   // Distribution focal loss: each side's distance is the expectation of a
   // softmax over 16 bins, a FULLY_CONNECTED against 0..15.
   const int bins = b.Reshape("model.22/dfl/Reshape", parts[0], {1, count, 4, kBins});
@@ -165,10 +156,10 @@ absl::StatusOr<Graph> BuildYoloNano(uint64_t seed) {
   const int centre = b.Elementwise(OpKind::kMul, "model.22/mul", b.Elementwise(OpKind::kAdd, "model.22/add_1", top_left, bottom_right),
                                    b.FloatConstant("model.22/half", {1}, {0.5f}));
   const int size = b.Elementwise(OpKind::kSub, "model.22/sub_1", bottom_right, top_left);
-  const int boxes = b.Elementwise(OpKind::kMul, "model.22/mul_1", y.Concat("model.22/concat_1", {centre, size}, 2),
+  const int boxes = b.Elementwise(OpKind::kMul, "model.22/mul_1", b.Concat("model.22/concat_1", {centre, size}, 2),
                                   b.FloatConstant("model.22/strides", {1, count, 1}, strides));
   const int scores = b.Node(OpKind::kLogistic, {}, {parts[1]}, "model.22/Sigmoid", b.Dims(parts[1]));
-  const int detections = y.Concat("model.22/concat_2", {boxes, scores}, 2);
+  const int detections = b.Concat("model.22/concat_2", {boxes, scores}, 2);
   b.Output(b.Node(OpKind::kTranspose, {}, {detections, b.Ints("model.22/perm", {0, 2, 1})}, "output0",
                   {1, 4 + kClasses, count}));
   return b.Finish("mgd modelgen yolo_nano");
