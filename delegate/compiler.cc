@@ -191,6 +191,11 @@ class Builder {
       if (!b.ok()) return Error(group.head, b.status());
       d.bindings.push_back({*b, true});
     }
+    for (int position : shader->updated_inputs) {
+      auto b = Activation(head.inputs[static_cast<size_t>(position)]);
+      if (!b.ok()) return Error(group.head, b.status());
+      d.bindings.push_back({*b, true});
+    }
     // The k-th constant is the k-th buffer that is not an activation; vec4
     // constants (weights) are stored as fp16 when activations are
     // (shaders/dialect.cc reads them back through NAME_at).

@@ -457,6 +457,12 @@ MgdStatus MgdInterpreterInvoke(MgdInterpreter* interpreter) {
   return kMgdOk;
 }
 
+MgdStatus MgdInterpreterResetVariableTensors(MgdInterpreter* interpreter) {
+  if (!InterpreterGiven(interpreter, "MgdInterpreterResetVariableTensors")) return kMgdError;
+  interpreter->interpreter->ResetVariableTensors();
+  return kMgdOk;
+}
+
 MgdStatus MgdInterpreterInvokeWithBuffers(MgdInterpreter* interpreter, const void* const* inputs,
                                            const size_t* input_sizes, int32_t num_inputs, void* const* outputs,
                                            const size_t* output_sizes, int32_t num_outputs) {

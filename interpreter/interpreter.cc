@@ -311,6 +311,14 @@ absl::Status Interpreter::PlanArena() {
     use(t, last_step);
   }
   for (int t : graph_.outputs) use(t, last_step);
+  // Variable tensors carry state from one invoke to the next: nothing else
+  // may share their bytes.
+  for (size_t t = 0; t < num_tensors; ++t) {
+    if (graph_.tensors[t].is_variable) {
+      use(static_cast<int>(t), 0);
+      use(static_cast<int>(t), last_step);
+    }
+  }
   for (size_t s = 0; s < steps_.size(); ++s) {
     const int step = static_cast<int>(s);
     if (steps_[s].node >= 0) {
@@ -440,6 +448,13 @@ absl::Status Interpreter::Invoke(const InvokeOptions& options) {
   const Deadline deadline = DeadlineAfter(Clock::now(), options.timeout);
   std::lock_guard<std::mutex> turn(run_mutex_);
   return CheckedRun(deadline, options.timing, options.fences);
+}
+
+void Interpreter::ResetVariableTensors() {
+  std::lock_guard<std::mutex> turn(run_mutex_);
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    if (graph_.tensors[t].is_variable && tensors_[t].data != nullptr) std::memset(tensors_[t].data, 0, tensors_[t].bytes);
+  }
 }
 
 absl::Status Interpreter::CheckBuffers(const std::vector<InputBytes>& inputs, const std::vector<OutputBytes>& outputs) const {

@@ -166,6 +166,11 @@ class Interpreter {
                                                            InvokeCallback done = nullptr,
                                                            const InvokeOptions& options = {});
 
+  // Sets every variable tensor (the state an LSTM keeps from one invoke to
+  // the next) back to zero, as TFLite's ResetVariableTensors: what an app
+  // calls between two independent sequences. Takes its turn with invokes.
+  void ResetVariableTensors();
+
   // Zero-copy I/O: the app's GPU buffer (base/gpu_interop.h) in place of
   // host memory for graph input or output tensor `tensor`, laid out as
   // `layout`; nullopt unbinds. The tensor must be read (written) only by one

@@ -102,6 +102,12 @@ std::vector<Partition> PartitionGraph(const Graph& graph, const std::vector<int>
         if (needed) p.outputs.push_back(t);
       }
     }
+    // A variable tensor read inside (an LSTM's state) may be updated there in
+    // place: the partition gives it back too, so the state carries over to
+    // the next invoke whichever side runs it.
+    for (int t : p.inputs) {
+      if (graph.tensors[static_cast<size_t>(t)].is_variable) p.outputs.push_back(t);
+    }
   }
   // Sort partitions by their first node so numbering follows the graph.
   std::sort(partitions.begin(), partitions.end(),

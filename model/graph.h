@@ -110,6 +110,11 @@ struct Tensor {
   // time. A sparse constant holds its compressed values here.
   ConstantBytes data;
   bool is_constant = false;
+  // State that a stateful op (LSTM) reads and updates in place: zero when
+  // the interpreter is made, kept from one invoke to the next until the app
+  // resets it (TFLite's variable tensors). Never constant, never written by
+  // a node's outputs.
+  bool is_variable = false;
   std::optional<Quantization> quantization;
   std::optional<Sparsity> sparsity;
 };

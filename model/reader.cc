@@ -176,6 +176,11 @@ class Converter {
         tensor.is_constant = true;
       }
     }
+    if (t.is_variable()) {  // its buffer, if any, is where TFLite keeps the state: not a constant
+      tensor.is_variable = true;
+      tensor.is_constant = false;
+      tensor.data = ConstantBytes();
+    }
     if (const auto* q = t.quantization(); q != nullptr && q->scale() != nullptr && q->scale()->size() > 0) {
       Quantization quant;
       quant.scale.assign(q->scale()->begin(), q->scale()->end());

@@ -138,6 +138,9 @@ absl::Status ValidateGraph(const Graph& graph) {
     if (graph.tensors[static_cast<size_t>(t)].is_constant) {
       return InvalidArgumentError(fmt::format("graph input {}: {} is a constant", i, TensorLabel(graph, t)));
     }
+    if (graph.tensors[static_cast<size_t>(t)].is_variable) {
+      return InvalidArgumentError(fmt::format("graph input {}: {} is a variable tensor (state the model keeps itself)", i, TensorLabel(graph, t)));
+    }
     is_graph_input[static_cast<size_t>(t)] = true;
   }
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
@@ -158,6 +161,10 @@ absl::Status ValidateGraph(const Graph& graph) {
       if (graph.tensors[ut].is_constant) {
         return InvalidArgumentError(fmt::format("{}: output {} writes to constant {}", label, i, TensorLabel(graph, t)));
       }
+      if (graph.tensors[ut].is_variable) {
+        return InvalidArgumentError(fmt::format("{}: output {} writes to variable tensor {} (only stateful ops update one, in place)",
+                                                label, i, TensorLabel(graph, t)));
+      }
       if (is_graph_input[ut]) {
         return InvalidArgumentError(fmt::format("{}: output {} writes to graph input {}", label, i, TensorLabel(graph, t)));
       }
@@ -172,8 +179,8 @@ absl::Status ValidateGraph(const Graph& graph) {
     for (int t : graph.nodes[n].inputs) {
       if (t == kNoTensor) continue;
       const size_t ut = static_cast<size_t>(t);
-      if (!graph.tensors[ut].is_constant && !is_graph_input[ut] && producer[ut] < 0) {
-        return InvalidArgumentError(fmt::format("{}: reads {}, which is neither a constant, a graph input nor written by any node",
+      if (!graph.tensors[ut].is_constant && !graph.tensors[ut].is_variable && !is_graph_input[ut] && producer[ut] < 0) {
+        return InvalidArgumentError(fmt::format("{}: reads {}, which is neither a constant, a variable, a graph input nor written by any node",
                                                 NodeLabel(graph, static_cast<int>(n)), TensorLabel(graph, t)));
       }
     }

@@ -99,7 +99,7 @@ class Writer {
                                                   b_.CreateVector(dims));
     }
     return tflite::CreateTensor(b_, b_.CreateVector(t.shape), ToTfl(t.type), buffer,
-                                b_.CreateString(t.name), quant, false, sparsity);
+                                b_.CreateString(t.name), quant, t.is_variable, sparsity);
   }
 
   uint32_t OpcodeIndex(OpKind op, int32_t version, const std::string& custom_name) {

@@ -14,6 +14,7 @@
 #include "ops/dequantize/dequantize.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/gather/gather.h"
+#include "ops/lstm/lstm.h"
 #include "ops/matmul/batch_matmul.h"
 #include "ops/one_hot/one_hot.h"
 #include "ops/movement/movement.h"
@@ -47,6 +48,7 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     FullyConnectedOps,
     GatherOps,
     ImageToTensorOps,
+    LstmOps,
     MediaPipePoolOps,
     MediaPipeTransposeConvOps,
     OneHotOps,

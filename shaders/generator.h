@@ -103,6 +103,10 @@ struct GeneratedShader {
   // dispatch, no float copy); bound after the activation inputs, before the
   // outputs. The tensor must be an input of the partition.
   std::vector<int> raw_inputs;
+  // Node input positions the shader reads and then writes in place: the
+  // variable tensors of an LSTM's state, which the partition also gives back
+  // (interpreter/partition.cc). Bound after the outputs, before `constants`.
+  std::vector<int> updated_inputs;
   std::vector<std::vector<float>> constants;
   std::array<uint32_t, 3> groups{1, 1, 1};
   // True: the body, after glsl::OutputPrologue(output) (which the compiler

@@ -15,6 +15,7 @@
 #include "mgd/gpu_delegate.h"
 #include "model/writer.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/lstm/lstm.h"
 #include "tests/graph_builder.h"
 #include "tests/test_util.h"
 
@@ -369,6 +370,45 @@ TEST(CApiTest, InvokesLeaveTheInputsAndRepeat) {
     }
     MgdInterpreterDelete(interpreter);
   }
+}
+
+// An LSTM's state carries from one invoke to the next until
+// MgdInterpreterResetVariableTensors, as with TFLite's C API.
+TEST(CApiTest, ResetVariableTensorsStartsTheSequenceAgain) {
+  mgd::testing::GraphBuilder b;
+  const int x = b.Input({1, 2, 1}, "x");
+  std::vector<int> in(20, mgd::kNoTensor);
+  in[0] = x;
+  for (int gate = 0; gate < 4; ++gate) {
+    in[static_cast<size_t>(1 + gate)] = b.Constant({1, 1}, {0.5f});
+    in[static_cast<size_t>(5 + gate)] = b.Constant({1, 1}, {-1.0f});
+    in[static_cast<size_t>(12 + gate)] = b.Constant({1}, {0.25f});
+  }
+  in[18] = b.Variable({1, 1}, "h");
+  in[19] = b.Variable({1, 1}, "c");
+  const int y = b.Tensor({1, 2, 1}, mgd::DataType::kFloat32, "y");
+  b.Op(mgd::OpKind::kUnidirectionalSequenceLstm, mgd::ops::LstmAttributes{}, in, {y});
+  b.Output(y);
+  auto bytes = mgd::WriteModel(b.Build());
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  MgdModel* model = MgdModelCreate(bytes->data(), bytes->size());
+  MgdInterpreter* interpreter = MgdInterpreterCreate(model, nullptr);
+  MgdModelDelete(model);
+  ASSERT_NE(interpreter, nullptr);
+  const float frames[2] = {1.0f, -2.0f};
+  ASSERT_EQ(MgdTensorCopyFromBuffer(MgdInterpreterGetInputTensor(interpreter, 0), frames, sizeof frames), kMgdOk);
+  auto run = [&] {
+    EXPECT_EQ(MgdInterpreterInvoke(interpreter), kMgdOk);
+    std::vector<float> out(2);
+    EXPECT_EQ(MgdTensorCopyToBuffer(MgdInterpreterGetOutputTensor(interpreter, 0), out.data(), 8), kMgdOk);
+    return out;
+  };
+  const std::vector<float> first = run();
+  EXPECT_NE(run(), first);  // from the first sequence's state
+  ASSERT_EQ(MgdInterpreterResetVariableTensors(interpreter), kMgdOk);
+  EXPECT_EQ(run(), first);
+  MgdInterpreterDelete(interpreter);
+  EXPECT_EQ(MgdInterpreterResetVariableTensors(nullptr), kMgdError);
 }
 
 // SetCheckFinite: an invoke fails naming the first NaN or Inf of an input

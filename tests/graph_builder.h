@@ -29,6 +29,12 @@ class GraphBuilder {
     SetData(t, values.data(), values.size() * sizeof(int32_t));
     return t;
   }
+  // A variable tensor: state a stateful op (LSTM) keeps between invokes.
+  int Variable(const Shape& shape, const std::string& name = "") {
+    const int t = Tensor(shape, DataType::kFloat32, name);
+    graph_.tensors[static_cast<size_t>(t)].is_variable = true;
+    return t;
+  }
   void SetData(int t, const void* data, size_t bytes) {
     auto& tensor = graph_.tensors[static_cast<size_t>(t)];
     const auto* begin = static_cast<const uint8_t*>(data);

@@ -1,10 +1,11 @@
 // mgd modelgen's families of issue 24 (BERT-Tiny, ViT-Tiny, MobileViT-XXS,
-// EfficientNet-Lite0, a YOLOv8n-style detector):
+// EfficientNet-Lite0, a YOLOv8n-style detector, an LSTM keyword spotter):
 // their layer structure, and their outputs against LiteRT's on the same
 // model (tests/data/modelgen/NAME_seed1: LiteRT's generated input, token ids
 // for BERT-Tiny, and its output, made with ../shared/tools/litert-reference)
 // on the CPU and, fully delegated, on both GPU APIs in both precisions,
-// within docs/design.md section 5's whole-model bounds.
+// within docs/design.md section 5's whole-model bounds. LiteRT.js lacks
+// variable tensors: the LSTM's reference is LiteRT's run of its unrolled twin.
 #include <fstream>
 #include <iterator>
 
@@ -82,6 +83,24 @@ TEST(ModelgenFamiliesTest, VitTinyHasThePublishedLayers) {
   EXPECT_EQ(graph->tensors[static_cast<size_t>(graph->outputs.at(0))].shape, (Shape{1, 1000}));
 }
 
+TEST(ModelgenFamiliesTest, LstmKwsHasThePublishedLayers) {
+  auto graph = BuildLstmKws(1);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(CountOps(*graph, OpKind::kUnidirectionalSequenceLstm), 2);
+  EXPECT_EQ(CountOps(*graph, OpKind::kStridedSlice), 1);  // the last frame
+  int variables = 0;
+  for (const Tensor& t : graph->tensors) variables += t.is_variable;
+  EXPECT_EQ(variables, 4);  // each layer's output and cell state
+  EXPECT_EQ(graph->tensors[static_cast<size_t>(graph->inputs.at(0))].shape, (Shape{1, 49, 10}));
+  EXPECT_EQ(graph->tensors[static_cast<size_t>(graph->outputs.at(0))].shape, (Shape{1, 12}));
+  // The unrolled twin: one step of plain ops per frame, no state.
+  auto unrolled = BuildLstmKwsUnrolled(1);
+  ASSERT_TRUE(unrolled.ok()) << unrolled.status();
+  EXPECT_EQ(CountOps(*unrolled, OpKind::kUnidirectionalSequenceLstm), 0);
+  EXPECT_EQ(CountOps(*unrolled, OpKind::kFullyConnected), 2 * 49 * 2 + 1);
+  for (const Tensor& t : unrolled->tensors) EXPECT_FALSE(t.is_variable) << t.name;
+}
+
 struct Model {
   std::string name;
   absl::StatusOr<Graph> (*build)(uint64_t seed);
@@ -93,6 +112,7 @@ const Model kVitTiny{"vit_tiny", BuildVitTiny, "input_0.f32"};
 const Model kEfficientNetLite0{"efficientnet_lite0", BuildEfficientNetLite0, "input_0.f32"};
 const Model kYoloNano{"yolo_nano", BuildYoloNano, "input_0.f32"};
 const Model kMobileVitXxs{"mobilevit_xxs", BuildMobileVitXxs, "input_0.f32"};
+const Model kLstmKws{"lstm_kws", BuildLstmKws, "input_0.f32"};
 
 struct Reference {
   Graph graph;
@@ -141,6 +161,7 @@ TEST(ModelgenFamiliesTest, VitTinyOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteR
 TEST(ModelgenFamiliesTest, EfficientNetLite0OnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kEfficientNetLite0); }
 TEST(ModelgenFamiliesTest, YoloNanoOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kYoloNano); }
 TEST(ModelgenFamiliesTest, MobileVitXxsOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kMobileVitXxs); }
+TEST(ModelgenFamiliesTest, LstmKwsOnTheCpuMatchesLiteRt) { ExpectCpuMatchesLiteRt(kLstmKws); }
 
 class ModelgenFamiliesGpuTest : public testing::DelegateTest {
  protected:
@@ -158,6 +179,7 @@ TEST_P(ModelgenFamiliesGpuTest, VitTiny) { ExpectFullyDelegatedMatchesLiteRt(kVi
 TEST_P(ModelgenFamiliesGpuTest, EfficientNetLite0) { ExpectFullyDelegatedMatchesLiteRt(kEfficientNetLite0); }
 TEST_P(ModelgenFamiliesGpuTest, YoloNano) { ExpectFullyDelegatedMatchesLiteRt(kYoloNano); }
 TEST_P(ModelgenFamiliesGpuTest, MobileVitXxs) { ExpectFullyDelegatedMatchesLiteRt(kMobileVitXxs); }
+TEST_P(ModelgenFamiliesGpuTest, LstmKws) { ExpectFullyDelegatedMatchesLiteRt(kLstmKws); }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ModelgenFamiliesGpuTest, ::testing::ValuesIn(testing::AllBackends()),
                          testing::BackendName);

@@ -164,6 +164,10 @@ const MgdTensor* MgdInterpreterGetOutputTensor(const MgdInterpreter* interpreter
 /* Plans tensor memory; also done by the first Invoke. */
 MgdStatus MgdInterpreterAllocateTensors(MgdInterpreter* interpreter);
 MgdStatus MgdInterpreterInvoke(MgdInterpreter* interpreter);
+/* Zeroes the state that stateful ops (LSTM) keep from one invoke to the
+ * next (TFLite's variable tensors), as TfLiteInterpreterResetVariableTensors:
+ * call it between two independent sequences. */
+MgdStatus MgdInterpreterResetVariableTensors(MgdInterpreter* interpreter);
 
 /* ---- Invokes with the caller's buffers, from several threads, in flight ---- */
 

@@ -22,7 +22,8 @@ absl::Status Modelgen(const ModelgenOptions& options) {
   // The families of issue 24's model zoo, each by its builder.
   const std::pair<const char*, absl::StatusOr<Graph> (*)(uint64_t)> families[] = {
       {"bert_tiny", BuildBertTiny}, {"vit_tiny", BuildVitTiny}, {"efficientnet_lite0", BuildEfficientNetLite0},
-      {"yolo_nano", BuildYoloNano}, {"mobilevit_xxs", BuildMobileVitXxs}};
+      {"yolo_nano", BuildYoloNano}, {"mobilevit_xxs", BuildMobileVitXxs}, {"lstm_kws", BuildLstmKws},
+      {"lstm_kws_unrolled", BuildLstmKwsUnrolled}};
   for (const auto& [name, build] : families) {
     if (options.name != name) continue;
     MGD_ASSIGN_OR_RETURN(Graph graph, build(options.seed));
@@ -31,7 +32,7 @@ absl::Status Modelgen(const ModelgenOptions& options) {
   int version = 0;
   if (options.name == "mobilenet_v1") version = 1;
   else if (options.name == "mobilenet_v2") version = 2;
-  else return UsageError(fmt::format("modelgen: unknown model '{}' (valid: mobilenet_v1, mobilenet_v2, bert_tiny, vit_tiny, efficientnet_lite0, yolo_nano, mobilevit_xxs, fp16_trap, fp16_sum_trap)", options.name));
+  else return UsageError(fmt::format("modelgen: unknown model '{}' (valid: mobilenet_v1, mobilenet_v2, bert_tiny, vit_tiny, efficientnet_lite0, yolo_nano, mobilevit_xxs, lstm_kws, lstm_kws_unrolled, fp16_trap, fp16_sum_trap)", options.name));
   MGD_ASSIGN_OR_RETURN(Graph graph, BuildMobileNet(version, options.seed, options.fp16_weights));
   // WriteModelFile reports an unwritable path as PermissionDenied, naming it.
   return WriteModelFile(graph, options.out);

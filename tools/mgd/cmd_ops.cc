@@ -17,6 +17,7 @@ absl::Status Ops(const OpsOptions& options) {
   MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(options.model));
   InterpreterOptions interpreter_options;
   if (backend.delegate != nullptr) interpreter_options.delegates.push_back(backend.delegate.get());
+  interpreter_options.max_delegated_partitions = options.max_partitions;
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.model, created.status());
   auto interpreter = std::move(*created);
@@ -30,15 +31,39 @@ absl::Status Ops(const OpsOptions& options) {
     std::string reason = p.reason;
     if (reason.empty() && p.where == NodePlacement::Where::kCpu) reason = fmt::format("backend {} runs everything on the CPU", backend.backend);
     nodes.push_back({{"index", n}, {"op", op}, {"delegated", delegated}, {"reason", delegated ? "" : reason}});
+    if (delegated) nodes.back()["partition"] = p.partition;
+  }
+  // Per partition what crossing to the GPU and back costs: the bytes of the
+  // tensors it reads from and writes to the CPU's side, each run.
+  nlohmann::json partitions = nlohmann::json::array();
+  for (size_t i = 0; i < interpreter->partitions().size(); ++i) {
+    const Partition& part = interpreter->partitions()[i];
+    auto bytes = [&](const std::vector<int>& tensors) {
+      size_t sum = 0;
+      for (int t : tensors) sum += interpreter->tensor(t).bytes;
+      return sum;
+    };
+    partitions.push_back({{"index", i},
+                          {"nodes", part.nodes.size()},
+                          {"inputs", part.inputs.size()},
+                          {"outputs", part.outputs.size()},
+                          {"input_bytes", bytes(part.inputs)},
+                          {"output_bytes", bytes(part.outputs)}});
   }
   if (options.json) {
-    std::printf("%s\n", JsonText(nlohmann::json{{"backend", backend.backend}, {"nodes", nodes}}).c_str());
+    std::printf("%s\n",
+                JsonText(nlohmann::json{{"backend", backend.backend}, {"nodes", nodes}, {"partitions", partitions}}).c_str());
     return absl::OkStatus();
   }
   fmt::print("{:>5}  {:<28} {:<9} {}\n", "index", "op", "runs on", "reason");
   for (const auto& n : nodes) {
     fmt::print("{:>5}  {:<28} {:<9} {}\n", n["index"].get<int>(), n["op"].get<std::string>(),
                n["delegated"].get<bool>() ? backend.backend : "cpu", n["reason"].get<std::string>());
+  }
+  for (const auto& part : partitions) {
+    fmt::print("partition {}: {} nodes; per run {} bytes in ({} tensors), {} bytes out ({} tensors)\n",
+               part["index"].get<size_t>(), part["nodes"].get<size_t>(), part["input_bytes"].get<size_t>(),
+               part["inputs"].get<size_t>(), part["output_bytes"].get<size_t>(), part["outputs"].get<size_t>());
   }
   return absl::OkStatus();
 }

@@ -32,6 +32,7 @@ struct RunOptions {
   std::string dump_tensors;  // a folder: every tensor as .npy (run only)
   bool recompile = false;    // an offline compiled model made for another GPU: compile it again
   bool check_finite = false;  // fail naming the first NaN/Inf input or output
+  int max_partitions = 0;     // delegated partitions at most, the largest kept (0: any number)
   // Whether --backend / --precision were given: an offline compiled model
   // otherwise runs as it was compiled.
   bool backend_given = false, precision_given = false;
@@ -90,6 +91,7 @@ absl::Status Check(const CheckOptions& options);
 struct OpsOptions {
   std::string model;
   std::string backend = "auto";
+  int max_partitions = 0;
   bool json = false;
 };
 absl::Status Ops(const OpsOptions& options);

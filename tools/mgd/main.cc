@@ -46,6 +46,13 @@ void AddFp16Options(CLI::App* cmd, bool& fp16_arithmetic, std::vector<std::strin
                 "Ignore the workgroup tables' accuracy entries: every layer in fp16 (but --fp32-layers)");
 }
 
+// TFLite's max_delegated_partitions.
+void AddMaxPartitions(CLI::App* cmd, int& max_partitions) {
+  cmd->add_option("--max-partitions", max_partitions,
+                  "Delegate at most N partitions, the largest; the rest of the graph runs on the CPU (default: any number)")
+      ->check(CLI::NonNegativeNumber);
+}
+
 // The options that shape the compiled code (compile, and run and bench).
 void AddCodeOptions(CLI::App* cmd, mgd::cli::RunOptions& run, const std::string& backend_help) {
   cmd->add_option("model", run.model, "Model (.tflite)")->required();
@@ -67,6 +74,7 @@ void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
   AddCodeOptions(cmd, run, "auto|vulkan|gl|cpu");
   cmd->add_option("--input", run.inputs, "Input file, one per model input, in order: .npy of the input's dtype, or its raw bytes (size checked)");
   cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache folder: the second start skips compiling (GPU backends)");
+  AddMaxPartitions(cmd, run.max_partitions);
   cmd->add_flag("--check-finite", run.check_finite,
                 "Fail, naming the tensor and element, when an input or an output holds NaN or Inf");
   cmd->add_flag("--recompile", run.recompile,
@@ -133,6 +141,7 @@ int main(int argc, char** argv) {
   ops_cmd->add_option("model", ops.model, "Model (.tflite)")->required();
   ops_cmd->add_option("--backend", ops.backend, "auto|vulkan|gl|cpu")
       ->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
+  AddMaxPartitions(ops_cmd, ops.max_partitions);
   ops_cmd->add_flag("--json", ops.json, "Print one JSON object on stdout");
 
   mgd::cli::PlanOptions plan;
@@ -173,7 +182,7 @@ int main(int argc, char** argv) {
 
   mgd::cli::ModelgenOptions gen;
   auto* gen_cmd = app.add_subcommand("modelgen", "Write a standard architecture with deterministic weights");
-  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2 | bert_tiny (int32 token ids in) | vit_tiny | efficientnet_lite0 | yolo_nano | mobilevit_xxs | fp16_trap (a planted fp16-hostile layer, for mgd check) | fp16_sum_trap "
+  gen_cmd->add_option("name", gen.name, "mobilenet_v1 | mobilenet_v2 | bert_tiny (int32 token ids in) | vit_tiny | efficientnet_lite0 | yolo_nano | mobilevit_xxs | lstm_kws | lstm_kws_unrolled (its LSTMs as plain ops per frame) | fp16_trap (a planted fp16-hostile layer, for mgd check) | fp16_sum_trap "
                       "(a head whose fp16 sums cancel, for mgd tune --accuracy)")->required();
   gen_cmd->add_option("--out", gen.out, "Output .tflite")->required();
   gen_cmd->add_option("--seed", gen.seed, "Weight seed");

@@ -38,5 +38,13 @@ absl::StatusOr<Graph> BuildMobileVitXxs(uint64_t seed);
 // (centre x, centre y, width, height in pixels, then 80 class scores, per
 // anchor; modelgen_yolo.cc).
 absl::StatusOr<Graph> BuildYoloNano(uint64_t seed);
+// An LSTM keyword spotter: 49 frames of 10 MFCC features [1,49,10] in, 12
+// class probabilities [1,12] out (modelgen_lstm.cc).
+absl::StatusOr<Graph> BuildLstmKws(uint64_t seed);
+// lstm_kws with each LSTM written out as one step of FULLY_CONNECTED,
+// SPLIT, LOGISTIC, TANH, MUL and ADD per frame and the same weights: the
+// same function without variable tensors, for runtimes that lack them
+// (LiteRT.js, which makes lstm_kws's reference outputs from it).
+absl::StatusOr<Graph> BuildLstmKwsUnrolled(uint64_t seed);
 
 }  // namespace mgd
