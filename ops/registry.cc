@@ -22,6 +22,7 @@
 #include "ops/pipeline/pipeline_ops.h"
 #include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
+#include "ops/resampler/resampler.h"
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
 #include "ops/softmax/softmax.h"
@@ -56,6 +57,7 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     PadOps,
     PoolOps,
     ReduceOps,
+    ResamplerOps,
     ReshapeOps,
     ResizeOps,
     SliceOps,

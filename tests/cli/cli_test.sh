@@ -41,6 +41,25 @@ for backend in cpu vulkan; do
     grep -qa "'shape': (1,128,128)" "$work/bert_$backend/output_0.npy" || fail "bert_tiny on $backend: no [1,128,128] output"
 done
 
+# Partitions: the LSTM keyword spotter in one; its unrolled twin in three
+# (PACK of 49 frames stays on the CPU), one with --max-partitions 1.
+if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
+  expect_ok "modelgen lstm_kws" modelgen lstm_kws --out "$work/kws.tflite"
+  expect_ok "lstm_kws on the GPU" run "$work/kws.tflite" --backend vulkan --input "$data/modelgen/lstm_kws_seed1/input_0.f32" --json \
+    && grep -q '"partitions":1' "$work/out" && grep -q '"delegated_nodes":5' "$work/out" || fail "lstm_kws not in one partition: $(head -c 300 "$work/out")"
+  expect_ok "modelgen lstm_kws_unrolled" modelgen lstm_kws_unrolled --out "$work/unrolled.tflite"
+  expect_ok "ops partitions" ops "$work/unrolled.tflite" --backend vulkan && [ "$(grep -c '^partition ' "$work/out")" -eq 3 ] \
+    && grep -q '^partition 2: 3 nodes; per run 12544 bytes in (1 tensors), 48 bytes out (1 tensors)' "$work/out" \
+    || fail "ops: not three partitions with their transfers: $(grep '^partition' "$work/out")"
+  expect_ok "ops --max-partitions 1" ops "$work/unrolled.tflite" --backend vulkan --max-partitions 1 \
+    && [ "$(grep -c '^partition ' "$work/out")" -eq 1 ] && grep -q 'beyond the maximum of 1 delegated partitions' "$work/out" \
+    || fail "ops --max-partitions 1: $(grep '^partition' "$work/out")"
+  expect_ok "run --max-partitions 1" run "$work/unrolled.tflite" --backend vulkan --max-partitions 1 \
+    --input "$data/modelgen/lstm_kws_seed1/input_0.f32" --json && grep -q '"partitions":1' "$work/out" \
+    || fail "run --max-partitions 1: $(head -c 300 "$work/out")"
+fi
+expect_error "max-partitions negative" 2 "max-partitions" -- ops "$face" --max-partitions -1
+
 # bench on the CPU: latency percentiles, no GPU time.
 if expect_ok "bench --backend cpu" bench "$face" --backend cpu --iterations 2 --warmup 1 --json; then
   for field in '"run_ms":\{"max":' '"p50":' '"gpu_ms":\{"p50":null\}' '"prepare_ms":'; do

@@ -50,7 +50,7 @@ void AddFp16Options(CLI::App* cmd, bool& fp16_arithmetic, std::vector<std::strin
 void AddMaxPartitions(CLI::App* cmd, int& max_partitions) {
   cmd->add_option("--max-partitions", max_partitions,
                   "Delegate at most N partitions, the largest; the rest of the graph runs on the CPU (default: any number)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1 << 20));
 }
 
 // The options that shape the compiled code (compile, and run and bench).
