@@ -79,6 +79,9 @@ absl::Status Validate(const NodeChecker& c) {
   }
   for (size_t i = 0; i < num_inputs; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {DataType::kFloat32}));
   MGD_RETURN_IF_ERROR(c.OutputType(0, DataType::kFloat32));
+  if (c.node().inputs[kOutputState] == c.node().inputs[kCellState]) {
+    return c.Fail(fmt::format("{} and {} are one tensor; the cell needs two", InputName(kOutputState), InputName(kCellState)));
+  }
   for (size_t i : {kOutputState, kCellState}) {
     if (!c.In(i).is_variable) {
       return c.Fail(fmt::format("{} must be a variable tensor (the state the cell keeps between invokes)", InputName(i)));

@@ -85,6 +85,9 @@ absl::StatusOr<GeneratedShader> LstmShader(const NodeContext& ctx) {
       return absl::UnimplementedError(fmt::format("the state input {} is not [batch, size]", i));
     }
   }
+  if (batch == 0 || time == 0 || inputs == 0 || cells == 0 || outputs == 0) {
+    return absl::UnimplementedError("an empty LSTM runs on the CPU");
+  }
   const int in_slices = (inputs + 3) / 4, out_slices = (outputs + 3) / 4, cell_slices = (cells + 3) / 4;
   const bool projection = ctx.has_input(kProjectionWeights);
   const bool peephole = ctx.has_input(kCellToForgetWeights);

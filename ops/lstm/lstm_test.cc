@@ -249,6 +249,11 @@ TEST(LstmTest, BadCellsAreRefusedByName) {
   }
   {
     Graph g = CellGraph(Cell{});
+    g.nodes[0].inputs[19] = g.nodes[0].inputs[18];
+    EXPECT_THAT(Refusal(g), ::testing::HasSubstr("input 18 (output_state) and input 19 (cell_state) are one tensor"));
+  }
+  {
+    Graph g = CellGraph(Cell{});
     g.nodes[0].inputs.resize(21, kNoTensor);
     EXPECT_THAT(Refusal(g), ::testing::HasSubstr("has 21 inputs, expected 20 or 24"));
   }
