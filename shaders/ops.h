@@ -69,6 +69,10 @@ std::string Index(ShaderParams& params, const std::string& tensor, const layout:
 // buffer_at(Index(...)).
 std::string Read(ShaderParams& params, const std::string& buffer, const layout::Bhwc& shape, const std::string& b,
                  const std::string& slice, const std::string& yy, const std::string& xx);
+// Read(...), or zeros where (yy, xx) lies outside the tensor's height and
+// width: a bilinear sample's taps at the border.
+std::string ReadOrZero(ShaderParams& params, const std::string& buffer, const layout::Bhwc& shape, const std::string& b,
+                       const std::string& slice, const std::string& yy, const std::string& xx);
 // The taps of a transposed window (a transposed convolution's, an
 // unpooling's) that reach output (y, x): for each, `inner` sees ky, kx and
 // the input pixel iy, ix. In the CPU kernels' order (input rows, then

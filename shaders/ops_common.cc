@@ -176,6 +176,14 @@ std::string Read(ShaderParams& params, const std::string& buffer, const layout::
   return fmt::format("{}_at({})", buffer, Index(params, buffer, shape, b, slice, yy, xx));
 }
 
+std::string ReadOrZero(ShaderParams& params, const std::string& buffer, const layout::Bhwc& shape, const std::string& b,
+                       const std::string& slice, const std::string& yy, const std::string& xx) {
+  return fmt::format("(({y} >= 0 && {x} >= 0 && {y} < {h} && {x} < {w}) ? {read} : vec4(0.0))", fmt::arg("y", yy),
+                     fmt::arg("x", xx), fmt::arg("h", params.Int(buffer + "_h", shape.height)),
+                     fmt::arg("w", params.Int(buffer + "_w", shape.width)),
+                     fmt::arg("read", Read(params, buffer, shape, b, slice, yy, xx)));
+}
+
 std::string TransposedWindowLoops(ShaderParams& params, const layout::Bhwc& in, int kh, int kw, int stride_h,
                                   int stride_w, int pad_h, int pad_w, const std::string& inner) {
   return fmt::format(

@@ -97,7 +97,7 @@ TEST(ModelgenFamiliesTest, LstmKwsHasThePublishedLayers) {
   auto unrolled = BuildLstmKwsUnrolled(1);
   ASSERT_TRUE(unrolled.ok()) << unrolled.status();
   EXPECT_EQ(CountOps(*unrolled, OpKind::kUnidirectionalSequenceLstm), 0);
-  EXPECT_EQ(CountOps(*unrolled, OpKind::kFullyConnected), 2 * 49 * 2 + 1);
+  EXPECT_EQ(CountOps(*unrolled, OpKind::kFullyConnected), 2 * 49 * 8 + 1);  // per frame two per gate
   for (const Tensor& t : unrolled->tensors) EXPECT_FALSE(t.is_variable) << t.name;
 }
 

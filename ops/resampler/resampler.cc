@@ -72,8 +72,7 @@ using namespace shaders;  // NOLINT(google-build-using-namespace): the generator
 // at 256).
 absl::StatusOr<GeneratedShader> ResamplerShader(const NodeContext& ctx) {
   if (ctx.node->inputs.size() != 2 || ctx.node->outputs.size() != 1) return absl::UnimplementedError("takes two inputs");
-  MGD_ASSIGN_OR_RETURN(const Shape shape, OutputShape(ctx.input(0).shape, ctx.input(1).shape));
-  (void)shape;
+  MGD_RETURN_IF_ERROR(OutputShape(ctx.input(0).shape, ctx.input(1).shape).status());
   MGD_ASSIGN_OR_RETURN(const layout::Bhwc src, InputBhwc(ctx, 0));
   MGD_ASSIGN_OR_RETURN(const layout::Bhwc warp, InputBhwc(ctx, 1));
   MGD_ASSIGN_OR_RETURN(const layout::Bhwc out, OutputBhwc(ctx, 0));
@@ -89,11 +88,7 @@ absl::StatusOr<GeneratedShader> ResamplerShader(const NodeContext& ctx) {
   } else {
     coords = fmt::format("  highp vec2 p = {}.xy;\n", glsl::Read(params, "in1", warp, "b", "0", "y", "x"));
   }
-  auto tap = [&](const char* yy, const char* xx) {
-    return fmt::format("(({x} >= 0 && {y} >= 0 && {x} <= {w} - 1 && {y} <= {h} - 1) ? {read} : vec4(0.0))",
-                       fmt::arg("x", xx), fmt::arg("y", yy), fmt::arg("w", w), fmt::arg("h", h),
-                       fmt::arg("read", glsl::Read(params, "in0", src, "b", "s", yy, xx)));
-  };
+  auto tap = [&](const char* yy, const char* xx) { return glsl::ReadOrZero(params, "in0", src, "b", "s", yy, xx); };
   g.code.body = coords + fmt::format(
       "  vec4 value = vec4(0.0);\n"
       "  if (p.x > -1.0 && p.y > -1.0 && p.x < float({w}) && p.y < float({h})) {{\n"

@@ -435,11 +435,7 @@ absl::StatusOr<GeneratedShader> TransformTensorBilinearShader(const NodeContext&
     body += "  row0.w += row0.x * 0.5 + row0.y * 0.5 - 0.5;\n  row1.w += row1.x * 0.5 + row1.y * 0.5 - 0.5;\n";
   }
   const std::string w = params.Int("in0_w", in.width), h = params.Int("in0_h", in.height);
-  auto tap = [&](const char* yy, const char* xx) {
-    return fmt::format("(({y} >= 0 && {x} >= 0 && {y} < {h} && {x} < {w}) ? {read} : vec4(0.0))", fmt::arg("y", yy),
-                       fmt::arg("x", xx), fmt::arg("h", h), fmt::arg("w", w),
-                       fmt::arg("read", glsl::Read(params, "in0", in, "0", "s", yy, xx)));
-  };
+  auto tap = [&](const char* yy, const char* xx) { return glsl::ReadOrZero(params, "in0", in, "0", "s", yy, xx); };
   body += fmt::format(
       "  highp float tx = dot(row0, vec4(float(x), float(y), 0.0, 1.0)), ty = dot(row1, vec4(float(x), float(y), 0.0, 1.0));\n"
       "  vec4 value = vec4(0.0);\n"

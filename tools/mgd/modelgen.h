@@ -42,7 +42,7 @@ absl::StatusOr<Graph> BuildYoloNano(uint64_t seed);
 // class probabilities [1,12] out (modelgen_lstm.cc).
 absl::StatusOr<Graph> BuildLstmKws(uint64_t seed);
 // lstm_kws with each LSTM written out as one step of FULLY_CONNECTED,
-// SPLIT, LOGISTIC, TANH, MUL and ADD per frame and the same weights: the
+// ADD, LOGISTIC, TANH and MUL per frame and the same weights: the
 // same function without variable tensors, for runtimes that lack them
 // (LiteRT.js, which makes lstm_kws's reference outputs from it).
 absl::StatusOr<Graph> BuildLstmKwsUnrolled(uint64_t seed);
