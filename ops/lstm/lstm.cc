@@ -183,6 +183,8 @@ class LstmKernel : public Kernel {
                                      ShapeToString(ctx.in(i).shape), elements));
       }
     }
+    cifg_ = ctx.inputs[kInputToInputWeights] == nullptr;
+    gates_.assign(static_cast<size_t>(4) * s_.cell, 0.0f);  // the steps' scratch, sized once
     Shape out = x.shape;
     out.back() = s_.output;
     return ctx.ExpectOutputShape(0, out);
@@ -253,17 +255,15 @@ class LstmKernel : public Kernel {
   // One time step of one batch row: reads input `x`, updates h and c.
   void Step(const KernelContext& ctx, const float* x, float* h, float* c) {
     const int n = s_.cell;
-    gates_.resize(static_cast<size_t>(4 * n));
     float* input_gate = gates_.data();
     float* forget_gate = input_gate + n;
     float* cell_gate = forget_gate + n;
     float* output_gate = cell_gate + n;
-    const bool cifg = Data(ctx, kInputToInputWeights) == nullptr;
-    if (!cifg) GateValues(ctx, kInputGate, x, h, c, input_gate);
+    if (!cifg_) GateValues(ctx, kInputGate, x, h, c, input_gate);
     GateValues(ctx, kForgetGate, x, h, c, forget_gate);
     GateValues(ctx, kCellGate, x, h, c, cell_gate);
     for (int j = 0; j < n; ++j) {
-      const float in = cifg ? 1.0f - forget_gate[j] : input_gate[j];
+      const float in = cifg_ ? 1.0f - forget_gate[j] : input_gate[j];
       c[j] = Clip(forget_gate[j] * c[j] + cell_gate[j] * in, attr_.cell_clip);
     }
     GateValues(ctx, kOutputGate, x, h, c, output_gate);  // its peephole sees the new cell state
@@ -284,6 +284,7 @@ class LstmKernel : public Kernel {
   bool sequence_;
   LstmAttributes attr_;
   CellShape s_;
+  bool cifg_ = false;  // no input gate: it is 1 - the forget gate
   std::vector<float> gates_;
 };
 
