@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <limits>
 
 #include "ops/lstm/lstm.h"
 #include "ops/lstm/lstm_inputs.h"
@@ -51,11 +52,13 @@ std::vector<float> GateVectors(const NodeContext& ctx, size_t first, int cells) 
   return packed;
 }
 
+// The cell's activation of variable `v` as an expression, through the
+// shader kit's NaN-keeping clamp and driver-safe tanh.
 std::string ActivationCode(Activation a, const std::string& v) {
   switch (a) {
-    case Activation::kRelu: return fmt::format("max({}, 0.0)", v);
-    case Activation::kRelu6: return fmt::format("clamp({}, 0.0, 6.0)", v);
-    case Activation::kTanh: return fmt::format("tanh({})", v);
+    case Activation::kRelu: return glsl::Clamp(v, 0.0f, std::numeric_limits<float>::infinity());
+    case Activation::kRelu6: return glsl::Clamp(v, 0.0f, 6.0f);
+    case Activation::kTanh: return glsl::Tanh(v);
     default: return v;
   }
 }
