@@ -61,7 +61,10 @@ absl::StatusOr<GpuBufferNeeds> GpuKernel::BufferNeeds(bool output, size_t index)
     if (static_cast<int>(i) == c.dispatch) continue;
     for (const CompiledBinding& b : model_->dispatches[i].bindings) read_as_given = read_as_given || b.buffer == user;
   }
-  if (c.inside >= 0 && !read_as_given) {
+  // A bool tensor's PHWC4 form holds floats, which no app hands over as
+  // bools: it binds as BHWC bytes only.
+  const bool floats = c.dispatch >= 0 && model_->dispatches[static_cast<size_t>(c.dispatch)].key.op.find("BOOL") == std::string::npos;
+  if (c.inside >= 0 && !read_as_given && floats) {
     needs.phwc4_bytes = model_->buffers[static_cast<size_t>(c.inside)].bytes;
     needs.phwc4_half = model_->dispatches[static_cast<size_t>(c.dispatch)].code.half_storage;
   }

@@ -42,7 +42,9 @@ class Builder {
       auto inside = Activation(t);  // a plain activation now
       if (!inside.ok()) return inside.status();
       const layout::Bhwc shape = model_.buffers[static_cast<size_t>(*inside)].shape;
-      if (absl::Status s = Conversion(shape, user, *inside, true); !s.ok()) return s;
+      if (absl::Status s = Conversion(graph_.tensors[static_cast<size_t>(t)].type, shape, user, *inside, true); !s.ok()) {
+        return s;
+      }
       return inside;
     }
     const Tensor& info = graph_.tensors[static_cast<size_t>(t)];
@@ -54,9 +56,10 @@ class Builder {
     b.bytes = static_cast<size_t>(shape->batch) * shape->slices() * shape->height * shape->width *
               shaders::Vec4Bytes(options_.precision.half_storage());
     if (info.is_constant) {
-      if (info.type != DataType::kFloat32) return absl::UnimplementedError("non-float constant");
-      std::vector<float> values(static_cast<size_t>(shape->elements()));
-      std::memcpy(values.data(), info.data.data(), values.size() * 4);
+      if (info.type != DataType::kFloat32 && info.type != DataType::kBool) {
+        return absl::UnimplementedError(fmt::format("{} constant", DataTypeName(info.type)));
+      }
+      const std::vector<float> values = ConstantFloats(info);  // a bool one as 0.0/1.0, as bools are held
       std::vector<uint8_t> bytes(b.bytes);
       if (options_.precision.half_storage()) {
         layout::BhwcToPhwc4Half(values.data(), *shape, reinterpret_cast<uint16_t*>(bytes.data()));
@@ -88,13 +91,17 @@ class Builder {
   }
 
   // A user-side BHWC buffer for partition input/output `t` and its
-  // conversion (none for non-float inputs, which their readers take as
-  // given: an image's bytes, token ids).
+  // conversion: float32 and bool tensors are PHWC4 activations inside (a
+  // bool as 0.0/1.0); other inputs have none, their readers taking them as
+  // given (an image's bytes, token ids).
   absl::Status Edge(int t, bool inbound) {
     const Tensor& tensor = graph_.tensors[static_cast<size_t>(t)];
     auto shape = shaders::ToBhwc(tensor.shape);
     if (!shape.ok()) return shape.status();
-    const bool as_given = inbound && tensor.type != DataType::kFloat32;
+    const bool as_given = inbound && tensor.type != DataType::kFloat32 && tensor.type != DataType::kBool;
+    if (!inbound && tensor.type != DataType::kFloat32 && tensor.type != DataType::kBool) {
+      return absl::InternalError(fmt::format("partition output {} is {}", tensor.name, DataTypeName(tensor.type)));
+    }
     CompiledBuffer user;
     user.role = inbound ? BufferRole::kUserInput : BufferRole::kUserOutput;
     user.tensor = t;
@@ -112,18 +119,22 @@ class Builder {
     }
     auto inside = Activation(t);
     if (!inside.ok()) return inside.status();
-    return Conversion(*shape, user_index, *inside, false);
+    return Conversion(tensor.type, *shape, user_index, *inside, false);
   }
 
-  // The dispatch between user buffer `user_index` and activation `inside`.
-  absl::Status Conversion(const layout::Bhwc& shape, int user_index, int inside, bool inbound) {
-    const shaders::ConversionShader conversion = inbound ? shaders::BhwcToPhwc4Shader(shape, options_.precision.half_storage())
-                                                         : shaders::Phwc4ToBhwcShader(shape, options_.precision.half_storage());
+  // The dispatch between user buffer `user_index` (of a float32 or bool
+  // tensor) and activation `inside`.
+  absl::Status Conversion(DataType type, const layout::Bhwc& shape, int user_index, int inside, bool inbound) {
+    const bool half = options_.precision.half_storage(), bools = type == DataType::kBool;
+    const shaders::ConversionShader conversion =
+        inbound ? (bools ? shaders::BoolBhwcToPhwc4Shader(shape, half) : shaders::BhwcToPhwc4Shader(shape, half))
+                : (bools ? shaders::Phwc4ToBoolBhwcShader(shape, half) : shaders::Phwc4ToBhwcShader(shape, half));
     CompiledDispatch d;
     d.code = conversion.code;
     d.groups = conversion.groups;
     if (inbound) d.grid = shaders::BlockedExtent(shape);  // the outbound one runs over BHWC elements in 1-D
-    d.key = {inbound ? "BHWC_TO_PHWC4" : "PHWC4_TO_BHWC", Extent(shape), Extent(shape), {}, options_.precision.half_storage()};
+    d.key = {inbound ? (bools ? "BOOL_TO_PHWC4" : "BHWC_TO_PHWC4") : (bools ? "PHWC4_TO_BOOL" : "PHWC4_TO_BHWC"),
+             Extent(shape), Extent(shape), {}, half};
     d.bindings = {{inbound ? user_index : inside, false}, {inbound ? inside : user_index, true}};
     Add(std::move(d));
     return absl::OkStatus();
@@ -368,7 +379,7 @@ class Builder {
   CompiledModel model_;
   std::map<int, int> activation_;  // tensor -> buffer
   std::map<int, int> user_input_;  // partition input tensor -> its user buffer
-  std::map<int, int> unconverted_;  // float partition inputs no op has read as activations yet
+  std::map<int, int> unconverted_;  // float and bool partition inputs no op has read as activations yet
 };
 
 }  // namespace

@@ -6,7 +6,11 @@ namespace mgd {
 
 std::vector<float> ConstantFloats(const Tensor& t) {
   std::vector<float> v(static_cast<size_t>(NumElements(t.shape)));
-  if (t.data.size() >= v.size() * 4) std::memcpy(v.data(), t.data.data(), v.size() * 4);
+  if (t.type == DataType::kBool) {
+    for (size_t i = 0; i < v.size() && i < t.data.size(); ++i) v[i] = t.data.data()[i] != 0 ? 1.0f : 0.0f;
+  } else if (t.data.size() >= v.size() * 4) {
+    std::memcpy(v.data(), t.data.data(), v.size() * 4);
+  }
   return v;
 }
 

@@ -10,7 +10,8 @@
 
 namespace mgd {
 
-// Float32 contents of a constant tensor (zeros when its bytes are short).
+// Float32 contents of a constant tensor (zeros when its bytes are short); a
+// bool tensor's as 0.0/1.0, as the GPU holds bools.
 std::vector<float> ConstantFloats(const Tensor& t);
 // Int contents (int32 or int64) of a constant tensor.
 std::vector<int64_t> ConstantInts(const Tensor& t);

@@ -67,6 +67,10 @@ struct OpDefinition {
   // raw_inputs): an image's bytes, token ids. Other non-float activations
   // stay on the CPU.
   std::vector<DataType> raw_types{};
+  // Its GPU generators read and write bool tensors, which a partition holds
+  // as 0.0/1.0 floats (converted from and to TFLite's bytes at its edges):
+  // the comparisons, SELECT_V2, CAST. Other ops leave bools to the CPU.
+  bool gpu_bools = false;
 };
 
 // An is_identity for ops that only relabel their input's shape.

@@ -6,7 +6,6 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "ops/cast/cast.h"
 #include "ops/concatenation/concatenation.h"
 #include "ops/conv/conv.h"
 #include "ops/cumsum/cumsum.h"

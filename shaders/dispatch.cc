@@ -14,14 +14,17 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
   const std::string name = custom ? CustomName(*ctx.node) : OpName(ctx.node->op);
   const ops::OpDefinition* definition = custom ? ops::FindCustom(name) : ops::FindBuiltin(ctx.node->op);
   // The GPU computes in floats: other activations stay on the CPU, but for
-  // those an op reads as they are given (an image's bytes, token ids).
+  // those an op reads as they are given (an image's bytes, token ids) and
+  // bools (as 0.0/1.0) where the op takes them.
+  const bool bools = definition != nullptr && definition->gpu_bools;
+  auto held = [&](DataType type) { return type == DataType::kFloat32 || (bools && type == DataType::kBool); };
   for (int t : ctx.node->inputs) {
     if (t == kNoTensor) continue;
     const Tensor& tensor = ctx.graph->tensors[static_cast<size_t>(t)];
     const bool raw = definition != nullptr && std::find(definition->raw_types.begin(), definition->raw_types.end(),
                                                         tensor.type) != definition->raw_types.end();
-    if (!tensor.is_constant && tensor.type != DataType::kFloat32 && !raw) {
-      return absl::UnimplementedError("non-float activations stay on the CPU");
+    if (!tensor.is_constant && !held(tensor.type) && !raw) {
+      return absl::UnimplementedError(fmt::format("{} activations stay on the CPU", DataTypeName(tensor.type)));
     }
   }
   const bool none = definition == nullptr || definition->gpu.empty();
@@ -30,7 +33,7 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
   if (none && !custom) return no_generator;
   for (int t : ctx.node->outputs) {
     const Tensor& out = ctx.graph->tensors[static_cast<size_t>(t)];
-    if (out.type != DataType::kFloat32) return absl::UnimplementedError("non-float outputs stay on the CPU");
+    if (!held(out.type)) return absl::UnimplementedError(fmt::format("{} outputs stay on the CPU", DataTypeName(out.type)));
   }
   if (none) return no_generator;  // said after the outputs' check, as for any custom op
   // The op's candidates in order: the first that takes the node wins; when

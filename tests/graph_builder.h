@@ -16,6 +16,12 @@ class GraphBuilder {
     graph_.inputs.push_back(t);
     return t;
   }
+  // A graph input of another type (token ids, a mask, an image's bytes).
+  int Input(const Shape& shape, DataType type) {
+    const int t = Add(shape, type, "input" + std::to_string(graph_.inputs.size()));
+    graph_.inputs.push_back(t);
+    return t;
+  }
   int Tensor(const Shape& shape, DataType type = DataType::kFloat32, const std::string& name = "") {
     return Add(shape, type, name.empty() ? "t" + std::to_string(graph_.tensors.size()) : name);
   }

@@ -1,8 +1,9 @@
 // EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL (float32 or
 // int32 operands, a bool output) and SELECT_V2 (a bool condition choosing
 // between two float32 or int32 operands), all with numpy broadcasting. The
-// CPU runs them: mgd's GPU tensors are float, so bool tensors stay on the
-// host.
+// GPU takes the float32 ones (update.cc), its bools as 0.0/1.0; int32
+// operands stay on the CPU (the GPU holds int32 tensors only as inputs
+// that ops read as given).
 #include <fmt/format.h>
 
 #include "interpreter/kernels/kernel_util.h"
@@ -116,7 +117,12 @@ class SelectKernel : public Kernel {
 };
 
 OpDefinition Comparison(OpKind op) {
-  return {.op = op, .validate = ValidateCompare, .cpu_kernel = MakeKernel<CompareKernel>, .gpu = {}};
+  return {.op = op,
+          .validate = ValidateCompare,
+          .cpu_kernel = MakeKernel<CompareKernel>,
+          .gpu = {ElementwiseShader},
+          .elementwise = ElementwiseUpdateOf,
+          .gpu_bools = true};
 }
 
 }  // namespace
@@ -124,7 +130,12 @@ OpDefinition Comparison(OpKind op) {
 std::vector<OpDefinition> CompareOps() {
   return {Comparison(OpKind::kEqual),   Comparison(OpKind::kNotEqual), Comparison(OpKind::kLess),
           Comparison(OpKind::kLessEqual), Comparison(OpKind::kGreater), Comparison(OpKind::kGreaterEqual),
-          {.op = OpKind::kSelectV2, .validate = ValidateSelect, .cpu_kernel = MakeKernel<SelectKernel>, .gpu = {}}};
+          {.op = OpKind::kSelectV2,
+           .validate = ValidateSelect,
+           .cpu_kernel = MakeKernel<SelectKernel>,
+           .gpu = {ElementwiseShader},
+           .elementwise = ElementwiseUpdateOf,
+           .gpu_bools = true}};
 }
 
 }  // namespace mgd::ops

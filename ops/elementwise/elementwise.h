@@ -1,8 +1,9 @@
 // The elementwise ops: unary activations and math (unary.cc), binary
 // arithmetic with numpy broadcasting and PRELU (binary.cc), comparisons and
-// SELECT_V2 (compare.cc, bool tensors: CPU only). On the GPU each
-// is an update of `value` (update.cc), so that the same code serves a shader
-// of its own and a tail fused into its producer's shader.
+// SELECT_V2 (compare.cc), CAST (cast.cc). On the GPU each is an update of
+// `value` (update.cc), so that the same code serves a shader of its own and
+// a tail fused into its producer's shader; bool tensors are 0.0/1.0 there
+// (OpDefinition::gpu_bools), int32 ones only inputs CAST reads as given.
 #pragma once
 
 #include <string>
@@ -30,6 +31,9 @@ struct GeluAttributes {
 std::vector<OpDefinition> UnaryOps();
 std::vector<OpDefinition> BinaryOps();
 std::vector<OpDefinition> CompareOps();
+// CAST between float32, int32, int64, uint8, int8 and bool, the output
+// tensor's type saying to what.
+std::vector<OpDefinition> CastOps();
 
 // numpy broadcasting: the shape of a op b, or an error naming both.
 absl::StatusOr<Shape> BroadcastShape(const KernelContext& ctx, const Shape& a, const Shape& b);

@@ -34,6 +34,12 @@ absl::StatusOr<std::string> UnaryExpression(const NodeContext& ctx, const std::s
     case OpKind::kFloor: return fmt::format("floor({})", v);
     case OpKind::kCeil: return fmt::format("ceil({})", v);
     case OpKind::kSign: return fmt::format("sign({})", v);
+    // From a float32 or bool activation (0.0/1.0) to float32 or bool; an
+    // integer input is CastReadAsGivenShader's (cast.cc).
+    case OpKind::kCast:
+      if (ctx.output(0).type == DataType::kBool) return fmt::format("vec4(notEqual({}, vec4(0.0)))", v);
+      if (ctx.output(0).type == DataType::kFloat32) return v;
+      return absl::UnimplementedError(fmt::format("CAST to {} stays on the CPU", DataTypeName(ctx.output(0).type)));
     case OpKind::kLeakyRelu: {
       const float alpha = AttributesOf<LeakyReluAttributes>(ctx.node->attributes).alpha;
       return fmt::format("mix({0}, {0} * {1}, lessThan({0}, vec4(0.0)))", v, params.Float(prefix + "alpha", alpha));
@@ -93,7 +99,10 @@ absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const 
   auto shape = ToBhwc(lifted);
   if (!shape.ok()) return shape.status();
   if (t.is_constant) {
-    if (t.type != DataType::kFloat32) return absl::UnimplementedError("non-float constants are not supported");
+    // A bool constant (a mask) is 0.0/1.0, as bool activations are.
+    if (t.type != DataType::kFloat32 && t.type != DataType::kBool) {
+      return absl::UnimplementedError(fmt::format("{} constants stay on the CPU", DataTypeName(t.type)));
+    }
     const std::vector<float> values = ConstantFloats(t);
     if (values.size() == 1) return Operand{"", fmt::format("vec4({})", params.Float(const_name, values[0])), false};
     // A per-channel vector is inlined when small (a shader with one cannot
@@ -143,11 +152,15 @@ absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::No
   if (!out.ok()) return out.status();
   ElementwiseUpdate update;
   std::vector<Operand> operands;
-  const size_t arity = ctx.node->inputs.size() == 1 ? 1 : 2;  // the validator checked the arity
+  const size_t arity = ctx.node->inputs.size();  // 1 to 3 (SELECT_V2): the validator checked it
   for (size_t i = 0; i < arity; ++i) {
     if (static_cast<int>(i) == fused_input) {
       operands.push_back({"", "value", false});
       continue;
+    }
+    const Tensor& t = ctx.input(i);
+    if (!t.is_constant && t.type != DataType::kFloat32 && t.type != DataType::kBool) {
+      return absl::UnimplementedError(fmt::format("{} operand {} is no activation", DataTypeName(t.type), t.name));
     }
     auto op = ReadOperand(ctx, i, *out, fmt::format("{}in{}", prefix, update.activation_inputs.size()),
                           fmt::format("{}k{}", prefix, i), update.params);
@@ -184,6 +197,16 @@ absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::No
       // a - c * floor(a / c): the remainder takes the divisor's sign, as
       // TFLite's does (within a rounding of the quotient).
       case OpKind::kFloorMod: expr = "mod(a, c)"; break;
+      // Comparisons give bools as 0.0/1.0; in an fp16 run they compare the
+      // fp16-rounded operands (docs/numerics.md).
+      case OpKind::kEqual: expr = "vec4(equal(a, c))"; break;
+      case OpKind::kNotEqual: expr = "vec4(notEqual(a, c))"; break;
+      case OpKind::kLess: expr = "vec4(lessThan(a, c))"; break;
+      case OpKind::kLessEqual: expr = "vec4(lessThanEqual(a, c))"; break;
+      case OpKind::kGreater: expr = "vec4(greaterThan(a, c))"; break;
+      case OpKind::kGreaterEqual: expr = "vec4(greaterThanEqual(a, c))"; break;
+      // The condition a picks c where nonzero, else e: a selection, exact.
+      case OpKind::kSelectV2: expr = "mix(e, c, notEqual(a, vec4(0.0)))"; break;
       default: return absl::UnimplementedError("not a binary op");
     }
   }
@@ -191,7 +214,8 @@ absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::No
   update.code = "  {\n";
   for (const Operand& o : operands) update.code += o.setup;
   update.code += fmt::format("    vec4 a = {};\n", operands[0].value);
-  if (arity == 2) update.code += fmt::format("    vec4 c = {};\n", operands[1].value);
+  if (arity >= 2) update.code += fmt::format("    vec4 c = {};\n", operands[1].value);
+  if (arity == 3) update.code += fmt::format("    vec4 e = {};\n", operands[2].value);
   update.code += steps;
   update.code += fmt::format("    value = {};\n", expr);
   update.code += glsl::Activation(AttributesOf<ElementwiseAttributes>(ctx.node->attributes).activation, "value");

@@ -70,10 +70,11 @@ struct OneOp {
   }
 };
 
-// Runs `graph` (every node delegated or folded at load) with each input
-// given as its bytes (any dtype) and returns its outputs as floats.
-inline std::vector<std::vector<float>> RunWithBytes(const Graph& graph, const std::vector<std::vector<uint8_t>>& inputs,
-                                                   Delegate* delegate) {
+// Runs `graph` (every node delegated or folded at load, unless not
+// `all_delegated`) with each input given as its bytes (any dtype) and
+// returns its outputs as their bytes.
+inline std::vector<std::vector<uint8_t>> RunToBytes(const Graph& graph, const std::vector<std::vector<uint8_t>>& inputs,
+                                                   Delegate* delegate, bool all_delegated = true) {
   InterpreterOptions options;
   if (delegate) options.delegates.push_back(delegate);
   std::vector<std::string> log;
@@ -82,7 +83,7 @@ inline std::vector<std::vector<float>> RunWithBytes(const Graph& graph, const st
   EXPECT_TRUE(interpreter.ok()) << interpreter.status();
   if (!interpreter.ok()) return {};
   EXPECT_THAT(log, ::testing::IsEmpty());
-  if (delegate) {
+  if (delegate && all_delegated) {
     for (size_t n = 0; n < graph.nodes.size(); ++n) {
       const NodePlacement& p = (*interpreter)->placements()[n];
       EXPECT_NE(p.where, NodePlacement::Where::kCpu) << NodeLabel(graph, static_cast<int>(n)) << ": " << p.reason;
@@ -94,12 +95,30 @@ inline std::vector<std::vector<float>> RunWithBytes(const Graph& graph, const st
   }
   const absl::Status invoked = (*interpreter)->Invoke();
   EXPECT_TRUE(invoked.ok()) << invoked;
-  std::vector<std::vector<float>> outputs;
+  std::vector<std::vector<uint8_t>> outputs;
   for (size_t k = 0; k < graph.outputs.size(); ++k) {
     const TensorRef& t = (*interpreter)->output(k);
-    outputs.emplace_back(t.as<float>(), t.as<float>() + t.elements());
+    outputs.emplace_back(t.data, t.data + t.bytes);
   }
   return outputs;
+}
+
+// RunToBytes with float32 outputs, as floats.
+inline std::vector<std::vector<float>> RunWithBytes(const Graph& graph, const std::vector<std::vector<uint8_t>>& inputs,
+                                                   Delegate* delegate, bool all_delegated = true) {
+  std::vector<std::vector<float>> outputs;
+  for (const std::vector<uint8_t>& bytes : RunToBytes(graph, inputs, delegate, all_delegated)) {
+    outputs.emplace_back(bytes.size() / sizeof(float));
+    std::memcpy(outputs.back().data(), bytes.data(), outputs.back().size() * sizeof(float));
+  }
+  return outputs;
+}
+
+// A vector's bytes, as an input of RunToBytes.
+template <typename T>
+std::vector<uint8_t> BytesOf(const std::vector<T>& values) {
+  const auto* begin = reinterpret_cast<const uint8_t*>(values.data());
+  return std::vector<uint8_t>(begin, begin + values.size() * sizeof(T));
 }
 
 // A delegate for `backend` with the validation layer on, for tests whose
@@ -154,10 +173,7 @@ class DelegateTest : public ::testing::TestWithParam<Backend> {
   static std::vector<std::vector<float>> Run(const Graph& graph, const std::vector<std::vector<float>>& inputs,
                                              Delegate* delegate) {
     std::vector<std::vector<uint8_t>> bytes;
-    for (const std::vector<float>& input : inputs) {
-      const auto* begin = reinterpret_cast<const uint8_t*>(input.data());
-      bytes.emplace_back(begin, begin + input.size() * sizeof(float));
-    }
+    for (const std::vector<float>& input : inputs) bytes.push_back(BytesOf(input));
     return RunWithBytes(graph, bytes, delegate);
   }
 

@@ -1,6 +1,6 @@
 // Random graphs (docs/design.md section 5, after NNAPI's random-graph CTS):
-// pseudorandom DAGs of small float32 tensors and the ops the GPU delegate
-// runs, every node on the GPU, against the CPU reference kernels, with the op
+// pseudorandom DAGs of small float32 tensors (and the bools of comparisons
+// inside them) and the ops the GPU delegate runs, every node on the GPU, against the CPU reference kernels, with the op
 // bounds widened along the paths from the inputs (see ErrorBound).
 //
 //   MGD_RANDOM_GRAPHS=N       N graphs per backend (default 200)
@@ -482,7 +482,15 @@ TEST(RandomGraphMakersTest, EveryGraphIsOneTheCpuRuns) {
                     OpKind::kSpaceToDepth,
                     OpKind::kResizeBilinear,
                     OpKind::kResizeNearestNeighbor,
-                    OpKind::kTranspose}) {
+                    OpKind::kTranspose,
+                    OpKind::kEqual,
+                    OpKind::kNotEqual,
+                    OpKind::kLess,
+                    OpKind::kLessEqual,
+                    OpKind::kGreater,
+                    OpKind::kGreaterEqual,
+                    OpKind::kSelectV2,
+                    OpKind::kCast}) {
     EXPECT_GT(stats.nodes[OpName(op)], 0) << OpName(op);
   }
 }

@@ -158,8 +158,9 @@ LitertOpModel OneHot() {
   return {"one_hot", b.Build()};
 }
 
-// Token ids to float (CAST), and a mask of them (EQUAL) selecting between
-// two float inputs (SELECT_V2 after LESS): the CPU's non-float ops.
+// Token ids to float (CAST), and a mask of them (GREATER_EQUAL) selecting
+// between two float inputs (SELECT_V2 after LESS). With the GPU delegate
+// the int32 comparison stays on the CPU, and the GPU reads its bools.
 LitertOpModel CastCompareSelect() {
   GraphBuilder b;
   const int ids = b.Tensor({2, 5}, DataType::kInt32, "ids");
@@ -176,7 +177,7 @@ LitertOpModel CastCompareSelect() {
   const int y = b.Tensor({2, 5}, DataType::kFloat32, "y");
   b.Op(OpKind::kSelectV2, {}, {even, picked, z}, {y});
   b.Output(y);
-  return {"cast_compare_select", b.Build(), "-1,1", false};
+  return {"cast_compare_select", b.Build(), "-1,1", true, false};
 }
 
 }  // namespace

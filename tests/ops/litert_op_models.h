@@ -16,10 +16,13 @@ struct LitertOpModel {
   Graph graph;
   // LiteRT's --range for the generated float inputs (LO,HI).
   std::string range = "-1,1";
-  // Whether every node runs on the GPU: the ops that stay on the CPU
-  // (non-float tensors), and the ops that step (FLOOR_DIV, FLOOR_MOD),
-  // where one fp16 rounding of an input may cross a step, are CPU only.
+  // Whether it runs with the GPU delegate: the ops that step (FLOOR_DIV,
+  // FLOOR_MOD), where one fp16 rounding of an input may cross a step, are
+  // checked on the CPU only.
   bool gpu = true;
+  // Whether every node then runs on the GPU (false: the int32 ones stay on
+  // the CPU, the partitions around them on the GPU).
+  bool all_on_gpu = true;
 };
 
 std::vector<LitertOpModel> LitertOpModels();

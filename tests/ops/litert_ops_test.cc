@@ -72,7 +72,8 @@ TEST_P(LitertOpsGpuTest, MatchesLitert) {
     SCOPED_TRACE(m.name);
     std::optional<Reference> r = Load(m);
     if (!r) continue;
-    ExpectNear(RunWithBytes(r->graph, r->inputs, delegate_.get()), r->outputs, static_cast<double>(r->graph.nodes.size()));
+    ExpectNear(RunWithBytes(r->graph, r->inputs, delegate_.get(), m.all_on_gpu), r->outputs,
+               static_cast<double>(r->graph.nodes.size()));
   }
 }
 

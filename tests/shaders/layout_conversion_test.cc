@@ -1,9 +1,10 @@
 // The BHWC <-> PHWC4 conversion shaders on both APIs (lavapipe/llvmpipe in
 // CI, with Vulkan validation), bit-exact against the CPU conversion, in the
-// clamped-limits mode a phone would impose.
+// clamped-limits mode a phone would impose; bool bytes to 0.0/1.0 and back.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include "backends/gpu/gpu.h"
@@ -77,6 +78,28 @@ TEST_P(LayoutConversionTest, MatchesTheCpuConversionForEveryChannelCount) {
     ASSERT_EQ(phwc4, expected) << "channels " << channels;  // padding included: zeros
     const std::vector<float> back = Convert(Phwc4ToBhwcShader(shape), phwc4, shape.elements());
     ASSERT_EQ(back, bhwc) << "channels " << channels;
+  }
+}
+
+TEST_P(LayoutConversionTest, BoolsRoundTripForEveryChannelCount) {
+  std::mt19937 rng(6);
+  for (int channels = 1; channels <= 9; ++channels) {
+    const layout::Bhwc shape{2, 3, 5, channels};
+    // Bytes 0..3, any nonzero one true, in words as the GPU reads them.
+    std::vector<uint8_t> bytes(static_cast<size_t>(shape.elements()));
+    for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng() % 4);
+    std::vector<float> words((bytes.size() + 3) / 4);
+    std::memcpy(words.data(), bytes.data(), bytes.size());
+    std::vector<float> truths(bytes.size()), expected(shape.phwc4_elements());
+    for (size_t i = 0; i < bytes.size(); ++i) truths[i] = bytes[i] != 0 ? 1.0f : 0.0f;
+    layout::BhwcToPhwc4(truths.data(), shape, expected.data());
+    const std::vector<float> phwc4 = Convert(BoolBhwcToPhwc4Shader(shape), words, shape.phwc4_elements());
+    ASSERT_EQ(phwc4, expected) << "channels " << channels;
+    const std::vector<float> back = Convert(Phwc4ToBoolBhwcShader(shape), phwc4, words.size());
+    std::vector<uint8_t> back_bytes(words.size() * 4), expected_bytes(words.size() * 4, 0);
+    std::memcpy(back_bytes.data(), back.data(), back_bytes.size());
+    for (size_t i = 0; i < bytes.size(); ++i) expected_bytes[i] = bytes[i] != 0;
+    ASSERT_EQ(back_bytes, expected_bytes) << "channels " << channels;  // the last word's spare bytes: zeros
   }
 }
 

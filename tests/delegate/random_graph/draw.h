@@ -155,6 +155,16 @@ class Draw {
     return true;
   }
 
+  // Adds a node whose output (of `type`) no other maker reads: a
+  // comparison's bools, their CAST to 0.0/1.0, which jump where an input
+  // rounds across the comparison, so that only the maker's own next node,
+  // which makes the jump continuous again, reads them. Returns the output.
+  int AddHidden(OpKind op, const std::vector<int>& inputs, const Shape& shape, DataType type) {
+    const int out = builder_.Tensor(shape, type);
+    builder_.Op(op, {}, inputs, {out});
+    return out;
+  }
+
   // Where the graph stood before a node was drawn, to drop the node.
   struct Mark {
     size_t tensors, nodes, values;

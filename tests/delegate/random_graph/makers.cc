@@ -353,6 +353,30 @@ bool MakeBinary(Draw& d) {
   return d.Add(op, a, {first.tensor, second.tensor}, BroadcastShapes(first.shape, second.shape), scale, floor, gain);
 }
 
+// A value compared with 0, and what models do with the bools: SELECT_V2
+// between the value and a multiple of it (a leaky ReLU written out), or the
+// value times the bools CAST to float (a mask). Both sides agree at 0, so
+// a comparison that an fp16 rounding turns around moves the output by no
+// more than that rounding.
+bool MakeMask(Draw& d) {
+  const OpKind op = d.OneOf({OpKind::kEqual, OpKind::kNotEqual, OpKind::kLess, OpKind::kLessEqual, OpKind::kGreater,
+                             OpKind::kGreaterEqual});
+  const Value* x = d.Pick(Any);
+  if (x == nullptr) return false;
+  const int t = x->tensor;
+  const Shape shape = x->shape;
+  const float s = x->scale;
+  const int bools = d.AddHidden(op, {t, d.Floats({}, {0.0f})}, shape, DataType::kBool);
+  if (d.Chance(0.5f)) {
+    const int mask = d.AddHidden(OpKind::kCast, {bools}, shape, DataType::kFloat32);
+    return d.Add(OpKind::kMul, ops::ElementwiseAttributes{}, {mask, t}, shape, s, 0.0f, 1.0f);
+  }
+  const float alpha = d.Real(-1.0f, 1.0f);
+  if (!d.Add(OpKind::kMul, ops::ElementwiseAttributes{}, {t, d.Floats({1}, {alpha})}, shape, s, 0.0f, 1.0f)) return false;
+  const int scaled = d.values().back().tensor;
+  return d.Add(OpKind::kSelectV2, {}, {bools, t, scaled}, shape, s, 0.0f, 1.0f);
+}
+
 bool MakePrelu(Draw& d) {
   const Value* x = d.Pick(Any);
   if (x == nullptr) return false;
@@ -459,6 +483,7 @@ const std::vector<Maker>& Makers() {
       {"resize", 2, MakeResize},
       {"TRANSPOSE_CONV", 2, MakeTransposeConv},
       {"TRANSPOSE", 1, MakeTranspose},
+      {"comparison/SELECT_V2/CAST", 2, MakeMask},
   };
   return makers;
 }

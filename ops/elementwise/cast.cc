@@ -1,5 +1,7 @@
-#include "ops/cast/cast.h"
-
+// CAST on the CPU between every pair of its types, and on the GPU to
+// float32 or bool: from a float32 or bool activation as an elementwise
+// update (update.cc), from an int32, uint8 or int8 partition input read as
+// given (CastReadAsGivenShader).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -8,6 +10,8 @@
 #include <type_traits>
 
 #include "model/status_macros.h"
+#include "ops/elementwise/elementwise.h"
+#include "shaders/ops.h"
 
 namespace mgd::ops {
 namespace {
@@ -83,10 +87,40 @@ class CastKernel : public Kernel {
   }
 };
 
+using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
+
+// An integer tensor the partition is given (token ids, a mask, an image's
+// bytes) to float32 or bool: each output lane reads its element from the
+// input buffer as the host wrote it, 4 bytes or 1 per element.
+absl::StatusOr<GeneratedShader> CastReadAsGivenShader(const NodeContext& ctx) {
+  const DataType from = ctx.input(0).type;
+  std::string element;  // GLSL of the input element at `position`, as a float
+  switch (from) {
+    case DataType::kInt32: element = "float(src[position])"; break;
+    case DataType::kUInt8: element = "float((src[position >> 2] >> uint(8 * (position & 3))) & 255u)"; break;
+    case DataType::kInt8: element = "float(int((src[position >> 2] >> uint(8 * (position & 3))) << 24u) >> 24)"; break;
+    default: return absl::UnimplementedError(fmt::format("{} input is an activation", DataTypeName(from)));
+  }
+  auto out = OutputBhwc(ctx, 0);
+  if (!out.ok()) return absl::UnimplementedError("unsupported rank");
+  GeneratedShader g = StartShader(ctx, *out, {});
+  AddRawInput(g, 0, "src", from == DataType::kInt32 ? "int" : "uint");
+  if (ctx.output(0).type == DataType::kBool) element = fmt::format("({} != 0.0 ? 1.0 : 0.0)", element);
+  g.code.body += glsl::ForEachLane(g.code.params, *out, fmt::format("    value[k] = {};\n", element),
+                                   /*flat_position=*/true);
+  return g;
+}
+
 }  // namespace
 
 std::vector<OpDefinition> CastOps() {
-  return {{.op = OpKind::kCast, .validate = Validate, .cpu_kernel = MakeKernel<CastKernel>, .gpu = {}}};
+  return {{.op = OpKind::kCast,
+           .validate = Validate,
+           .cpu_kernel = MakeKernel<CastKernel>,
+           .gpu = {CastReadAsGivenShader, ElementwiseShader},
+           .elementwise = ElementwiseUpdateOf,
+           .raw_types = {DataType::kInt32, DataType::kUInt8, DataType::kInt8},
+           .gpu_bools = true}};
 }
 
 }  // namespace mgd::ops
