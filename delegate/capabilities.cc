@@ -16,6 +16,8 @@ constexpr int kSize = 56, kChannels = 32, kWide = 64;
 // switch between devices (0.1-0.2 ms on the H200), the median does not.
 constexpr int kWarmUp = 3, kRounds = 3, kBlock = 5;
 
+}  // namespace
+
 // Input [1,56,56,32] -> conv 3x3 (32) -> conv 1x1 (64) -> conv 1x1 (32),
 // RELU6 between; weights deterministic and small enough to stay finite.
 Graph ReferenceWorkload() {
@@ -57,8 +59,6 @@ Graph ReferenceWorkload() {
   g.description = "mgd's reference workload (capabilities)";
   return g;
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<double>> MeasureSideBySide(const std::vector<GpuDelegateOptions>& options,
                                                       gpu::Interop* interop) {

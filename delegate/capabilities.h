@@ -18,6 +18,8 @@ struct Capabilities {
   gpu::Interop interop;  // what the device takes of an app's (handles of the device measured on, gone since)
 };
 
+// The reference workload: three convolutions over a 56x56x32 activation.
+Graph ReferenceWorkload();
 // The reference workload's floating-point operations.
 double ReferenceWorkloadFlops();
 

@@ -159,6 +159,30 @@ std::string GpuDelegate::name() const { return fmt::format("gpu-{}", gpu::ApiNam
 
 NodeSupport GpuDelegate::IsNodeSupported(const Graph& graph, int node_index) { return GpuNodeSupport(graph, node_index); }
 
+absl::StatusOr<CostRates> GpuDelegate::cost_rates() {
+  std::lock_guard<std::mutex> lock(cost_mutex_);
+  if (!cost_rates_) {
+    // On a delegate of its own, of the same device and precision, so that
+    // the measurement's graphs reach neither this one's cache nor its
+    // observers and counts.
+    GpuDelegateOptions own = options_;
+    own.cache_dir.clear();
+    own.observers.clear();
+    absl::StatusOr<std::unique_ptr<GpuDelegate>> measurer = Create(own);
+    if (!measurer.ok()) return measurer.status();
+    absl::StatusOr<CostRates> measured = MeasureCostRates(**measurer);
+    if (!measured.ok()) return measured.status();
+    cost_rates_ = *measured;
+  }
+  return *cost_rates_;
+}
+
+absl::StatusOr<PartitionCost> GpuDelegate::EstimateCost(const Graph& graph, const Partition& partition) {
+  absl::StatusOr<CostRates> rates = cost_rates();
+  if (!rates.ok()) return rates.status();
+  return EstimatePartitionCost(graph, partition, *rates);
+}
+
 NodeSupport GpuNodeSupport(const Graph& graph, int node_index) {
   const Node& node = graph.nodes[static_cast<size_t>(node_index)];
   shaders::NodeContext ctx{&graph, node_index, &node, {}, {}};

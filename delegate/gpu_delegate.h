@@ -17,6 +17,7 @@
 #include "delegate/compile_options.h"
 #include "delegate/compiled_file.h"
 #include "delegate/compiled_model.h"
+#include "delegate/cost_model.h"
 #include "delegate/observer.h"
 #include "memory/strategy.h"
 #include "shaders/precision.h"
@@ -125,6 +126,11 @@ class GpuDelegate : public Delegate {
   std::string name() const override;
   NodeSupport IsNodeSupported(const Graph& graph, int node_index) override;
   absl::StatusOr<std::unique_ptr<DelegateKernel>> Prepare(const Graph& graph, const Partition& partition) override;
+  // From CostRates, measured at the first call (delegate/cost_model.h).
+  absl::StatusOr<PartitionCost> EstimateCost(const Graph& graph, const Partition& partition) override;
+  // The rates partitioning by cost uses, measured once (some tens of ms on
+  // a GPU, seconds on a software one).
+  absl::StatusOr<CostRates> cost_rates();
 
   gpu::Device& device() { return *device_; }
   const GpuDelegateOptions& options() const { return options_; }
@@ -201,6 +207,8 @@ class GpuDelegate : public Delegate {
 
   GpuDelegateOptions options_;
   std::unique_ptr<gpu::Device> device_;
+  std::mutex cost_mutex_;  // guards cost_rates_ (measuring it prepares, so it is not prepare_mutex_)
+  std::optional<CostRates> cost_rates_;
   std::mutex prepare_mutex_;  // one Prepare at a time: they share what follows
   bool cache_usable_ = false;
   bool store_warned_ = false;

@@ -139,6 +139,7 @@ MgdInterpreter* CreateInterpreter(const MgdModel* model, const MgdInterpreterOpt
   mgd::InterpreterOptions cpp;
   cpp.resolver = options->resolver;
   cpp.max_delegated_partitions = options->max_partitions;
+  cpp.partition_by_cost = options->partition_by_cost;
   cpp.check_finite = options->check_finite;
   cpp.max_in_flight = options->max_in_flight;
   cpp.measure_timing = options->measure_timing;
@@ -365,6 +366,11 @@ void MgdInterpreterOptionsSetMaxDelegatedPartitions(MgdInterpreterOptions* optio
     return;
   }
   options->max_partitions = max;
+}
+
+void MgdInterpreterOptionsSetPartitionByCost(MgdInterpreterOptions* options, int32_t by_cost) {
+  if (!OptionsGiven(options, "MgdInterpreterOptionsSetPartitionByCost")) return;
+  options->partition_by_cost = by_cost != 0;
 }
 
 void MgdInterpreterOptionsSetMaxInFlight(MgdInterpreterOptions* options, int32_t max_in_flight) {

@@ -61,6 +61,7 @@ struct MgdInterpreterOptions {
   mgd::OpResolver resolver;
   std::vector<MgdDelegate*> delegates;
   int32_t max_partitions = 0;
+  bool partition_by_cost = false;
   bool check_finite = false;
   int32_t max_in_flight = 2;
   bool measure_timing = false;

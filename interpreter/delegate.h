@@ -32,6 +32,15 @@ struct Partition {
   std::vector<int> outputs;  // tensors read outside the partition or graph outputs
 };
 
+// What a partition is expected to cost per run on its delegate, against
+// its nodes on the CPU's kernels (InterpreterOptions::partition_by_cost).
+struct PartitionCost {
+  double delegate_ms = 0;  // the work and its dispatches
+  double transfer_ms = 0;  // the submission, inputs in and outputs back
+  double cpu_ms = 0;       // its nodes on the CPU instead
+  bool pays() const { return delegate_ms + transfer_ms < cpu_ms; }
+};
+
 // When a run must be done by (InvokeOptions::timeout); none: no limit.
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 // `timeout` after `start`; none without a timeout or past a year.
@@ -116,6 +125,11 @@ class Delegate {
   // DEQUANTIZE/DENSIFY nodes are already folded into constant tensors.
   virtual NodeSupport IsNodeSupported(const Graph& graph, int node_index) = 0;
   virtual absl::StatusOr<std::unique_ptr<DelegateKernel>> Prepare(const Graph& graph, const Partition& partition) = 0;
+  // The expected cost of running `partition` here (partitioning by cost);
+  // an error when the delegate cannot say, and the partition is kept.
+  virtual absl::StatusOr<PartitionCost> EstimateCost(const Graph& /*graph*/, const Partition& /*partition*/) {
+    return absl::UnimplementedError("no cost estimates");
+  }
 };
 
 // For a Prepare that must not fall back to the CPU: the model asks for this

@@ -116,7 +116,7 @@ absl::Status Interpreter::Build(InterpreterOptions options) {
   MGD_RETURN_IF_ERROR(PrepareNodes(order));
 
   for (Delegate* delegate : options.delegates) {
-    if (delegate != nullptr) MGD_RETURN_IF_ERROR(ApplyDelegate(*delegate, options.max_delegated_partitions));
+    if (delegate != nullptr) MGD_RETURN_IF_ERROR(ApplyDelegate(*delegate, options.max_delegated_partitions, options.partition_by_cost));
   }
   if (measure_timing_) {
     for (auto& kernel : delegate_kernels_) {
@@ -234,7 +234,7 @@ absl::Status Interpreter::PrepareNodes(const std::vector<int>& order) {
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::ApplyDelegate(Delegate& delegate, int max_partitions) {
+absl::Status Interpreter::ApplyDelegate(Delegate& delegate, int max_partitions, bool by_cost) {
   MGD_ASSIGN_OR_RETURN(std::vector<int> order, TopologicalOrder(graph_));
   std::vector<int> candidates;
   for (int n : order) {
@@ -258,6 +258,19 @@ absl::Status Interpreter::ApplyDelegate(Delegate& delegate, int max_partitions) 
     }
   }
   for (Partition& p : partitions) {
+    std::optional<PartitionCost> cost;
+    if (by_cost) {
+      absl::StatusOr<PartitionCost> estimate = delegate.EstimateCost(graph_, p);
+      if (estimate.ok()) cost = *estimate;
+      if (cost && !cost->pays()) {
+        const std::string why = fmt::format(
+            "{}: on the CPU by cost: its partition of {} nodes would take {:.3f} ms there plus {:.3f} ms of "
+            "transfers, against {:.3f} ms on the CPU",
+            delegate.name(), p.nodes.size(), cost->delegate_ms, cost->transfer_ms, cost->cpu_ms);
+        for (int n : p.nodes) placements_[static_cast<size_t>(n)].reason = why;
+        continue;
+      }
+    }
     auto kernel = delegate.Prepare(graph_, p);
     if (!kernel.ok() && RefusesModel(kernel.status())) {
       return absl::FailedPreconditionError(fmt::format("{}: {}", delegate.name(), kernel.status().message()));
@@ -274,6 +287,7 @@ absl::Status Interpreter::ApplyDelegate(Delegate& delegate, int max_partitions) 
       placements_[static_cast<size_t>(n)] = {NodePlacement::Where::kDelegate, index, delegate.name()};
     }
     partitions_.push_back(std::move(p));
+    partition_costs_.push_back(cost);
     delegate_kernels_.push_back(std::move(*kernel));
   }
   return absl::OkStatus();

@@ -27,6 +27,11 @@ struct InterpreterOptions {
   OpResolver resolver;
   std::vector<Delegate*> delegates;  // not owned; applied in order
   int max_delegated_partitions = 0;  // 0: no limit
+  // Keep a partition on the delegate only where its expected cost
+  // (Delegate::EstimateCost: the work, its dispatches and the transfers to
+  // and from the CPU) is below its nodes' on the CPU. Off by default, as in
+  // TFLite: a small model would go to the CPU whole.
+  bool partition_by_cost = false;
   Logger logger;                     // null: warnings go to stderr, the rest is dropped
   // Give every tensor its own bytes, so that all of them can be read after
   // Invoke (TFLite's preserve_all_tensors; mgd run --dump-tensors).
@@ -188,6 +193,9 @@ class Interpreter {
 
   const std::vector<NodePlacement>& placements() const { return placements_; }
   const std::vector<Partition>& partitions() const { return partitions_; }
+  // Per partition its expected cost, where partitioning by cost asked the
+  // delegate and it could say.
+  const std::vector<std::optional<PartitionCost>>& partition_costs() const { return partition_costs_; }
   // Bytes of the arena holding intermediate tensors.
   size_t arena_bytes() const { return arena_size_; }
   // The nodes in the order they run (a partition's nodes where it runs).
@@ -205,7 +213,7 @@ class Interpreter {
   absl::Status PrepareNode(size_t n);
   bool Foldable(size_t n) const;  // prepared, foldable at load, constant inputs
   absl::Status Fold(size_t n);
-  absl::Status ApplyDelegate(Delegate& delegate, int max_partitions);
+  absl::Status ApplyDelegate(Delegate& delegate, int max_partitions, bool by_cost);
   absl::Status PlanArena();
   // Invoke without its checks or turn; the delegates' share of the time
   // added to `timing`.
@@ -242,6 +250,7 @@ class Interpreter {
   std::vector<KernelContext> contexts_;            // per node
   std::vector<NodePlacement> placements_;
   std::vector<Partition> partitions_;
+  std::vector<std::optional<PartitionCost>> partition_costs_;  // as partitions_
   std::vector<std::unique_ptr<DelegateKernel>> delegate_kernels_;  // per partition
   std::vector<Step> steps_;
   std::vector<bool> bound_;  // per tensor: an app's GPU buffer is bound to it

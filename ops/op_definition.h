@@ -46,6 +46,13 @@ struct OpDefinition {
   // shapes from the inputs'.
   std::unique_ptr<Kernel> (*cpu_kernel)(const Node& node) = nullptr;
 
+  // The floating-point operations one run of the node does, for
+  // partitioning by cost (delegate/cost_model.cc). Null: that file's rule
+  // (each constant weight used once per output row, and one operation per
+  // output element and input), which covers convolutions, dense layers and
+  // LSTMs; ops whose work is in their activations say their own.
+  double (*flops)(const Graph& graph, const Node& node) = nullptr;
+
   // True when output 0 of the node is its input 0 unchanged, element for
   // element (a RESHAPE, a PAD of zeros, a whole SLICE): a graph pass lets the
   // output alias the input where both are stored alike

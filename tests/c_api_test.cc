@@ -197,6 +197,8 @@ TEST(CApiTest, CDelegateTakesTheNodesItClaims) {
   MgdDelegate delegate = {&state, "c-add", AddSupported, AddPrepare, AddInvoke, nullptr, nullptr};
   MgdInterpreterOptions* options = MgdInterpreterOptionsCreate();
   MgdInterpreterOptionsAddDelegate(options, &delegate);
+  // A C delegate gives no cost estimates: partitioning by cost keeps its partition.
+  MgdInterpreterOptionsSetPartitionByCost(options, 1);
   MgdInterpreter* interpreter = MgdInterpreterCreate(model, options);
   ASSERT_NE(interpreter, nullptr);
   EXPECT_EQ(state.prepared, 1);
@@ -240,6 +242,7 @@ TEST(CApiTest, NullArgumentsAreReportedNotCrashes) {
   EXPECT_EQ(MgdTensorCopyToBuffer(nullptr, buffer, sizeof buffer), kMgdError);
   MgdInterpreterOptionsAddDelegate(nullptr, nullptr);
   MgdInterpreterOptionsSetMaxDelegatedPartitions(nullptr, 1);
+  MgdInterpreterOptionsSetPartitionByCost(nullptr, 1);
   MgdInterpreterOptionsSetErrorReporter(nullptr, Collect, nullptr);
   MgdInterpreterOptionsSetCheckFinite(nullptr, 1);
   MgdInterpreterOptionsAddCustomOp(nullptr, "TimesTwo", &kTimesTwo, 1, 1);

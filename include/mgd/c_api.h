@@ -139,6 +139,11 @@ void MgdInterpreterOptionsDelete(MgdInterpreterOptions* options);
 void MgdInterpreterOptionsAddDelegate(MgdInterpreterOptions* options, MgdDelegate* delegate);
 /* 0 (default) means no limit; a negative max is reported and ignored. */
 void MgdInterpreterOptionsSetMaxDelegatedPartitions(MgdInterpreterOptions* options, int32_t max);
+/* Nonzero: a delegate's partition is kept only where its expected cost (the
+ * delegate's estimate of its work, dispatches and transfers) is below its
+ * nodes' on the CPU; the GPU delegate measures its rates first. Delegates
+ * that give no estimate (C delegates) keep every partition. */
+void MgdInterpreterOptionsSetPartitionByCost(MgdInterpreterOptions* options, int32_t by_cost);
 /* Nonzero: MgdInterpreterInvoke fails (reported) when a float input holds
  * NaN or Inf (nothing runs) or an output does, naming the tensor and the
  * first such element. */

@@ -211,6 +211,17 @@ absl::StatusOr<GeneratedShader> BatchMatmulShader(const NodeContext& ctx) {
   return g;
 }
 
+// A multiply and an add per output element and step of the shared
+// dimension K.
+double Flops(const Graph& graph, const Node& node) {
+  const Shape& a = graph.tensors[static_cast<size_t>(node.inputs[0])].shape;
+  const Shape& out = graph.tensors[static_cast<size_t>(node.outputs[0])].shape;
+  if (a.size() < 2) return 0;
+  const bool adj_x = AttributesOf<BatchMatmulAttributes>(node.attributes).adj_x;
+  const int64_t k = a[a.size() - (adj_x ? 2 : 1)];
+  return 2.0 * static_cast<double>(NumElements(out)) * static_cast<double>(k);
+}
+
 }  // namespace
 
 std::vector<OpDefinition> BatchMatmulOps() {
@@ -219,6 +230,7 @@ std::vector<OpDefinition> BatchMatmulOps() {
            .encode = Encode,
            .validate = Validate,
            .cpu_kernel = MakeKernel<BatchMatmulKernel>,
+           .flops = Flops,
            .gpu = {BatchMatmulShader}}};
 }
 

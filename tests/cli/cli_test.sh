@@ -57,6 +57,15 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
   expect_ok "run --max-partitions 1" run "$work/unrolled.tflite" --backend vulkan --max-partitions 1 \
     --input "$data/modelgen/lstm_kws_seed1/input_0.f32" --json && grep -q '"partitions":1' "$work/out" \
     || fail "run --max-partitions 1: $(head -c 300 "$work/out")"
+  # By cost: a dispatch per frame's op costs more than the CPU's loop, and
+  # the 3-node head's submission more than its 800 operations.
+  expect_ok "ops --partition-by-cost" ops "$work/unrolled.tflite" --backend vulkan --partition-by-cost \
+    && [ "$(grep -c '^partition ' "$work/out")" -eq 0 ] \
+    && grep -qE 'on the CPU by cost: its partition of 3 nodes would take [0-9.]+ ms there plus [0-9.]+ ms of transfers, against [0-9.]+ ms on the CPU' "$work/out" \
+    || fail "ops --partition-by-cost: $(grep -E '^partition|by cost' "$work/out" | head -3)"
+  expect_ok "run --partition-by-cost" run "$work/unrolled.tflite" --backend vulkan --partition-by-cost \
+    --input "$data/modelgen/lstm_kws_seed1/input_0.f32" --json && grep -q '"partitions":0' "$work/out" \
+    || fail "run --partition-by-cost: $(head -c 300 "$work/out")"
 fi
 expect_error "max-partitions negative" 2 "max-partitions" -- ops "$face" --max-partitions -1
 

@@ -1,9 +1,11 @@
 // The delegate interface: partitioning real models for a test delegate that
 // claims a few op kinds and runs its partitions on a nested interpreter.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "interpreter/interpreter.h"
@@ -58,7 +60,13 @@ class TestDelegate : public Delegate {
     return std::unique_ptr<DelegateKernel>(new SubgraphKernel(std::move(*interpreter)));
   }
 
+  absl::StatusOr<PartitionCost> EstimateCost(const Graph&, const Partition& p) override {
+    if (!cost) return absl::UnimplementedError("no estimates");
+    return cost(p);
+  }
+
   std::vector<Partition> seen_partitions;
+  std::function<PartitionCost(const Partition&)> cost;  // null: no estimates
 
  private:
   std::set<OpKind> claimed_;
@@ -74,12 +82,13 @@ struct RunResult {
 };
 
 RunResult RunModel(const std::string& model, Delegate* delegate, int max_partitions = 0,
-                   std::vector<std::string>* log = nullptr) {
+                   std::vector<std::string>* log = nullptr, bool by_cost = false) {
   auto graph = ReadModelFile(testing::DataPath("models/" + model + ".tflite"));
   EXPECT_TRUE(graph.ok());
   InterpreterOptions options;
   if (delegate != nullptr) options.delegates.push_back(delegate);
   options.max_delegated_partitions = max_partitions;
+  options.partition_by_cost = by_cost;
   if (log != nullptr) options.logger = [log](LogLevel, const std::string& m) { log->push_back(m); };
   auto interpreter = Interpreter::Create(std::move(*graph), std::move(options));
   EXPECT_TRUE(interpreter.ok()) << interpreter.status();
@@ -255,6 +264,43 @@ TEST(PartitionTest, PartsSharingNoTensorAreOnePartition) {
   for (size_t k = 0; k < 2; ++k) {
     for (int i = 0; i < 4; ++i) EXPECT_EQ(interpreter->output(k).as<float>()[i], 2 * in[i]);
   }
+}
+
+// Partitioning by cost: a partition that would cost more on the delegate
+// than on the CPU (here: one of fewer than 3 nodes) runs on the CPU, its
+// nodes saying so with the numbers; the others keep their estimates; the
+// outputs do not change. Without estimates every partition stays.
+TEST(PartitionTest, ByCostKeepsOnlyPartitionsThatPay) {
+  const RunResult cpu = RunModel("face_detection_short_range", nullptr);
+  TestDelegate plain({OpKind::kAdd, OpKind::kConv2d});
+  const RunResult all = RunModel("face_detection_short_range", &plain);
+  size_t small = 0;
+  for (const Partition& p : all.interpreter->partitions()) small += p.nodes.size() < 3;
+  ASSERT_GT(small, 0u);  // else nothing here would be dropped
+  for (const auto& c : all.interpreter->partition_costs()) EXPECT_FALSE(c.has_value());
+
+  TestDelegate costed({OpKind::kAdd, OpKind::kConv2d});
+  costed.cost = [](const Partition& p) { return PartitionCost{1.0, 1.0, static_cast<double>(p.nodes.size())}; };
+  const RunResult by_cost = RunModel("face_detection_short_range", &costed, 0, nullptr, true);
+  const Interpreter& interp = *by_cost.interpreter;
+  EXPECT_EQ(interp.partitions().size(), all.interpreter->partitions().size() - small);
+  ASSERT_EQ(interp.partition_costs().size(), interp.partitions().size());
+  for (size_t i = 0; i < interp.partitions().size(); ++i) {
+    EXPECT_GE(interp.partitions()[i].nodes.size(), 3u);
+    ASSERT_TRUE(interp.partition_costs()[i].has_value());
+    EXPECT_EQ(interp.partition_costs()[i]->cpu_ms, static_cast<double>(interp.partitions()[i].nodes.size()));
+  }
+  for (const Partition& p : all.interpreter->partitions()) {
+    if (p.nodes.size() >= 3) continue;
+    for (int n : p.nodes) {
+      EXPECT_EQ(interp.placements()[static_cast<size_t>(n)].where, NodePlacement::Where::kCpu);
+      EXPECT_THAT(interp.placements()[static_cast<size_t>(n)].reason,
+                  HasSubstr(fmt::format("test-delegate: on the CPU by cost: its partition of {} nodes would take 1.000 ms "
+                                        "there plus 1.000 ms of transfers, against {}.000 ms on the CPU",
+                                        p.nodes.size(), p.nodes.size())));
+    }
+  }
+  EXPECT_EQ(by_cost.outputs, cpu.outputs);
 }
 
 }  // namespace

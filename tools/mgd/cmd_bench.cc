@@ -43,6 +43,7 @@ absl::StatusOr<Model> Load(const BenchOptions& options, Graph graph, double read
   if (delegate != nullptr) interpreter_options.delegates.push_back(delegate);
   interpreter_options.check_finite = options.run.check_finite;
   interpreter_options.max_delegated_partitions = options.run.max_partitions;
+  interpreter_options.partition_by_cost = options.run.partition_by_cost;
   interpreter_options.max_in_flight = std::max(options.in_flight, 1);
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.run.model, created.status());

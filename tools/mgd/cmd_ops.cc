@@ -18,6 +18,7 @@ absl::Status Ops(const OpsOptions& options) {
   InterpreterOptions interpreter_options;
   if (backend.delegate != nullptr) interpreter_options.delegates.push_back(backend.delegate.get());
   interpreter_options.max_delegated_partitions = options.max_partitions;
+  interpreter_options.partition_by_cost = options.partition_by_cost;
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.model, created.status());
   auto interpreter = std::move(*created);
@@ -49,6 +50,11 @@ absl::Status Ops(const OpsOptions& options) {
                           {"outputs", part.outputs.size()},
                           {"input_bytes", bytes(part.inputs)},
                           {"output_bytes", bytes(part.outputs)}});
+    // With --partition-by-cost: what it is expected to cost each run.
+    if (const std::optional<PartitionCost>& cost = interpreter->partition_costs()[i]) {
+      partitions.back()["expected_ms"] = {
+          {"gpu", cost->delegate_ms}, {"transfers", cost->transfer_ms}, {"cpu", cost->cpu_ms}};
+    }
   }
   if (options.json) {
     std::printf("%s\n",
@@ -61,9 +67,15 @@ absl::Status Ops(const OpsOptions& options) {
                n["delegated"].get<bool>() ? backend.backend : "cpu", n["reason"].get<std::string>());
   }
   for (const auto& part : partitions) {
-    fmt::print("partition {}: {} nodes; per run {} bytes in ({} tensors), {} bytes out ({} tensors)\n",
+    fmt::print("partition {}: {} nodes; per run {} bytes in ({} tensors), {} bytes out ({} tensors)",
                part["index"].get<size_t>(), part["nodes"].get<size_t>(), part["input_bytes"].get<size_t>(),
                part["inputs"].get<size_t>(), part["output_bytes"].get<size_t>(), part["outputs"].get<size_t>());
+    if (part.contains("expected_ms")) {
+      const auto& e = part["expected_ms"];
+      fmt::print("; expected {:.3f} ms on the GPU plus {:.3f} ms of transfers, against {:.3f} ms on the CPU",
+                 e["gpu"].get<double>(), e["transfers"].get<double>(), e["cpu"].get<double>());
+    }
+    fmt::print("\n");
   }
   return absl::OkStatus();
 }

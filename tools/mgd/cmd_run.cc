@@ -113,6 +113,7 @@ absl::StatusOr<RunResult> RunOnce(const RunOptions& given) {
   interpreter_options.preserve_all_tensors = !options.dump_tensors.empty();
   interpreter_options.check_finite = options.check_finite;
   interpreter_options.max_delegated_partitions = options.max_partitions;
+  interpreter_options.partition_by_cost = options.partition_by_cost;
   interpreter_options.measure_timing = true;
   auto created = Interpreter::Create(std::move(graph), std::move(interpreter_options));
   if (!created.ok()) return WithModelPath(options.model, created.status());

@@ -33,6 +33,7 @@ struct RunOptions {
   bool recompile = false;    // an offline compiled model made for another GPU: compile it again
   bool check_finite = false;  // fail naming the first NaN/Inf input or output
   int max_partitions = 0;     // delegated partitions at most, the largest kept (0: any number)
+  bool partition_by_cost = false;  // InterpreterOptions::partition_by_cost
   // Whether --backend / --precision were given: an offline compiled model
   // otherwise runs as it was compiled.
   bool backend_given = false, precision_given = false;
@@ -92,6 +93,7 @@ struct OpsOptions {
   std::string model;
   std::string backend = "auto";
   int max_partitions = 0;
+  bool partition_by_cost = false;
   bool json = false;
 };
 absl::Status Ops(const OpsOptions& options);

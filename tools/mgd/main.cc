@@ -46,11 +46,14 @@ void AddFp16Options(CLI::App* cmd, bool& fp16_arithmetic, std::vector<std::strin
                 "Ignore the workgroup tables' accuracy entries: every layer in fp16 (but --fp32-layers)");
 }
 
-// TFLite's max_delegated_partitions.
-void AddMaxPartitions(CLI::App* cmd, int& max_partitions) {
+// TFLite's max_delegated_partitions, and partitioning by cost.
+void AddPartitionOptions(CLI::App* cmd, int& max_partitions, bool& by_cost) {
   cmd->add_option("--max-partitions", max_partitions,
                   "Delegate at most N partitions, the largest; the rest of the graph runs on the CPU (default: any number)")
       ->check(CLI::Range(0, 1 << 20));
+  cmd->add_flag("--partition-by-cost", by_cost,
+                "Delegate a partition only where its expected GPU time and transfers are below its nodes' CPU time "
+                "(rates measured on the device first)");
 }
 
 // The options that shape the compiled code (compile, and run and bench).
@@ -74,7 +77,7 @@ void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
   AddCodeOptions(cmd, run, "auto|vulkan|gl|cpu");
   cmd->add_option("--input", run.inputs, "Input file, one per model input, in order: .npy of the input's dtype, or its raw bytes (size checked)");
   cmd->add_option("--cache-dir", run.cache_dir, "Compilation cache folder: the second start skips compiling (GPU backends)");
-  AddMaxPartitions(cmd, run.max_partitions);
+  AddPartitionOptions(cmd, run.max_partitions, run.partition_by_cost);
   cmd->add_flag("--check-finite", run.check_finite,
                 "Fail, naming the tensor and element, when an input or an output holds NaN or Inf");
   cmd->add_flag("--recompile", run.recompile,
@@ -141,7 +144,7 @@ int main(int argc, char** argv) {
   ops_cmd->add_option("model", ops.model, "Model (.tflite)")->required();
   ops_cmd->add_option("--backend", ops.backend, "auto|vulkan|gl|cpu")
       ->check(CLI::IsMember({"auto", "vulkan", "gl", "cpu"}));
-  AddMaxPartitions(ops_cmd, ops.max_partitions);
+  AddPartitionOptions(ops_cmd, ops.max_partitions, ops.partition_by_cost);
   ops_cmd->add_flag("--json", ops.json, "Print one JSON object on stdout");
 
   mgd::cli::PlanOptions plan;
