@@ -107,7 +107,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 4: MgdInterpreterOptionsAddCustomOp(options, in.Byte() % 4 ? "Twice" : nullptr, in.Byte() % 3 ? &kTwice : &kNoInvoke, in.Int(), in.Int()); break;
       case 5: MgdInterpreterOptionsAddDelegate(options, in.Byte() % 2 ? &kNoCallbacks : &kNoPrepare); break;
       case 6: MgdInterpreterOptionsAddDelegate(options, nullptr); break;
-      case 7: MgdInterpreterOptionsSetMaxDelegatedPartitions(options, in.Int()); break;
+      case 7:
+        if (in.Byte() % 2) {
+          MgdInterpreterOptionsSetMaxDelegatedPartitions(options, in.Int());
+        } else {
+          MgdInterpreterOptionsSetPartitionByCost(options, in.Int());
+        }
+        break;
       case 8: MgdInterpreterOptionsSetCheckFinite(options, in.Int()); break;
       case 9:
         MgdInterpreterDelete(interpreter);
