@@ -61,12 +61,6 @@ bool InterpreterGiven(const MgdInterpreter* interpreter, const char* function) {
   return false;
 }
 
-bool OptionsGiven(const MgdInterpreterOptions* options, const char* function) {
-  if (options != nullptr) return true;
-  kStderr(fmt::format("{}: options is NULL", function));
-  return false;
-}
-
 // The C arrays of an invoke with buffers, checked for NULLs (the sizes
 // are the interpreter's to check).
 struct Buffers {
@@ -343,73 +337,6 @@ void MgdOpContextReportError(MgdOpContext* context, const char* format, ...) {
   context->error = buffer;
 }
 
-MgdInterpreterOptions* MgdInterpreterOptionsCreate(void) { return new MgdInterpreterOptions(); }
-void MgdInterpreterOptionsDelete(MgdInterpreterOptions* options) { delete options; }
-
-void MgdInterpreterOptionsAddDelegate(MgdInterpreterOptions* options, MgdDelegate* delegate) {
-  if (!OptionsGiven(options, "MgdInterpreterOptionsAddDelegate")) return;
-  if (delegate == nullptr) {
-    options->reporter("MgdInterpreterOptionsAddDelegate: delegate is NULL");
-    return;
-  }
-  if (const std::string problem = DelegateProblem(*delegate); !problem.empty()) {
-    options->reporter("MgdInterpreterOptionsAddDelegate: " + problem + " (the delegate is not added)");
-    return;
-  }
-  options->delegates.push_back(delegate);
-}
-
-void MgdInterpreterOptionsSetMaxDelegatedPartitions(MgdInterpreterOptions* options, int32_t max) {
-  if (!OptionsGiven(options, "MgdInterpreterOptionsSetMaxDelegatedPartitions")) return;
-  if (max < 0) {
-    options->reporter(fmt::format("MgdInterpreterOptionsSetMaxDelegatedPartitions: {} is negative (0 means no limit)", max));
-    return;
-  }
-  options->max_partitions = max;
-}
-
-void MgdInterpreterOptionsSetPartitionByCost(MgdInterpreterOptions* options, int32_t by_cost) {
-  if (!OptionsGiven(options, "MgdInterpreterOptionsSetPartitionByCost")) return;
-  options->partition_by_cost = by_cost != 0;
-}
-
-void MgdInterpreterOptionsSetMaxInFlight(MgdInterpreterOptions* options, int32_t max_in_flight) {
-  if (!OptionsGiven(options, "MgdInterpreterOptionsSetMaxInFlight")) return;
-  if (max_in_flight < 1) {
-    options->reporter(fmt::format("MgdInterpreterOptionsSetMaxInFlight: {} is less than 1; ignored", max_in_flight));
-    return;
-  }
-  options->max_in_flight = max_in_flight;
-}
-
-void MgdInterpreterOptionsSetCheckFinite(MgdInterpreterOptions* options, int32_t check) {
-  if (!OptionsGiven(options, "MgdInterpreterOptionsSetCheckFinite")) return;
-  options->check_finite = check != 0;
-}
-
-void MgdInterpreterOptionsAddCustomOp(MgdInterpreterOptions* options, const char* name,
-                                      const MgdRegistration* registration, int32_t min_version, int32_t max_version) {
-  if (!OptionsGiven(options, "MgdInterpreterOptionsAddCustomOp")) return;
-  const char* problem = name == nullptr                 ? "name is NULL"
-                        : registration == nullptr       ? "registration is NULL"
-                        : registration->invoke == nullptr ? "the registration's invoke is NULL"
-                        : min_version > max_version     ? "min_version is above max_version"
-                                                        : nullptr;
-  if (problem != nullptr) {
-    options->reporter(fmt::format("MgdInterpreterOptionsAddCustomOp({}): {} (the op is not added)",
-                                  name != nullptr ? name : "NULL", problem));
-    return;
-  }
-  options->resolver.AddCustom(
-      name, [registration](const mgd::Node& node) { return NewRegistrationKernel(registration, node); },
-      min_version, max_version);
-}
-
-void MgdInterpreterOptionsSetErrorReporter(MgdInterpreterOptions* options, MgdErrorReporter reporter, void* user_data) {
-  if (!OptionsGiven(options, "MgdInterpreterOptionsSetErrorReporter")) return;
-  options->reporter = {reporter, user_data};
-}
-
 MgdInterpreter* MgdInterpreterCreate(const MgdModel* model, const MgdInterpreterOptions* options) {
   const MgdInterpreterOptions defaults;
   if (options == nullptr) options = &defaults;
@@ -525,11 +452,6 @@ void MgdInvokeEventDelete(MgdInvokeEvent* event) { delete event; }
 void MgdInterpreterSetInvokeTimeout(MgdInterpreter* interpreter, int64_t timeout_ns) {
   if (!InterpreterGiven(interpreter, "MgdInterpreterSetInvokeTimeout")) return;
   interpreter->timeout_ns.store(timeout_ns);
-}
-
-void MgdInterpreterOptionsSetMeasureTiming(MgdInterpreterOptions* options, int32_t measure) {
-  if (!OptionsGiven(options, "MgdInterpreterOptionsSetMeasureTiming")) return;
-  options->measure_timing = measure != 0;
 }
 
 MgdStatus MgdInterpreterGetLastTiming(const MgdInterpreter* interpreter, MgdTiming* timing) {
