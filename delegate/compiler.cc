@@ -177,6 +177,7 @@ class Builder {
       return Group(then);
     }
     if (!shader.ok()) return Error(group.head, shader.status());
+    if (!shader->linkable && (!group.tails.empty() || group.output_pad >= 0)) return OneByOne(group);
     CompiledDispatch d;
     d.nodes = group.nodes();
     d.code = shader->code;
@@ -246,6 +247,32 @@ class Builder {
   }
 
   CompiledModel Finish() { return std::move(model_); }
+
+  // A group whose head, with these options, stores its outputs itself (an
+  // LSTM; a SOFTMAX reducing in a workgroup) takes no tails or PAD on its
+  // store, which the planner cannot know in advance: its nodes run one by
+  // one, each of them a group of its own.
+  absl::Status OneByOne(const FusedGroup& group) {
+    auto alone = [&](int n) {
+      FusedGroup g;
+      g.head = n;
+      g.output = graph_.nodes[static_cast<size_t>(n)].outputs[0];
+      return Group(g);
+    };
+    FusedGroup head = group;
+    head.tails.clear();
+    head.operand_pads.clear();
+    head.output_pad = -1;
+    head.output = graph_.nodes[static_cast<size_t>(group.head)].outputs[0];
+    if (absl::Status s = Group(head); !s.ok()) return s;
+    for (const auto& [n, position] : group.tails) {
+      if (auto it = group.operand_pads.find(n); it != group.operand_pads.end()) {
+        if (absl::Status s = alone(it->second.second); !s.ok()) return s;
+      }
+      if (absl::Status s = alone(n); !s.ok()) return s;
+    }
+    return group.output_pad >= 0 ? alone(group.output_pad) : absl::OkStatus();
+  }
 
  private:
   static std::array<int, 3> Extent(const layout::Bhwc& s) { return {s.width, s.height, s.batch * s.slices()}; }

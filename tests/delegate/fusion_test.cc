@@ -8,6 +8,7 @@
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
 #include "ops/reshape/reshape.h"
+#include "ops/softmax/softmax.h"
 #include "tests/delegate/delegate_fixture.h"
 #include "tests/graph_builder.h"
 
@@ -339,6 +340,29 @@ TEST_P(FusionTest, AConvolutionInBlocksLeavesItsDepthwiseToItself) {
   EXPECT_LT(delegate_->last_dispatch_count(), (*blocking)->last_dispatch_count());
   EXPECT_EQ((*blocking)->last_dispatch_count(), Unfused().last_dispatch_count());
   EXPECT_THAT((*blocking)->device().validation_messages(), ::testing::IsEmpty());
+}
+
+// The planner gives elementwise tails and a channel PAD to any producer, but
+// a SOFTMAX over 16 slices or more reduces in a workgroup and stores its
+// outputs itself (so does an LSTM): its tails then run as dispatches of
+// their own, rather than being dropped with their outputs never written.
+TEST_P(FusionTest, AProducerThatStoresItselfLeavesItsTailsToThemselves) {
+  GraphBuilder b;
+  const int x = b.Input({1, 2, 3, 70}), other = b.Input({1, 2, 3, 70});
+  const int soft = b.Tensor({1, 2, 3, 70}), scaled = b.Tensor({1, 2, 3, 70}), sum = b.Tensor({1, 2, 3, 70}),
+            padded = b.Tensor({1, 2, 3, 75});
+  b.Op(OpKind::kSoftmax, ops::SoftmaxAttributes{1.0f}, {x}, {soft});
+  b.Op(OpKind::kMul, ops::ElementwiseAttributes{}, {soft, b.Constant({70}, Uniform(70, 3, 30.0f))}, {scaled});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{Activation::kRelu}, {scaled, other}, {sum});
+  b.Op(OpKind::kPad, {}, {sum, b.ConstantInt({4, 2}, {0, 0, 0, 0, 0, 0, 0, 5})}, {padded});
+  b.Output(padded);
+  Graph g = b.Build();
+  EXPECT_EQ(PlanFusion(WholeGraph(g), true).groups[0].tails.size(), 2u);
+  const std::vector<std::vector<float>> inputs = {Uniform(420, 81, 4.0f), Uniform(420, 82)};
+  const auto cpu = Run(g, inputs, nullptr);
+  ExpectNear(Run(g, inputs, delegate_.get()), cpu, 2.0);
+  ExpectNear(Run(g, inputs, &Unfused()), cpu, 2.0);
+  EXPECT_THAT(delegate_->device().validation_messages(), ::testing::IsEmpty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, FusionTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);

@@ -1,7 +1,9 @@
 // Random graphs (docs/design.md section 5, after NNAPI's random-graph CTS):
 // pseudorandom DAGs of small float32 tensors (and the bools of comparisons
-// inside them) and the ops the GPU delegate runs, every node on the GPU, against the CPU reference kernels, with the op
-// bounds widened along the paths from the inputs (see ErrorBound).
+// inside them, int32 token ids as inputs of ONE_HOT) and the ops the GPU
+// delegate runs, every node on the GPU, against the CPU reference kernels,
+// with the op bounds widened along the paths from the inputs (see
+// ErrorBound).
 //
 //   MGD_RANDOM_GRAPHS=N       N graphs per backend (default 200)
 //   MGD_RANDOM_GRAPH_SEED=S   only the graph of seed S (to reproduce a failure)
@@ -9,8 +11,9 @@
 // Each graph runs once per backend, in one of four variants taken in turn by
 // seed: fp32 or GpuDelegateOptions.precision fp16, fusion on or off.
 // A failing graph is written to $TEST_UNDECLARED_OUTPUTS_DIR (else
-// ./random_graph_failures)/<backend>/seed_<S>/: model.tflite, input_<k>.npy,
-// expected_<k>.npy (CPU), actual_<precision>_<k>.npy (GPU), failure.txt.
+// ./random_graph_failures)/<backend>/seed_<S>/: model.tflite, input_<k>.npy
+// (.int32, raw, for an index input), expected_<k>.npy (CPU),
+// actual_<precision>_<k>.npy (GPU), failure.txt.
 //
 // Each op kind has one maker: it picks its activation inputs among the values
 // drawn so far, draws its parameters and constants, and adds one node. A node
@@ -24,6 +27,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -141,9 +145,18 @@ std::optional<DrawnGraph> DrawGraph(uint32_t seed, const SupportFn& supported, S
       g.error.push_back(v.error);
     }
   }
-  // Inputs uniform in [-1, 1].
-  for (int t : d.graph().inputs)
-    g.inputs.push_back(d.Uniform(NumElements(d.graph().tensors[static_cast<size_t>(t)].shape), 1.0f));
+  // Float inputs uniform in [-1, 1]; index inputs in [-1, bound], their
+  // int32 bytes held in the floats' place.
+  for (int t : d.graph().inputs) {
+    const int64_t n = NumElements(d.graph().tensors[static_cast<size_t>(t)].shape);
+    if (const std::optional<int> bound = d.IndexBound(t)) {
+      std::vector<float> bytes(static_cast<size_t>(n));
+      for (float& v : bytes) v = std::bit_cast<float>(static_cast<int32_t>(d.Int(-1, *bound)));
+      g.inputs.push_back(std::move(bytes));
+    } else {
+      g.inputs.push_back(d.Uniform(n, 1.0f));
+    }
+  }
   g.graph = std::move(d.graph());
   return g;
 }
@@ -242,8 +255,14 @@ std::string RandomGraphTest::WriteFailure(uint32_t seed, const DrawnGraph& g, co
   const absl::Status written = WriteModelFile(g.graph, dir + "/model.tflite");
   if (!written.ok()) return "(could not write " + dir + "/model.tflite: " + std::string(written.message()) + ")";
   for (size_t i = 0; i < g.inputs.size(); ++i) {
-    const Shape& shape = g.graph.tensors[static_cast<size_t>(g.graph.inputs[i])].shape;
-    (void)cli::WriteNpy(dir + "/input_" + std::to_string(i) + ".npy", shape, g.inputs[i].data(), g.inputs[i].size());
+    const Tensor& input = g.graph.tensors[static_cast<size_t>(g.graph.inputs[i])];
+    if (input.type == DataType::kInt32) {  // raw, as `mgd run --input` reads it
+      std::ofstream(dir + "/input_" + std::to_string(i) + ".int32", std::ios::binary)
+          .write(reinterpret_cast<const char*>(g.inputs[i].data()), static_cast<std::streamsize>(g.inputs[i].size() * 4));
+      continue;
+    }
+    (void)cli::WriteNpy(dir + "/input_" + std::to_string(i) + ".npy", input.shape, g.inputs[i].data(),
+                        g.inputs[i].size());
   }
   for (size_t k = 0; k < cpu.num_outputs(); ++k) {
     const TensorRef& e = cpu.output(k);
@@ -456,6 +475,7 @@ TEST(RandomGraphMakersTest, EveryGraphIsOneTheCpuRuns) {
                     OpKind::kBatchMatmul,
                     OpKind::kCumsum,
                     OpKind::kGather,
+                    OpKind::kOneHot,
                     OpKind::kExp,
                     OpKind::kRsqrt,
                     OpKind::kGelu,
@@ -466,6 +486,12 @@ TEST(RandomGraphMakersTest, EveryGraphIsOneTheCpuRuns) {
                     OpKind::kMaxPool2d,
                     OpKind::kAveragePool2d,
                     OpKind::kMean,
+                    OpKind::kSum,
+                    OpKind::kReduceMax,
+                    OpKind::kReduceMin,
+                    OpKind::kReduceProd,
+                    OpKind::kLstm,
+                    OpKind::kUnidirectionalSequenceLstm,
                     OpKind::kConcatenation,
                     OpKind::kReshape,
                     OpKind::kSqueeze,

@@ -9,6 +9,8 @@
 #include "ops/cumsum/cumsum.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/gather/gather.h"
+#include "ops/lstm/lstm.h"
+#include "ops/one_hot/one_hot.h"
 #include "ops/matmul/batch_matmul.h"
 #include "ops/movement/movement.h"
 #include "ops/pool/pool.h"
@@ -47,6 +49,10 @@ std::string Fields(const A& a) {
   if constexpr (requires { a.align_corners; }) {
     s += a.align_corners ? " align_corners" : a.half_pixel_centers ? " half_pixel_centers" : "";
   }
+  if constexpr (requires { a.cell_clip; }) {
+    s += fmt::format("{}{}{}", a.time_major ? " time_major" : "", a.cell_clip > 0 ? fmt::format(" cell_clip {}", a.cell_clip) : "",
+                     a.proj_clip > 0 ? fmt::format(" proj_clip {}", a.proj_clip) : "");
+  }
   if constexpr (requires { a.activation; }) {
     if (a.activation != Activation::kNone) s += std::string(" ") + ActivationName(a.activation);
   }
@@ -69,7 +75,8 @@ std::string ParameterText(const Attributes& attributes) {
                      ops::StridedSliceAttributes, ops::PoolAttributes, ops::ReducerAttributes, ops::ResizeAttributes,
                      ops::SoftmaxAttributes, ops::BlockSizeAttributes, ops::TransposeConvAttributes,
                      ops::PackAttributes, ops::SplitAttributes, ops::MirrorPadAttributes, ops::GatherAttributes, ops::GeluAttributes,
-                     ops::BatchMatmulAttributes, ops::CumsumAttributes>(*a);
+                     ops::BatchMatmulAttributes, ops::CumsumAttributes, ops::LstmAttributes,
+                     ops::OneHotAttributes>(*a);
 }
 
 }  // namespace
@@ -77,7 +84,9 @@ std::string ParameterText(const Attributes& attributes) {
 std::string Describe(const Graph& graph) {
   std::ostringstream s;
   for (size_t i = 0; i < graph.inputs.size(); ++i) {
-    s << "  input " << i << ": " << ShapeToString(graph.tensors[static_cast<size_t>(graph.inputs[i])].shape) << "\n";
+    const Tensor& input = graph.tensors[static_cast<size_t>(graph.inputs[i])];
+    s << "  input " << i << ": " << ShapeToString(input.shape)
+      << (input.type == DataType::kFloat32 ? "" : std::string(" ") + DataTypeName(input.type)) << "\n";
   }
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];

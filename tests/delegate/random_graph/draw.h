@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <random>
 #include <string>
@@ -69,6 +70,19 @@ class Draw {
   const std::vector<Value>& values() const { return values_; }
 
   void AddInput(const Shape& shape) { values_.push_back({builder_.Input(shape), shape, 1.0f, 0.0f, 0.0f}); }
+  // An int32 graph input (indices, as token ids are) whose values the test
+  // draws in [-1, bound]: -1 and bound lie outside [0, bound). Not a Value:
+  // only the maker that adds it reads it.
+  int AddIndexInput(const Shape& shape, int bound) {
+    const int t = builder_.Input(shape, DataType::kInt32);
+    index_bounds_[t] = bound;
+    return t;
+  }
+  // The bound of an index input; none (float input): nullopt.
+  std::optional<int> IndexBound(int tensor) const {
+    auto it = index_bounds_.find(tensor);
+    return it == index_bounds_.end() ? std::nullopt : std::optional<int>(it->second);
+  }
 
   // An activation input for a new node among the values `ok` accepts: a graph
   // input nothing reads yet if there is one, else mostly a value nothing
@@ -110,6 +124,8 @@ class Draw {
 
   int Floats(const Shape& shape, const std::vector<float>& values) { return builder_.Constant(shape, values); }
   int Ints(const Shape& shape, const std::vector<int32_t>& values) { return builder_.ConstantInt(shape, values); }
+  // A variable tensor (an LSTM's state), zero until a node writes it.
+  int Variable(const Shape& shape) { return builder_.Variable(shape); }
   // Weights uniform in +-1/sqrt(fan_in) (docs/design.md section 5).
   int Weights(const Shape& shape, int fan_in) {
     return Floats(shape, Uniform(NumElements(shape), 1.0f / std::sqrt(static_cast<float>(fan_in))));
@@ -125,15 +141,16 @@ class Draw {
   }
 
   // Adds a node with one output of `shape` whose value has `scale`, `floor`
-  // and an error gain of `gain` (Value::error). False, with the node not
+  // and an error gain of `gain` (Value::error); the node adds `own` op
+  // bounds of its own (an LSTM one per time step). False, with the node not
   // added, when the output would be too large for a quick test.
   bool Add(OpKind op, Attributes attributes, const std::vector<int>& inputs, const Shape& shape, float scale,
-           float floor, float gain) {
-    return Add(op, std::move(attributes), inputs, std::vector<Shape>{shape}, scale, floor, gain);
+           float floor, float gain, float own = 1.0f) {
+    return Add(op, std::move(attributes), inputs, std::vector<Shape>{shape}, scale, floor, gain, own);
   }
   // The same with one output per shape (SPLIT), each with that scale and floor.
   bool Add(OpKind op, Attributes attributes, const std::vector<int>& inputs, const std::vector<Shape>& shapes,
-           float scale, float floor, float gain) {
+           float scale, float floor, float gain, float own = 1.0f) {
     for (const Shape& shape : shapes) {
       if (shape.empty() || shape.size() > 4 || NumElements(shape) > kMaxElements || NumElements(shape) == 0) return false;
       for (size_t d = 0; d < shape.size(); ++d) {
@@ -144,7 +161,7 @@ class Draw {
     for (int t : inputs) {
       if (const Value* v = Find(t)) error = std::max(error, v->error * gain);
     }
-    error += 1.0f;
+    error += own;
     if (error > kMaxErrorMultiplier || !(scale <= kMaxScale)) return false;
     std::vector<int> outs;
     for (const Shape& shape : shapes) {
@@ -167,12 +184,14 @@ class Draw {
 
   // Where the graph stood before a node was drawn, to drop the node.
   struct Mark {
-    size_t tensors, nodes, values;
+    size_t tensors, nodes, values, inputs;
   };
-  Mark Here() { return {graph().tensors.size(), graph().nodes.size(), values_.size()}; }
+  Mark Here() { return {graph().tensors.size(), graph().nodes.size(), values_.size(), graph().inputs.size()}; }
   void Rollback(const Mark& m) {
+    for (size_t i = m.inputs; i < graph().inputs.size(); ++i) index_bounds_.erase(graph().inputs[i]);
     graph().tensors.resize(m.tensors);
     graph().nodes.resize(m.nodes);
+    graph().inputs.resize(m.inputs);
     values_.resize(m.values);
   }
 
@@ -180,6 +199,7 @@ class Draw {
   std::mt19937 rng_;
   GraphBuilder builder_;
   std::vector<Value> values_;
+  std::map<int, int> index_bounds_;  // int32 input tensor -> bound
 };
 
 inline bool Rank4(const Value& v) { return v.shape.size() == 4; }

@@ -427,7 +427,13 @@ bool MakePool2d(Draw& d) {
   return d.Add(op, a, {x->tensor}, out, ActivatedScale(x->scale, a.activation), 0.0f, 1.0f);
 }
 
-bool MakeMean(Draw& d) {
+// MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD over one axis or, on
+// [B,H,W,C], over H and W (a global pool). A sum of n values adds n input
+// errors; a product of n values of at most s scales each error by about
+// n * s^(n-1): Add refuses them where that grows too large.
+bool MakeReduce(Draw& d) {
+  const OpKind op = d.OneOf({OpKind::kMean, OpKind::kMean, OpKind::kSum, OpKind::kReduceMax, OpKind::kReduceMin,
+                             OpKind::kReduceProd});
   const Value* x = d.Pick([](const Value& v) { return v.shape.size() >= 2; });
   if (x == nullptr) return false;
   const int rank = static_cast<int>(x->shape.size());
@@ -440,6 +446,7 @@ bool MakeMean(Draw& d) {
   }
   ops::ReducerAttributes a{d.Chance(0.5f)};
   Shape out;
+  float n = 1.0f;
   for (int i = 0; i < rank; ++i) {
     const bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end() ||
                          std::find(axes.begin(), axes.end(), i - rank) != axes.end();
@@ -447,9 +454,20 @@ bool MakeMean(Draw& d) {
       out.push_back(x->shape[static_cast<size_t>(i)]);
     else if (a.keep_dims)
       out.push_back(1);
+    if (reduced) n *= static_cast<float>(x->shape[static_cast<size_t>(i)]);
   }
-  return d.Add(OpKind::kMean, a, {x->tensor, d.Ints({static_cast<int>(axes.size())}, axes)}, out, x->scale, x->floor,
-               1.0f);
+  float scale = x->scale, floor = x->floor, gain = 1.0f;
+  if (op == OpKind::kSum) {
+    scale = n * x->scale;
+    floor = n * x->floor;
+    gain = n;
+  } else if (op == OpKind::kReduceProd) {
+    const float s = std::max(1.0f, x->scale);
+    scale = std::pow(s, n);
+    floor = 0.0f;
+    gain = n * std::pow(s, n - 1.0f);
+  }
+  return d.Add(op, a, {x->tensor, d.Ints({static_cast<int>(axes.size())}, axes)}, out, scale, floor, gain);
 }
 
 }  // namespace
@@ -462,12 +480,14 @@ const std::vector<Maker>& Makers() {
       {"BATCH_MATMUL", 1, MakeBatchMatmul},
       {"CUMSUM", 1, MakeCumsum},
       {"GATHER", 1, MakeGather},
+      {"ONE_HOT", 1, MakeOneHot},
       {"unary", 6, MakeUnary},
       {"binary", 8, MakeBinary},
       {"PRELU", 2, MakePrelu},
       {"SOFTMAX", 1, MakeSoftmax},
       {"pool", 2, MakePool2d},
-      {"MEAN", 2, MakeMean},
+      {"MEAN/SUM/REDUCE_*", 3, MakeReduce},
+      {"LSTM/UNIDIRECTIONAL_SEQUENCE_LSTM", 1, MakeLstm},
       {"CONCATENATION", 2, MakeConcatenation},
       {"RESHAPE", 2, MakeReshape},
       {"SQUEEZE/EXPAND_DIMS", 1, MakeSqueezeOrExpandDims},

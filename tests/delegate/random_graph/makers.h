@@ -16,7 +16,7 @@ struct Maker {
 };
 
 // The data movement makers (makers_movement.cc); the compute ones are
-// makers.cc's own.
+// makers.cc's own, but for the LSTMs.
 bool MakeConcatenation(Draw& d);
 bool MakeReshape(Draw& d);
 bool MakeSqueezeOrExpandDims(Draw& d);
@@ -26,12 +26,15 @@ bool MakePack(Draw& d);
 bool MakeSplit(Draw& d);
 bool MakeTile(Draw& d);
 bool MakeGather(Draw& d);
+bool MakeOneHot(Draw& d);
 bool MakeSlice(Draw& d);
 bool MakeStridedSlice(Draw& d);
 bool MakeDepthToSpace(Draw& d);
 bool MakeSpaceToDepth(Draw& d);
 bool MakeResize(Draw& d);
 bool MakeTranspose(Draw& d);
+// LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM (makers_lstm.cc).
+bool MakeLstm(Draw& d);
 
 // Every maker, and one drawn by weight.
 const std::vector<Maker>& Makers();

@@ -5,6 +5,7 @@
 
 #include "ops/concatenation/concatenation.h"
 #include "ops/gather/gather.h"
+#include "ops/one_hot/one_hot.h"
 #include "ops/movement/movement.h"
 #include "ops/reshape/reshape.h"
 #include "ops/resize/resize.h"
@@ -116,6 +117,23 @@ bool MakeGather(Draw& d) {
   out.insert(out.end(), x->shape.begin() + axis + 1, x->shape.end());
   return d.Add(OpKind::kGather, ops::GatherAttributes{d.Chance(0.3f) ? axis - rank : axis, 0},
                {x->tensor, d.Ints(indices_shape, indices)}, out, x->scale, x->floor, 1.0f);
+}
+
+// ONE_HOT of token ids: a new int32 graph input of [B,n] indices (some
+// outside [0, depth): rows of off_value), the new axis last or inside.
+bool MakeOneHot(Draw& d) {
+  const int batch = d.Int(1, 2), n = d.Int(1, 12), depth = d.Int(1, 20);
+  const Shape ids = d.Chance(0.3f) ? Shape{batch * n} : Shape{batch, n};
+  const int rank = static_cast<int>(ids.size()) + 1;
+  const int axis = d.Chance(0.7f) ? -1 : d.Int(0, rank - 1);
+  Shape out = ids;
+  out.insert(out.begin() + (axis < 0 ? rank - 1 : axis), depth);
+  const float on = d.Chance(0.7f) ? 1.0f : d.Real(-2.0f, 2.0f);
+  const float off = d.Chance(0.7f) ? 0.0f : d.Real(-2.0f, 2.0f);
+  const int indices = d.AddIndexInput(ids, depth), depth_tensor = d.Ints({}, {depth});
+  const int on_tensor = d.Floats({}, {on}), off_tensor = d.Floats({}, {off});
+  return d.Add(OpKind::kOneHot, ops::OneHotAttributes{axis}, {indices, depth_tensor, on_tensor, off_tensor}, out,
+               std::max(std::abs(on), std::abs(off)), 0.0f, 1.0f);
 }
 
 bool MakeReshape(Draw& d) {
