@@ -56,7 +56,7 @@ class Builder {
     b.bytes = static_cast<size_t>(shape->batch) * shape->slices() * shape->height * shape->width *
               shaders::Vec4Bytes(options_.precision.half_storage());
     if (info.is_constant) {
-      if (info.type != DataType::kFloat32 && info.type != DataType::kBool) {
+      if (!shaders::IsActivationType(info.type)) {
         return absl::UnimplementedError(fmt::format("{} constant", DataTypeName(info.type)));
       }
       const std::vector<float> values = ConstantFloats(info);  // a bool one as 0.0/1.0, as bools are held
@@ -98,8 +98,8 @@ class Builder {
     const Tensor& tensor = graph_.tensors[static_cast<size_t>(t)];
     auto shape = shaders::ToBhwc(tensor.shape);
     if (!shape.ok()) return shape.status();
-    const bool as_given = inbound && tensor.type != DataType::kFloat32 && tensor.type != DataType::kBool;
-    if (!inbound && tensor.type != DataType::kFloat32 && tensor.type != DataType::kBool) {
+    const bool as_given = inbound && !shaders::IsActivationType(tensor.type);
+    if (!inbound && !shaders::IsActivationType(tensor.type)) {
       return absl::InternalError(fmt::format("partition output {} is {}", tensor.name, DataTypeName(tensor.type)));
     }
     CompiledBuffer user;

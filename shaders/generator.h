@@ -27,6 +27,11 @@ absl::StatusOr<layout::Bhwc> ToBhwc(const Shape& shape);
 // Whether two shapes are one PHWC4 view (a reshape between them moves no data).
 bool SameBhwc(const Shape& a, const Shape& b);
 
+// Whether a tensor of `type` can be held as a GPU activation (PHWC4 floats):
+// float32, and bool as 0.0/1.0 (docs/design.md; only ops whose definition has
+// gpu_bools read or write bools).
+inline bool IsActivationType(DataType type) { return type == DataType::kFloat32 || type == DataType::kBool; }
+
 // The margins of a spatial zero PAD fused into a convolution or pool.
 struct FusedPad {
   int top = 0, left = 0, bottom = 0, right = 0;

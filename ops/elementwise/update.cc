@@ -100,7 +100,7 @@ absl::StatusOr<Operand> ReadOperand(const NodeContext& ctx, size_t input, const 
   if (!shape.ok()) return shape.status();
   if (t.is_constant) {
     // A bool constant (a mask) is 0.0/1.0, as bool activations are.
-    if (t.type != DataType::kFloat32 && t.type != DataType::kBool) {
+    if (!IsActivationType(t.type)) {
       return absl::UnimplementedError(fmt::format("{} constants stay on the CPU", DataTypeName(t.type)));
     }
     const std::vector<float> values = ConstantFloats(t);
@@ -159,7 +159,7 @@ absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::No
       continue;
     }
     const Tensor& t = ctx.input(i);
-    if (!t.is_constant && t.type != DataType::kFloat32 && t.type != DataType::kBool) {
+    if (!t.is_constant && !IsActivationType(t.type)) {
       return absl::UnimplementedError(fmt::format("{} operand {} is no activation", DataTypeName(t.type), t.name));
     }
     auto op = ReadOperand(ctx, i, *out, fmt::format("{}in{}", prefix, update.activation_inputs.size()),
