@@ -80,6 +80,7 @@ enum class OpKind : int32_t {
   kCeil = 104,
   kCos = 108,
   kElu = 111,
+  kQuantize = 114,
   kHardSwish = 117,
   kSelectV2 = 123,
   kDensify = 124,

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 #include <deque>
 #include <initializer_list>
 
@@ -56,6 +58,53 @@ absl::Status ValidateTensor(const Graph& graph, int index) {
           "{}: field sparsity: traversal_order ({}), dim_metadata ({}) and rank + block_map ({}) disagree",
           TensorLabel(graph, index), s.traversal_order.size(), s.dimensions.size(),
           t.shape.size() + s.block_map.size()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// TFLite's rules for an integer tensor's quantization parameters (its
+// quantization spec): scales positive and finite, one zero point per scale,
+// zero points the type can hold, and per-axis parameters along an existing
+// dimension of as many entries as scales. A float tensor's are ignored, as
+// TFLite ignores them.
+absl::Status ValidateQuantization(const Graph& graph, int index) {
+  const Tensor& t = graph.tensors[static_cast<size_t>(index)];
+  if (!t.quantization.has_value()) return absl::OkStatus();
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  switch (t.type) {
+    case DataType::kInt8: lo = -128, hi = 127; break;
+    case DataType::kUInt8: lo = 0, hi = 255; break;
+    case DataType::kInt32:
+    case DataType::kInt64: break;
+    default: return absl::OkStatus();
+  }
+  const Quantization& q = *t.quantization;
+  auto fail = [&](const std::string& what) {
+    return InvalidArgumentError(fmt::format("{}: field quantization: {}", TensorLabel(graph, index), what));
+  };
+  for (size_t i = 0; i < q.scale.size(); ++i) {
+    if (!(q.scale[i] > 0.0f) || !std::isfinite(q.scale[i])) {
+      return fail(fmt::format("scale[{}] is {} (a scale must be positive and finite)", i, q.scale[i]));
+    }
+  }
+  if (q.zero_point.size() != q.scale.size()) {
+    return fail(fmt::format("{} zero points for {} scales", q.zero_point.size(), q.scale.size()));
+  }
+  for (size_t i = 0; i < q.zero_point.size(); ++i) {
+    if (q.zero_point[i] < lo || q.zero_point[i] > hi) {
+      return fail(fmt::format("zero_point[{}] is {}, outside [{}, {}] of {}", i, q.zero_point[i], lo, hi,
+                              DataTypeName(t.type)));
+    }
+  }
+  if (q.scale.size() > 1) {
+    const int axis = q.quantized_dimension;
+    if (axis < 0 || axis >= static_cast<int>(t.shape.size())) {
+      return fail(fmt::format("quantized_dimension {} is not a dimension of {}", axis, ShapeToString(t.shape)));
+    }
+    if (static_cast<size_t>(t.shape[static_cast<size_t>(axis)]) != q.scale.size()) {
+      return fail(fmt::format("{} per-channel scales, but dimension {} of {} has {}", q.scale.size(), axis,
+                              ShapeToString(t.shape), t.shape[static_cast<size_t>(axis)]));
     }
   }
   return absl::OkStatus();
@@ -126,7 +175,10 @@ absl::StatusOr<std::vector<int>> TopologicalOrder(const Graph& graph) {
 absl::Status ValidateGraph(const Graph& graph) {
   const int num_tensors = static_cast<int>(graph.tensors.size());
   auto in_range = [&](int t) { return t >= 0 && t < num_tensors; };
-  for (int t = 0; t < num_tensors; ++t) MGD_RETURN_IF_ERROR(ValidateTensor(graph, t));
+  for (int t = 0; t < num_tensors; ++t) {
+    MGD_RETURN_IF_ERROR(ValidateTensor(graph, t));
+    MGD_RETURN_IF_ERROR(ValidateQuantization(graph, t));
+  }
 
   std::vector<int> producer(graph.tensors.size(), -1);
   std::vector<bool> is_graph_input(graph.tensors.size(), false);

@@ -20,6 +20,7 @@
 #include "ops/op_definition.h"
 #include "ops/pipeline/pipeline_ops.h"
 #include "ops/pool/pool.h"
+#include "ops/quantize/quantize.h"
 #include "ops/reduce/reduce.h"
 #include "ops/resampler/resampler.h"
 #include "ops/reshape/reshape.h"
@@ -55,6 +56,7 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     PackOps,
     PadOps,
     PoolOps,
+    QuantizeOps,
     ReduceOps,
     ResamplerOps,
     ReshapeOps,

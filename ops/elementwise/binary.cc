@@ -1,12 +1,14 @@
 // The binary elementwise ops with numpy broadcasting: ADD, SUB, MUL, DIV
 // (with a fused activation), MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW,
-// FLOOR_DIV, FLOOR_MOD, and PRELU (whose alpha broadcasts to the input).
+// FLOOR_DIV, FLOOR_MOD, and PRELU (whose alpha broadcasts to the input);
+// ADD, SUB and MUL also of int8 and uint8 tensors (binary_quantized.cc).
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "interpreter/kernels/kernel_util.h"
 #include "model/status_macros.h"
+#include "ops/elementwise/binary_quantized.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/tflite_io.h"
 
@@ -42,6 +44,14 @@ namespace {
 absl::Status Validate(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
   MGD_RETURN_IF_ERROR(c.ActivationOk(AttributesOf<ElementwiseAttributes>(c.node().attributes).activation));
+  const OpKind op = c.node().op;
+  const DataType type = c.Out(0).type;
+  if ((op == OpKind::kAdd || op == OpKind::kSub || op == OpKind::kMul) &&
+      (type == DataType::kInt8 || type == DataType::kUInt8)) {
+    // Quantized (binary_quantized.cc): inputs of the output's type.
+    for (size_t i = 0; i < 2; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {type}));
+    return absl::OkStatus();
+  }
   for (size_t i = 0; i < 2; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {DataType::kFloat32}));
   return c.OutputType(0, DataType::kFloat32);
 }
@@ -145,10 +155,16 @@ class BinaryKernel : public Kernel {
       return ctx.Error(fmt::format("alpha {} does not broadcast to the input {}", ShapeToString(ctx.in(1).shape),
                                    ShapeToString(ctx.in(0).shape)));
     }
-    return ctx.ExpectOutputShape(0, shape);
+    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, shape));
+    quantized_.reset();
+    if (ctx.in(0).type != DataType::kFloat32) {
+      MGD_ASSIGN_OR_RETURN(quantized_, PrepareQuantizedBinary(ctx));
+    }
+    return absl::OkStatus();
   }
 
   absl::Status Invoke(KernelContext& ctx) override {
+    if (quantized_ != nullptr) return quantized_->Invoke(ctx);
     const ActivationRange act = act_;
     Broadcast(ctx.in(0), ctx.in(1), ctx.out(0), [act](float p, float q) { return kFunction(p, q, act); });
     return absl::OkStatus();
@@ -156,6 +172,7 @@ class BinaryKernel : public Kernel {
 
  private:
   ActivationRange act_;
+  std::unique_ptr<Kernel> quantized_;  // 8-bit ADD, SUB and MUL
 };
 
 template <BinaryFunction kFunction>

@@ -180,6 +180,63 @@ LitertOpModel CastCompareSelect() {
   return {"cast_compare_select", b.Build(), "-1,1", true, false};
 }
 
+// Float to int8 and on to uint8 with other parameters (QUANTIZE twice: a
+// quantization and a requantization), each back to float (DEQUANTIZE), as
+// the TFLite converter writes a quantized model's float inputs; inputs in
+// +-3 saturate the int8 one. A MUL before them runs on the GPU, the rest on
+// the CPU.
+LitertOpModel QuantizeRequantize() {
+  GraphBuilder b;
+  const int x = b.Input({1, 5, 7, 3});
+  const int scaled = b.Tensor({1, 5, 7, 3}, DataType::kFloat32, "scaled");
+  b.Op(OpKind::kMul, ops::ElementwiseAttributes{}, {x, b.Constant({3}, {1.0f, 0.5f, -1.25f})}, {scaled});
+  auto quantized = [&](DataType type, float scale, int64_t zero_point, const std::string& name) {
+    const int t = b.Tensor({1, 5, 7, 3}, type, name);
+    b.graph().tensors[static_cast<size_t>(t)].quantization = Quantization{{scale}, {zero_point}, 0};
+    return t;
+  };
+  const int q8 = quantized(DataType::kInt8, 0.02f, -5, "q8"), u8 = quantized(DataType::kUInt8, 0.03f, 120, "u8");
+  b.Op(OpKind::kQuantize, {}, {scaled}, {q8});
+  b.Op(OpKind::kQuantize, {}, {q8}, {u8});
+  const int y8 = b.Tensor({1, 5, 7, 3}, DataType::kFloat32, "y8"), yu8 = b.Tensor({1, 5, 7, 3}, DataType::kFloat32, "yu8");
+  b.Op(OpKind::kDequantize, {}, {q8}, {y8});
+  b.Op(OpKind::kDequantize, {}, {u8}, {yu8});
+  b.Output(y8);
+  b.Output(yu8);
+  return {"quantize_requantize", b.Build(), "-3,3", true, false};
+}
+
+// The quantized ADD, SUB and MUL of a converted model: float inputs
+// quantized to int8 (the third, [8], broadcast), added, multiplied and
+// subtracted (with RELU_N1_TO_1) in int8, each result back to float.
+LitertOpModel QuantizedArithmetic() {
+  GraphBuilder b;
+  const Shape shape = {1, 4, 6, 8};
+  auto quantized = [&](const Shape& s, float scale, int64_t zero_point, const std::string& name) {
+    const int t = b.Tensor(s, DataType::kInt8, name);
+    b.graph().tensors[static_cast<size_t>(t)].quantization = Quantization{{scale}, {zero_point}, 0};
+    return t;
+  };
+  const int x1 = b.Input(shape), x2 = b.Input(shape), x3 = b.Input({8});
+  const int q1 = quantized(shape, 0.016f, 3, "q1"), q2 = quantized(shape, 0.02f, -7, "q2"),
+            q3 = quantized({8}, 0.011f, 0, "q3");
+  b.Op(OpKind::kQuantize, {}, {x1}, {q1});
+  b.Op(OpKind::kQuantize, {}, {x2}, {q2});
+  b.Op(OpKind::kQuantize, {}, {x3}, {q3});
+  const int sum = quantized(shape, 0.03f, 0, "sum"), product = quantized(shape, 0.03f, 2, "product"),
+            difference = quantized(shape, 0.045f, 5, "difference"), broadcast = quantized(shape, 0.04f, -1, "broadcast");
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {q1, q2}, {sum});
+  b.Op(OpKind::kMul, ops::ElementwiseAttributes{}, {q1, q2}, {product});
+  b.Op(OpKind::kSub, ops::ElementwiseAttributes{Activation::kReluN1To1}, {sum, product}, {difference});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {q1, q3}, {broadcast});
+  for (int t : {sum, product, difference, broadcast}) {
+    const int y = b.Tensor(shape, DataType::kFloat32, "float_" + b.graph().tensors[static_cast<size_t>(t)].name);
+    b.Op(OpKind::kDequantize, {}, {t}, {y});
+    b.Output(y);
+  }
+  return {"quantized_arithmetic", b.Build(), "-2,2", false};
+}
+
 }  // namespace
 
 std::vector<LitertOpModel> LitertOpModels() {
@@ -208,7 +265,9 @@ std::vector<LitertOpModel> LitertOpModels() {
           Embedding(),
           GatherAxis(),
           OneHot(),
-          CastCompareSelect()};
+          CastCompareSelect(),
+          QuantizeRequantize(),
+          QuantizedArithmetic()};
 }
 
 }  // namespace mgd::testing

@@ -1,0 +1,109 @@
+#include "ops/elementwise/binary_quantized.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "model/status_macros.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/quantize/fixed_point.h"
+#include "ops/quantize/quantized_tensor.h"
+
+namespace mgd::ops {
+namespace {
+
+using quantized::Multiplier;
+using quantized::MultiplyByQuantizedMultiplier;
+using quantized::Params;
+
+// f(output index, index into a, index into b) over the broadcast output.
+template <typename F>
+void ForEachBroadcast(const Shape& a, const Shape& b, const Shape& out, F f) {
+  const auto sa = BroadcastStrides(a, out), sb = BroadcastStrides(b, out);
+  const int64_t n = NumElements(out);
+  std::vector<int> index(out.size(), 0);
+  int64_t ia = 0, ib = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, ia, ib);
+    for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) {
+      const auto ud = static_cast<size_t>(d);
+      if (++index[ud] < out[ud]) {
+        ia += sa[ud];
+        ib += sb[ud];
+        break;
+      }
+      ia -= sa[ud] * (out[ud] - 1);
+      ib -= sb[ud] * (out[ud] - 1);
+      index[ud] = 0;
+    }
+  }
+}
+
+class QuantizedBinaryKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    const OpKind op = ctx.node->op;
+    const TensorRef &a = ctx.in(0), &b = ctx.in(1), &y = ctx.out(0);
+    if (a.type != b.type || a.type != y.type) {
+      return ctx.Error(fmt::format("inputs and output must have one type, not {}, {} and {}", DataTypeName(a.type),
+                                   DataTypeName(b.type), DataTypeName(y.type)));
+    }
+    MGD_ASSIGN_OR_RETURN(a_, quantized::PerTensor(ctx, a));
+    MGD_ASSIGN_OR_RETURN(b_, quantized::PerTensor(ctx, b));
+    MGD_ASSIGN_OR_RETURN(const Params out, quantized::PerTensor(ctx, y));
+    const Activation activation = AttributesOf<ElementwiseAttributes>(ctx.node->attributes).activation;
+    if (activation == Activation::kTanh) return ctx.Error("a fused TANH on quantized tensors is not TFLite's");
+    range_ = quantized::ActivationRangeOf(activation, y.type, out);
+    out_zero_point_ = out.zero_point;
+    mul_ = op == OpKind::kMul;
+    subtract_ = op == OpKind::kSub;
+    if (mul_) {
+      output_ = quantized::QuantizeMultiplier(static_cast<double>(a_.scale) * b_.scale / out.scale);
+    } else {
+      const double twice_max = 2.0 * std::max(a_.scale, b_.scale);
+      a_multiplier_ = quantized::QuantizeMultiplier(a_.scale / twice_max);
+      b_multiplier_ = quantized::QuantizeMultiplier(b_.scale / twice_max);
+      output_ = quantized::QuantizeMultiplier(twice_max / ((1 << kLeftShift) * static_cast<double>(out.scale)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef &a = ctx.in(0), &b = ctx.in(1), &y = ctx.out(0);
+    ForEachBroadcast(a.shape, b.shape, y.shape, [&](int64_t i, int64_t ia, int64_t ib) {
+      const int32_t p = quantized::Read(a, ia) - a_.zero_point, q = quantized::Read(b, ib) - b_.zero_point;
+      int32_t v = 0;
+      if (mul_) {
+        v = MultiplyByQuantizedMultiplier(p * q, output_);
+      } else {
+        const int32_t sp = MultiplyByQuantizedMultiplier(p * (1 << kLeftShift), a_multiplier_);
+        const int32_t sq = MultiplyByQuantizedMultiplier(q * (1 << kLeftShift), b_multiplier_);
+        v = MultiplyByQuantizedMultiplier(subtract_ ? sp - sq : sp + sq, output_);
+      }
+      quantized::Write(y, i, std::clamp(v + out_zero_point_, range_.lo, range_.hi));
+    });
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr int kLeftShift = 20;  // TFLite's headroom for 8-bit ADD and SUB
+  Params a_, b_;
+  Multiplier a_multiplier_, b_multiplier_, output_;
+  int32_t out_zero_point_ = 0;
+  quantized::IntRange range_{0, 0};
+  bool mul_ = false, subtract_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> PrepareQuantizedBinary(KernelContext& ctx) {
+  if (ctx.node->op != OpKind::kAdd && ctx.node->op != OpKind::kSub && ctx.node->op != OpKind::kMul) {
+    return ctx.Error(fmt::format("{} of {} tensors is not supported (ADD, SUB and MUL are)", OpName(ctx.node->op),
+                                 DataTypeName(ctx.in(0).type)));
+  }
+  auto kernel = std::make_unique<QuantizedBinaryKernel>();
+  MGD_RETURN_IF_ERROR(kernel->Prepare(ctx));
+  return kernel;
+}
+
+}  // namespace mgd::ops

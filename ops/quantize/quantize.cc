@@ -1,0 +1,118 @@
+#include "ops/quantize/quantize.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "interpreter/kernels/kernel_util.h"
+#include "model/status_macros.h"
+#include "ops/quantize/fixed_point.h"
+#include "ops/tflite_io.h"
+
+namespace mgd::ops {
+namespace {
+
+bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUInt8; }
+
+absl::Status Validate(const NodeChecker& c) {
+  MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
+  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32, DataType::kInt8, DataType::kUInt8}));
+  const Tensor& out = c.Out(0);
+  if (!Is8Bit(out.type)) {
+    return c.Fail(fmt::format("output 0 has type {}, expected int8 or uint8", DataTypeName(out.type)));
+  }
+  if (!out.quantization.has_value()) return c.Fail("output 0 has no quantization parameters");
+  if (Is8Bit(c.In(0).type)) {
+    const Tensor& in = c.In(0);
+    if (!in.quantization.has_value()) return c.Fail("input 0 is quantized but has no quantization parameters");
+    if (in.quantization->scale.size() != 1 || out.quantization->scale.size() != 1) {
+      return c.Fail("requantization is per tensor only: input 0 and output 0 need one scale each");
+    }
+  }
+  if (c.In(0).shape != out.shape) {
+    return c.Fail(fmt::format("output 0 has shape {}, expected the input's {}", ShapeToString(out.shape),
+                              ShapeToString(c.In(0).shape)));
+  }
+  return absl::OkStatus();
+}
+
+void Encode(const Node&, EncodeContext& file) { file.Set(tflite::CreateQuantizeOptions(file.builder)); }
+
+int32_t Lowest(DataType t) { return t == DataType::kInt8 ? -128 : 0; }
+int32_t Highest(DataType t) { return t == DataType::kInt8 ? 127 : 255; }
+
+int32_t Read8(const TensorRef& t, int64_t i) {
+  return t.type == DataType::kInt8 ? t.as<int8_t>()[i] : t.as<uint8_t>()[i];
+}
+
+void Write8(TensorRef& t, int64_t i, int32_t v) {
+  if (t.type == DataType::kInt8) {
+    t.as<int8_t>()[i] = static_cast<int8_t>(v);
+  } else {
+    t.as<uint8_t>()[i] = static_cast<uint8_t>(v);
+  }
+}
+
+class QuantizeKernel : public Kernel {
+ public:
+  absl::Status Prepare(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, x.shape));
+    const Quantization& out = *ctx.graph->tensors[static_cast<size_t>(ctx.out(0).index)].quantization;
+    scale_ = out.scale;
+    zero_point_ = out.zero_point;
+    inner_ = 1;
+    if (scale_.size() > 1) {
+      for (int d = out.quantized_dimension + 1; d < x.rank(); ++d) inner_ *= x.dim(d);
+    }
+    if (x.type != DataType::kFloat32) {
+      const Quantization& in = *ctx.graph->tensors[static_cast<size_t>(x.index)].quantization;
+      in_zero_point_ = static_cast<int32_t>(in.zero_point[0]);
+      multiplier_ = quantized::QuantizeMultiplier(static_cast<double>(in.scale[0]) / static_cast<double>(scale_[0]));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef& x = ctx.in(0);
+    TensorRef& y = ctx.out(0);
+    const int32_t lo = Lowest(y.type), hi = Highest(y.type);
+    const int64_t n = x.elements();
+    const auto channels = static_cast<int64_t>(scale_.size());
+    for (int64_t i = 0; i < n; ++i) {
+      int32_t q = 0;
+      if (x.type == DataType::kFloat32) {
+        const size_t c = channels > 1 ? static_cast<size_t>((i / inner_) % channels) : 0;
+        // TFLite divides (it does not multiply by the reciprocal) and adds
+        // the zero point in int32.
+        const int64_t r = int64_t{quantized::RoundHalfAwayFromZero(x.as<float>()[i] / scale_[c])} + zero_point_[c];
+        q = static_cast<int32_t>(std::clamp<int64_t>(r, lo, hi));
+      } else {
+        const int32_t v = quantized::MultiplyByQuantizedMultiplier(Read8(x, i) - in_zero_point_, multiplier_) +
+                          static_cast<int32_t>(zero_point_[0]);
+        q = std::clamp(v, lo, hi);
+      }
+      Write8(y, i, q);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  std::vector<float> scale_;
+  std::vector<int64_t> zero_point_;
+  int64_t inner_ = 1;
+  int32_t in_zero_point_ = 0;
+  quantized::Multiplier multiplier_;
+};
+
+}  // namespace
+
+std::vector<OpDefinition> QuantizeOps() {
+  return {{.op = OpKind::kQuantize,
+           .encode = Encode,
+           .validate = Validate,
+           .cpu_kernel = MakeKernel<QuantizeKernel>,
+           .gpu = {}}};
+}
+
+}  // namespace mgd::ops
