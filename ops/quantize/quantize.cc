@@ -7,6 +7,7 @@
 #include "interpreter/kernels/kernel_util.h"
 #include "model/status_macros.h"
 #include "ops/quantize/fixed_point.h"
+#include "ops/quantize/quantized_tensor.h"
 #include "ops/tflite_io.h"
 
 namespace mgd::ops {
@@ -38,21 +39,6 @@ absl::Status Validate(const NodeChecker& c) {
 
 void Encode(const Node&, EncodeContext& file) { file.Set(tflite::CreateQuantizeOptions(file.builder)); }
 
-int32_t Lowest(DataType t) { return t == DataType::kInt8 ? -128 : 0; }
-int32_t Highest(DataType t) { return t == DataType::kInt8 ? 127 : 255; }
-
-int32_t Read8(const TensorRef& t, int64_t i) {
-  return t.type == DataType::kInt8 ? t.as<int8_t>()[i] : t.as<uint8_t>()[i];
-}
-
-void Write8(TensorRef& t, int64_t i, int32_t v) {
-  if (t.type == DataType::kInt8) {
-    t.as<int8_t>()[i] = static_cast<int8_t>(v);
-  } else {
-    t.as<uint8_t>()[i] = static_cast<uint8_t>(v);
-  }
-}
-
 class QuantizeKernel : public Kernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
@@ -76,7 +62,7 @@ class QuantizeKernel : public Kernel {
   absl::Status Invoke(KernelContext& ctx) override {
     const TensorRef& x = ctx.in(0);
     TensorRef& y = ctx.out(0);
-    const int32_t lo = Lowest(y.type), hi = Highest(y.type);
+    const int32_t lo = quantized::Lowest(y.type), hi = quantized::Highest(y.type);
     const int64_t n = x.elements();
     const auto channels = static_cast<int64_t>(scale_.size());
     for (int64_t i = 0; i < n; ++i) {
@@ -88,11 +74,11 @@ class QuantizeKernel : public Kernel {
         const int64_t r = int64_t{quantized::RoundHalfAwayFromZero(x.as<float>()[i] / scale_[c])} + zero_point_[c];
         q = static_cast<int32_t>(std::clamp<int64_t>(r, lo, hi));
       } else {
-        const int32_t v = quantized::MultiplyByQuantizedMultiplier(Read8(x, i) - in_zero_point_, multiplier_) +
+        const int32_t v = quantized::MultiplyByQuantizedMultiplier(quantized::Read(x, i) - in_zero_point_, multiplier_) +
                           static_cast<int32_t>(zero_point_[0]);
         q = std::clamp(v, lo, hi);
       }
-      Write8(y, i, q);
+      quantized::Write(y, i, q);
     }
     return absl::OkStatus();
   }
