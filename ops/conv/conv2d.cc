@@ -1,7 +1,9 @@
 // CONV_2D: OHWI filters, grouped when the input has a multiple of the
-// filter's channels (the CPU only: the GPU takes one group).
+// filter's channels (the CPU only: the GPU takes one group); int8 and uint8
+// in conv_quantized.cc.
 #include <fmt/format.h>
 
+#include "ops/conv/conv_quantized.h"
 #include "ops/conv/conv_shader.h"
 #include "ops/conv/conv_window.h"
 #include "shaders/ops.h"
@@ -41,6 +43,12 @@ class Conv2dKernel : public Kernel {
     auto pads = PrepareWindow(ctx, a_, co);
     if (!pads.ok()) return pads.status();
     pads_ = *pads;
+    quantized_.reset();
+    if (x.type != DataType::kFloat32) {
+      QuantizedWindow window = WindowOf(a_, pads_);
+      window.groups = groups_;
+      MGD_ASSIGN_OR_RETURN(quantized_, PrepareQuantizedConv(ctx, window));
+    }
     // Constant weights are reordered at the first invoke, not here: when a
     // delegate takes the node (the usual case), that invoke never comes, and
     // reordering every filter of a model would slow each start.
@@ -49,6 +57,7 @@ class Conv2dKernel : public Kernel {
   }
 
   absl::Status Invoke(KernelContext& ctx) override {
+    if (quantized_ != nullptr) return quantized_->Invoke(ctx);
     const TensorRef& w = ctx.in(1);
     if (!w.is_constant || !reordered_) ReorderWeights(w);
     reordered_ = w.is_constant;
@@ -87,6 +96,7 @@ class Conv2dKernel : public Kernel {
   WindowPads pads_;
   std::vector<float> weights_;
   bool reordered_ = false;  // weights_ holds the constant weights
+  std::unique_ptr<Kernel> quantized_;  // int8 and uint8 (conv_quantized.cc)
 };
 
 using namespace shaders;  // NOLINT(google-build-using-namespace): the generators' vocabulary

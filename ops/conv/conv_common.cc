@@ -15,10 +15,16 @@ absl::Status ValidateConvolution(const NodeChecker& c, int32_t stride_w, int32_t
   MGD_RETURN_IF_ERROR(c.Positive("dilation_w_factor", dilation_w));
   MGD_RETURN_IF_ERROR(c.Positive("dilation_h_factor", dilation_h));
   MGD_RETURN_IF_ERROR(c.ActivationOk(activation));
-  for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {DataType::kFloat32}));
   MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
   MGD_RETURN_IF_ERROR(c.InputRank(1, 4));
   MGD_RETURN_IF_ERROR(c.InputRank(2, 1));
+  const DataType type = c.Out(0).type;
+  if (type == DataType::kInt8 || type == DataType::kUInt8) {  // conv_quantized.cc
+    MGD_RETURN_IF_ERROR(c.InputType(0, {type}));
+    MGD_RETURN_IF_ERROR(c.InputType(1, {type}));
+    return c.InputType(2, {DataType::kInt32});
+  }
+  for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {DataType::kFloat32}));
   return c.OutputType(0, DataType::kFloat32);
 }
 

@@ -1,9 +1,11 @@
 // DEPTHWISE_CONV_2D: filters [1, kh, kw, channels * multiplier], output
-// channel c reading input channel c / multiplier.
+// channel c reading input channel c / multiplier; int8 and uint8 in
+// conv_quantized.cc.
 #include <fmt/format.h>
 
 #include "layout/weights.h"
 #include "model/constants.h"
+#include "ops/conv/conv_quantized.h"
 #include "ops/conv/conv_shader.h"
 #include "ops/conv/conv_window.h"
 #include "shaders/ops.h"
@@ -44,10 +46,18 @@ class DepthwiseConv2dKernel : public Kernel {
     auto pads = PrepareWindow(ctx, a_, co);
     if (!pads.ok()) return pads.status();
     pads_ = *pads;
+    quantized_.reset();
+    if (x.type != DataType::kFloat32) {
+      QuantizedWindow window = WindowOf(a_, pads_);
+      window.depthwise = true;
+      window.multiplier = multiplier_;
+      MGD_ASSIGN_OR_RETURN(quantized_, PrepareQuantizedConv(ctx, window));
+    }
     return absl::OkStatus();
   }
 
   absl::Status Invoke(KernelContext& ctx) override {
+    if (quantized_ != nullptr) return quantized_->Invoke(ctx);
     const TensorRef& w = ctx.in(1);
     const int kw = w.dim(2), co = w.dim(3);
     const float* wd = w.as<float>();
@@ -66,6 +76,7 @@ class DepthwiseConv2dKernel : public Kernel {
   DepthwiseConv2dAttributes a_;
   int multiplier_ = 1;
   WindowPads pads_;
+  std::unique_ptr<Kernel> quantized_;  // int8 and uint8 (conv_quantized.cc)
 };
 
 using namespace shaders;  // NOLINT(google-build-using-namespace): the generators' vocabulary

@@ -8,6 +8,7 @@ namespace mgd::ops::quantized {
 
 Multiplier QuantizeMultiplier(double real) {
   if (real == 0.0) return {};
+  if (!std::isfinite(real)) return {std::numeric_limits<int32_t>::max(), 30};  // scales far apart: saturate
   int shift = 0;
   const double q = std::frexp(real, &shift);
   auto fixed = static_cast<int64_t>(std::round(q * static_cast<double>(int64_t{1} << 31)));

@@ -74,8 +74,9 @@ class QuantizeKernel : public Kernel {
         const int64_t r = int64_t{quantized::RoundHalfAwayFromZero(x.as<float>()[i] / scale_[c])} + zero_point_[c];
         q = static_cast<int32_t>(std::clamp<int64_t>(r, lo, hi));
       } else {
-        const int32_t v = quantized::MultiplyByQuantizedMultiplier(quantized::Read(x, i) - in_zero_point_, multiplier_) +
-                          static_cast<int32_t>(zero_point_[0]);
+        const int32_t offset = quantized::Read(x, i) - in_zero_point_;
+        const int32_t v =
+            quantized::MultiplyByQuantizedMultiplier(offset, multiplier_) + static_cast<int32_t>(zero_point_[0]);
         q = std::clamp(v, lo, hi);
       }
       quantized::Write(y, i, q);

@@ -1,6 +1,7 @@
 #include "tests/ops/litert_op_models.h"
 
 #include "ops/concatenation/concatenation.h"
+#include "ops/conv/conv.h"
 #include "ops/cumsum/cumsum.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/gather/gather.h"
@@ -198,7 +199,8 @@ LitertOpModel QuantizeRequantize() {
   const int q8 = quantized(DataType::kInt8, 0.02f, -5, "q8"), u8 = quantized(DataType::kUInt8, 0.03f, 120, "u8");
   b.Op(OpKind::kQuantize, {}, {scaled}, {q8});
   b.Op(OpKind::kQuantize, {}, {q8}, {u8});
-  const int y8 = b.Tensor({1, 5, 7, 3}, DataType::kFloat32, "y8"), yu8 = b.Tensor({1, 5, 7, 3}, DataType::kFloat32, "yu8");
+  const int y8 = b.Tensor({1, 5, 7, 3}, DataType::kFloat32, "y8");
+  const int yu8 = b.Tensor({1, 5, 7, 3}, DataType::kFloat32, "yu8");
   b.Op(OpKind::kDequantize, {}, {q8}, {y8});
   b.Op(OpKind::kDequantize, {}, {u8}, {yu8});
   b.Output(y8);
@@ -223,8 +225,9 @@ LitertOpModel QuantizedArithmetic() {
   b.Op(OpKind::kQuantize, {}, {x1}, {q1});
   b.Op(OpKind::kQuantize, {}, {x2}, {q2});
   b.Op(OpKind::kQuantize, {}, {x3}, {q3});
-  const int sum = quantized(shape, 0.03f, 0, "sum"), product = quantized(shape, 0.03f, 2, "product"),
-            difference = quantized(shape, 0.045f, 5, "difference"), broadcast = quantized(shape, 0.04f, -1, "broadcast");
+  const int sum = quantized(shape, 0.03f, 0, "sum"), product = quantized(shape, 0.03f, 2, "product");
+  const int difference = quantized(shape, 0.045f, 5, "difference");
+  const int broadcast = quantized(shape, 0.04f, -1, "broadcast");
   b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {q1, q2}, {sum});
   b.Op(OpKind::kMul, ops::ElementwiseAttributes{}, {q1, q2}, {product});
   b.Op(OpKind::kSub, ops::ElementwiseAttributes{Activation::kReluN1To1}, {sum, product}, {difference});
@@ -235,6 +238,60 @@ LitertOpModel QuantizedArithmetic() {
     b.Output(y);
   }
   return {"quantized_arithmetic", b.Build(), "-2,2", false};
+}
+
+// A quantized convolution block as the TFLite converter writes it: int8
+// activations, per-channel int8 filters (zero points 0) and int32 biases of
+// scale input * filter: CONV_2D 3x3 with RELU6, then a DEPTHWISE_CONV_2D
+// 3x3 of stride 2, both SAME, each result back to float.
+LitertOpModel QuantizedConvolutions() {
+  GraphBuilder b;
+  auto quantized = [&](const Shape& s, DataType type, Quantization q, const std::string& name) {
+    const int t = b.Tensor(s, type, name);
+    b.graph().tensors[static_cast<size_t>(t)].quantization = std::move(q);
+    return t;
+  };
+  // Deterministic filters and biases, scales per output channel.
+  auto filter = [&](const Shape& s, int axis, float in_scale, const std::string& name, int& bias) {
+    const int channels = s[static_cast<size_t>(axis)];
+    std::vector<int8_t> values(static_cast<size_t>(NumElements(s)));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int8_t>(static_cast<int>((i * 37) % 255) - 127);
+    Quantization q{{}, {}, axis}, bias_q{{}, {}, 0};
+    std::vector<int32_t> biases;
+    for (int c = 0; c < channels; ++c) {
+      q.scale.push_back(0.002f * static_cast<float>(1 + c % 3));
+      q.zero_point.push_back(0);
+      bias_q.scale.push_back(in_scale * q.scale.back());
+      bias_q.zero_point.push_back(0);
+      biases.push_back((c * 613) % 2001 - 1000);
+    }
+    const int t = quantized(s, DataType::kInt8, q, name);
+    b.SetData(t, values.data(), values.size());
+    bias = b.ConstantInt({channels}, biases);
+    b.graph().tensors[static_cast<size_t>(bias)].quantization = bias_q;
+    return t;
+  };
+  const int x = b.Input({1, 9, 9, 3});
+  const int q = quantized({1, 9, 9, 3}, DataType::kInt8, {{0.008f}, {-1}, 0}, "q");
+  b.Op(OpKind::kQuantize, {}, {x}, {q});
+  int conv_bias = -1, dw_bias = -1;
+  const int conv_filter = filter({8, 3, 3, 3}, 0, 0.008f, "conv_filter", conv_bias);
+  const int conv = quantized({1, 9, 9, 8}, DataType::kInt8, {{0.005f}, {-128}, 0}, "conv");
+  ops::Conv2dAttributes ca;
+  ca.activation = Activation::kRelu6;
+  b.Op(OpKind::kConv2d, ca, {q, conv_filter, conv_bias}, {conv});
+  const int dw_filter = filter({1, 3, 3, 8}, 3, 0.005f, "dw_filter", dw_bias);
+  const int dw = quantized({1, 5, 5, 8}, DataType::kInt8, {{0.004f}, {3}, 0}, "dw");
+  ops::DepthwiseConv2dAttributes da;
+  da.stride_h = da.stride_w = 2;
+  b.Op(OpKind::kDepthwiseConv2d, da, {conv, dw_filter, dw_bias}, {dw});
+  for (int t : {conv, dw}) {
+    const Tensor& info = b.graph().tensors[static_cast<size_t>(t)];
+    const int y = b.Tensor(info.shape, DataType::kFloat32, "float_" + info.name);
+    b.Op(OpKind::kDequantize, {}, {t}, {y});
+    b.Output(y);
+  }
+  return {"quantized_convolutions", b.Build(), "-1,1", false};
 }
 
 }  // namespace
@@ -267,7 +324,8 @@ std::vector<LitertOpModel> LitertOpModels() {
           OneHot(),
           CastCompareSelect(),
           QuantizeRequantize(),
-          QuantizedArithmetic()};
+          QuantizedArithmetic(),
+          QuantizedConvolutions()};
 }
 
 }  // namespace mgd::testing

@@ -1,0 +1,127 @@
+#include "ops/conv/conv_quantized.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "ops/quantize/fixed_point.h"
+#include "ops/quantize/quantized_tensor.h"
+
+namespace mgd::ops {
+namespace {
+
+using quantized::Multiplier;
+using quantized::Params;
+
+class QuantizedConvKernel : public Kernel {
+ public:
+  explicit QuantizedConvKernel(const QuantizedWindow& window) : window_(window) {}
+
+  absl::Status Prepare(KernelContext& ctx) override {
+    const TensorRef &x = ctx.in(0), &w = ctx.in(1), &y = ctx.out(0);
+    if (w.type != x.type || y.type != x.type) {
+      return ctx.Error(fmt::format("input, filter and output must have one type, not {}, {} and {}",
+                                   DataTypeName(x.type), DataTypeName(w.type), DataTypeName(y.type)));
+    }
+    if (ctx.has_input(2) && ctx.in(2).type != DataType::kInt32) {
+      return ctx.Error(
+          fmt::format("the bias of a quantized convolution is int32, not {}", DataTypeName(ctx.in(2).type)));
+    }
+    if (window_.activation == Activation::kTanh) return ctx.Error("a fused TANH on quantized tensors is not TFLite's");
+    MGD_ASSIGN_OR_RETURN(const Params in, quantized::PerTensor(ctx, x));
+    MGD_ASSIGN_OR_RETURN(const Params out, quantized::PerTensor(ctx, y));
+    input_zero_point_ = in.zero_point;
+    output_zero_point_ = out.zero_point;
+    range_ = quantized::ActivationRangeOf(window_.activation, y.type, out);
+    // The filter's scales and zero points: one, or one per output channel
+    // along the output-channel dimension (0 for CONV_2D, 3 for depthwise).
+    const int co = y.dim(3), channel_axis = window_.depthwise ? 3 : 0;
+    const Tensor& filter = ctx.graph->tensors[static_cast<size_t>(w.index)];
+    if (!filter.quantization.has_value()) return ctx.Error("the filter has no quantization parameters");
+    const Quantization& q = *filter.quantization;
+    if (q.scale.size() != 1 && (q.scale.size() != static_cast<size_t>(co) || q.quantized_dimension != channel_axis)) {
+      return ctx.Error(fmt::format("the filter has {} scales along dimension {}; expected 1, or {} along dimension {}",
+                                   q.scale.size(), q.quantized_dimension, co, channel_axis));
+    }
+    multipliers_.clear();
+    filter_zero_points_.clear();
+    for (int o = 0; o < co; ++o) {
+      const size_t c = q.scale.size() == 1 ? 0 : static_cast<size_t>(o);
+      multipliers_.push_back(
+          quantized::QuantizeMultiplier(static_cast<double>(in.scale) * q.scale[c] / static_cast<double>(out.scale)));
+      filter_zero_points_.push_back(static_cast<int32_t>(q.zero_point[c]));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Invoke(KernelContext& ctx) override {
+    const TensorRef &x = ctx.in(0), &w = ctx.in(1), &y = ctx.out(0);
+    const int n = x.dim(0), ih = x.dim(1), iw = x.dim(2), ci = x.dim(3);
+    const int kh = w.dim(1), kw = w.dim(2), wci = window_.depthwise ? 1 : w.dim(3);
+    const int oh = y.dim(1), ow = y.dim(2), co = y.dim(3);
+    const int cog = co / window_.groups;
+    const int32_t* bias = ctx.has_input(2) ? ctx.in(2).as<int32_t>() : nullptr;
+    // int64 sums, saturated to int32 at the end: TFLite's int32 sums overflow
+    // (undefined) only for filters no real model has.
+    std::vector<int64_t> acc(static_cast<size_t>(co));
+    for (int b = 0; b < n; ++b) {
+      for (int oy = 0; oy < oh; ++oy) {
+        for (int ox = 0; ox < ow; ++ox) {
+          std::fill(acc.begin(), acc.end(), 0);
+          for (int ky = 0; ky < kh; ++ky) {
+            const int iy = oy * window_.stride_h - window_.pads.h + ky * window_.dilation_h;
+            if (iy < 0 || iy >= ih) continue;
+            for (int kx = 0; kx < kw; ++kx) {
+              const int ix = ox * window_.stride_w - window_.pads.w + kx * window_.dilation_w;
+              if (ix < 0 || ix >= iw) continue;
+              const int64_t pixel = ((static_cast<int64_t>(b) * ih + iy) * iw + ix) * ci;
+              for (int o = 0; o < co; ++o) {
+                const int32_t fz = filter_zero_points_[static_cast<size_t>(o)];
+                int64_t sum = 0;
+                if (window_.depthwise) {
+                  const int32_t v = quantized::Read(x, pixel + o / window_.multiplier) - input_zero_point_;
+                  sum = int64_t{quantized::Read(w, (ky * kw + kx) * co + o) - fz} * v;
+                } else {
+                  const int64_t first = pixel + static_cast<int64_t>(o / cog) * wci;
+                  const int64_t row = ((static_cast<int64_t>(o) * kh + ky) * kw + kx) * wci;
+                  for (int c = 0; c < wci; ++c) {
+                    const int32_t v = quantized::Read(x, first + c) - input_zero_point_;
+                    sum += int64_t{quantized::Read(w, row + c) - fz} * v;
+                  }
+                }
+                acc[static_cast<size_t>(o)] += sum;
+              }
+            }
+          }
+          const int64_t at = ((static_cast<int64_t>(b) * oh + oy) * ow + ox) * co;
+          for (int o = 0; o < co; ++o) {
+            const int64_t total = acc[static_cast<size_t>(o)] + (bias != nullptr ? bias[o] : 0);
+            const auto saturated = static_cast<int32_t>(std::clamp<int64_t>(total, INT32_MIN, INT32_MAX));
+            const Multiplier& m = multipliers_[static_cast<size_t>(o)];
+            const int32_t v = quantized::MultiplyByQuantizedMultiplier(saturated, m) + output_zero_point_;
+            quantized::Write(y, at + o, std::clamp(v, range_.lo, range_.hi));
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  QuantizedWindow window_;
+  int32_t input_zero_point_ = 0, output_zero_point_ = 0;
+  quantized::IntRange range_{0, 0};
+  std::vector<Multiplier> multipliers_;
+  std::vector<int32_t> filter_zero_points_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Kernel>> PrepareQuantizedConv(KernelContext& ctx, const QuantizedWindow& window) {
+  auto kernel = std::make_unique<QuantizedConvKernel>(window);
+  MGD_RETURN_IF_ERROR(kernel->Prepare(ctx));
+  return kernel;
+}
+
+}  // namespace mgd::ops
