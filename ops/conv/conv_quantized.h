@@ -1,7 +1,7 @@
-// CONV_2D and DEPTHWISE_CONV_2D of int8 or uint8 tensors (the float kernels
-// hand them here at prepare), in TFLite's integer arithmetic
-// (reference_integer_ops::ConvPerChannel and DepthwiseConvPerChannel, and
-// the uint8 reference ops): products of zero-point-offset inputs and
+// CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED of int8 or uint8 tensors
+// (the float kernels hand them here at prepare), in TFLite's integer
+// arithmetic (reference_integer_ops::ConvPerChannel, DepthwiseConvPerChannel
+// and FullyConnected, and the uint8 reference ops): products of zero-point-offset inputs and
 // filters summed in int32, plus the int32 bias, scaled to the output per
 // output channel in fixed point, offset and clamped to the activation.
 #pragma once
@@ -32,5 +32,10 @@ QuantizedWindow WindowOf(const A& a, WindowPads pads) {
 // The kernel for a node whose input is 8-bit, prepared: checks the types and
 // parameters and precomputes each output channel's multiplier.
 absl::StatusOr<std::unique_ptr<Kernel>> PrepareQuantizedConv(KernelContext& ctx, const QuantizedWindow& window);
+
+// The same for FULLY_CONNECTED over `batches` rows (filters per tensor, or
+// per channel along dimension 0).
+absl::StatusOr<std::unique_ptr<Kernel>> PrepareQuantizedFullyConnected(KernelContext& ctx, Activation activation,
+                                                                       int batches);
 
 }  // namespace mgd::ops

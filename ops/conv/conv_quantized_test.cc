@@ -1,5 +1,5 @@
-// CONV_2D and DEPTHWISE_CONV_2D of int8 and uint8 tensors, by hand in
-// TFLite's integer arithmetic (the steps are in the comments).
+// CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED of int8 and uint8 tensors,
+// by hand in TFLite's integer arithmetic (the steps are in the comments).
 #include "ops/conv/conv_quantized.h"
 
 #include "tests/interpreter/kernels/kernel_test.h"
@@ -38,6 +38,12 @@ absl::StatusOr<std::vector<int32_t>> RunConv(OpKind op, Attributes attributes, D
   for (int64_t i = 0; i < out.elements(); ++i) values.push_back(out.as<T>()[i]);
   return values;
 }
+
+struct ConvWeights {
+  Shape shape;
+  Quantization q;
+  std::vector<int8_t> values;
+};
 
 TEST(QuantizedConvTest, Int8PerChannelConvByHand) {
   // A 1x1 convolution of [1,2,2,1] (scale 0.5, zero point 1: x - 1 =
@@ -79,6 +85,26 @@ TEST(QuantizedConvTest, UInt8DepthwiseWithAMultiplierByHand) {
                             {130, 128, 126, 132, 128, 129, 130, 127}, {}, {1, 1, 2, 4}, {{1.0f}, {128}, 0});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(*y, ::testing::ElementsAre(130, 129, 130, 124, 129, 128, 131, 127));
+}
+
+TEST(QuantizedConvTest, Int8PerChannelFullyConnectedByHand) {
+  // Rows [2, -4, 6] and [1, 0, -1] (scale 0.5) against filters [1, 2, 3]
+  // (scale 0.5) and [-2, 0, 4] (scale 0.25), bias [1, -3], to scale 0.5:
+  // multipliers 0.5 and 0.25.
+  // Row 0: 12 + 1 = 13 -> 6.5 -> 7; 20 - 3 = 17 -> 4.25, which TFLite rounds
+  //   twice (the doubling high product 8.5 -> 9, then 9 / 2 = 4.5 -> 5).
+  // Row 1: -2 + 1 = -1 -> -0.5 -> 0 (halves up); -6 - 3 = -9 -> -2.25 -> -2.
+  ConvWeights fc{{2, 3}, {{0.5f, 0.25f}, {0, 0}, 0}, {1, 2, 3, -2, 0, 4}};
+  auto y = RunConv<int8_t>(OpKind::kFullyConnected, FullyConnectedAttributes{}, DataType::kInt8, {2, 3},
+                           {{0.5f}, {0}, 0}, {2, -4, 6, 1, 0, -1}, fc.shape, fc.q, fc.values, {1, -3}, {2, 2},
+                           {{0.5f}, {0}, 0});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(*y, ::testing::ElementsAre(7, 5, 0, -2));
+  y = RunConv<int8_t>(OpKind::kFullyConnected, FullyConnectedAttributes{Activation::kRelu}, DataType::kInt8, {2, 3},
+                      {{0.5f}, {0}, 0}, {2, -4, 6, 1, 0, -1}, fc.shape, fc.q, fc.values, {1, -3}, {2, 2},
+                      {{0.5f}, {0}, 0});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(*y, ::testing::ElementsAre(7, 5, 0, 0));
 }
 
 TEST(QuantizedConvTest, WhatIsNotTflitesIsRefusedByName) {

@@ -1,5 +1,6 @@
 // FULLY_CONNECTED: weights [units, depth] over rows of `depth` input
-// elements; on the GPU a 1x1 convolution when each pixel is a row.
+// elements; on the GPU a 1x1 convolution when each pixel is a row; int8 and
+// uint8 in conv_quantized.cc.
 #include <fmt/format.h>
 
 #include "interpreter/kernels/kernel_util.h"
@@ -7,6 +8,7 @@
 #include "model/constants.h"
 #include "model/status_macros.h"
 #include "ops/conv/conv.h"
+#include "ops/conv/conv_quantized.h"
 #include "ops/conv/conv_shader.h"
 #include "ops/tflite_io.h"
 #include "shaders/ops.h"
@@ -37,9 +39,15 @@ void Encode(const Node& node, EncodeContext& file) {
 absl::Status Validate(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.Arity(2, 3, 1));
   MGD_RETURN_IF_ERROR(c.ActivationOk(AttributesOf<FullyConnectedAttributes>(c.node().attributes).activation));
-  for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {DataType::kFloat32}));
   MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
   if (c.In(0).shape.empty()) return c.Fail("input 0 is a scalar; it needs at least one dimension");
+  const DataType type = c.Out(0).type;
+  if (type == DataType::kInt8 || type == DataType::kUInt8) {  // conv_quantized.cc
+    MGD_RETURN_IF_ERROR(c.InputType(0, {type}));
+    MGD_RETURN_IF_ERROR(c.InputType(1, {type}));
+    return c.InputType(2, {DataType::kInt32});
+  }
+  for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {DataType::kFloat32}));
   return c.OutputType(0, DataType::kFloat32);
 }
 
@@ -69,10 +77,15 @@ class FullyConnectedKernel : public Kernel {
     if (y.elements() != static_cast<int64_t>(batches_) * units || y.shape.empty() || y.shape.back() != units) {
       return ctx.ExpectOutputShape(0, expected);
     }
+    quantized_.reset();
+    if (x.type != DataType::kFloat32) {
+      MGD_ASSIGN_OR_RETURN(quantized_, PrepareQuantizedFullyConnected(ctx, a_.activation, batches_));
+    }
     return absl::OkStatus();
   }
 
   absl::Status Invoke(KernelContext& ctx) override {
+    if (quantized_ != nullptr) return quantized_->Invoke(ctx);
     const TensorRef& w = ctx.in(1);
     const int units = w.dim(0), depth = w.dim(1);
     const float* xd = ctx.in(0).as<float>();
@@ -94,6 +107,7 @@ class FullyConnectedKernel : public Kernel {
 
  private:
   FullyConnectedAttributes a_;
+  std::unique_ptr<Kernel> quantized_;  // int8 and uint8 (conv_quantized.cc)
   int batches_ = 1;
 };
 

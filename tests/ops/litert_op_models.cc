@@ -241,9 +241,10 @@ LitertOpModel QuantizedArithmetic() {
 }
 
 // A quantized convolution block as the TFLite converter writes it: int8
-// activations, per-channel int8 filters (zero points 0) and int32 biases of
-// scale input * filter: CONV_2D 3x3 with RELU6, then a DEPTHWISE_CONV_2D
-// 3x3 of stride 2, both SAME, each result back to float.
+// activations, int8 filters (zero points 0) and int32 biases of scale
+// input * filter: CONV_2D 3x3 with RELU6 and a DEPTHWISE_CONV_2D 3x3 of
+// stride 2 (SAME, per-channel filters), and FULLY_CONNECTED (per-tensor) of
+// the input, each result back to float.
 LitertOpModel QuantizedConvolutions() {
   GraphBuilder b;
   auto quantized = [&](const Shape& s, DataType type, Quantization q, const std::string& name) {
@@ -251,20 +252,24 @@ LitertOpModel QuantizedConvolutions() {
     b.graph().tensors[static_cast<size_t>(t)].quantization = std::move(q);
     return t;
   };
-  // Deterministic filters and biases, scales per output channel.
+  // Deterministic filters and biases; scales per output channel along
+  // `axis`, or one (axis -1).
   auto filter = [&](const Shape& s, int axis, float in_scale, const std::string& name, int& bias) {
-    const int channels = s[static_cast<size_t>(axis)];
+    const int channels = s[static_cast<size_t>(axis < 0 ? 0 : axis)];
     std::vector<int8_t> values(static_cast<size_t>(NumElements(s)));
     for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int8_t>(static_cast<int>((i * 37) % 255) - 127);
-    Quantization q{{}, {}, axis}, bias_q{{}, {}, 0};
+    Quantization q{{}, {}, std::max(axis, 0)}, bias_q{{}, {}, 0};
     std::vector<int32_t> biases;
     for (int c = 0; c < channels; ++c) {
-      q.scale.push_back(0.002f * static_cast<float>(1 + c % 3));
-      q.zero_point.push_back(0);
+      if (axis >= 0 || c == 0) {
+        q.scale.push_back(0.002f * static_cast<float>(1 + c % 3));
+        q.zero_point.push_back(0);
+      }
       bias_q.scale.push_back(in_scale * q.scale.back());
       bias_q.zero_point.push_back(0);
       biases.push_back((c * 613) % 2001 - 1000);
     }
+    if (axis < 0) bias_q = Quantization{{bias_q.scale[0]}, {0}, 0};
     const int t = quantized(s, DataType::kInt8, q, name);
     b.SetData(t, values.data(), values.size());
     bias = b.ConstantInt({channels}, biases);
@@ -274,7 +279,7 @@ LitertOpModel QuantizedConvolutions() {
   const int x = b.Input({1, 9, 9, 3});
   const int q = quantized({1, 9, 9, 3}, DataType::kInt8, {{0.008f}, {-1}, 0}, "q");
   b.Op(OpKind::kQuantize, {}, {x}, {q});
-  int conv_bias = -1, dw_bias = -1;
+  int conv_bias = -1, dw_bias = -1, fc_bias = -1;
   const int conv_filter = filter({8, 3, 3, 3}, 0, 0.008f, "conv_filter", conv_bias);
   const int conv = quantized({1, 9, 9, 8}, DataType::kInt8, {{0.005f}, {-128}, 0}, "conv");
   ops::Conv2dAttributes ca;
@@ -285,7 +290,12 @@ LitertOpModel QuantizedConvolutions() {
   ops::DepthwiseConv2dAttributes da;
   da.stride_h = da.stride_w = 2;
   b.Op(OpKind::kDepthwiseConv2d, da, {conv, dw_filter, dw_bias}, {dw});
-  for (int t : {conv, dw}) {
+  // On the quantized input itself: the depthwise outputs that are ties
+  // (docs/numerics.md) would carry into its sums.
+  const int fc_filter = filter({10, 243}, -1, 0.008f, "fc_filter", fc_bias);
+  const int fc = quantized({1, 10}, DataType::kInt8, {{0.01f}, {-5}, 0}, "fc");
+  b.Op(OpKind::kFullyConnected, ops::FullyConnectedAttributes{}, {q, fc_filter, fc_bias}, {fc});
+  for (int t : {conv, dw, fc}) {
     const Tensor& info = b.graph().tensors[static_cast<size_t>(t)];
     const int y = b.Tensor(info.shape, DataType::kFloat32, "float_" + info.name);
     b.Op(OpKind::kDequantize, {}, {t}, {y});
