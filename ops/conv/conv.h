@@ -56,9 +56,13 @@ void SetConvolutionActivation(Node& node, Activation activation);
 
 // Shared by the family's definitions (conv_common.cc).
 // CONV_2D's and DEPTHWISE_CONV_2D's rules: input, filter (both rank 4),
-// optional bias of rank 1, float.
+// optional bias of rank 1, float or 8-bit (ValidateProductTypes).
 absl::Status ValidateConvolution(const NodeChecker& c, int32_t stride_w, int32_t stride_h, int32_t dilation_w,
                                  int32_t dilation_h, Activation activation);
+// The types of a product-sum op (convolutions, FULLY_CONNECTED): input,
+// filter and output float32 with a float32 bias, or all of one 8-bit type
+// with an int32 bias (conv_quantized.cc).
+absl::Status ValidateProductTypes(const NodeChecker& c);
 // An error unless optional input `input`, when present, holds `channels`
 // elements (one bias per output channel).
 absl::Status CheckBias(const KernelContext& ctx, size_t input, int channels);

@@ -18,8 +18,12 @@ absl::Status ValidateConvolution(const NodeChecker& c, int32_t stride_w, int32_t
   MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
   MGD_RETURN_IF_ERROR(c.InputRank(1, 4));
   MGD_RETURN_IF_ERROR(c.InputRank(2, 1));
+  return ValidateProductTypes(c);
+}
+
+absl::Status ValidateProductTypes(const NodeChecker& c) {
   const DataType type = c.Out(0).type;
-  if (type == DataType::kInt8 || type == DataType::kUInt8) {  // conv_quantized.cc
+  if (type == DataType::kInt8 || type == DataType::kUInt8) {
     MGD_RETURN_IF_ERROR(c.InputType(0, {type}));
     MGD_RETURN_IF_ERROR(c.InputType(1, {type}));
     return c.InputType(2, {DataType::kInt32});

@@ -41,14 +41,7 @@ absl::Status Validate(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.ActivationOk(AttributesOf<FullyConnectedAttributes>(c.node().attributes).activation));
   MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
   if (c.In(0).shape.empty()) return c.Fail("input 0 is a scalar; it needs at least one dimension");
-  const DataType type = c.Out(0).type;
-  if (type == DataType::kInt8 || type == DataType::kUInt8) {  // conv_quantized.cc
-    MGD_RETURN_IF_ERROR(c.InputType(0, {type}));
-    MGD_RETURN_IF_ERROR(c.InputType(1, {type}));
-    return c.InputType(2, {DataType::kInt32});
-  }
-  for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {DataType::kFloat32}));
-  return c.OutputType(0, DataType::kFloat32);
+  return ValidateProductTypes(c);
 }
 
 class FullyConnectedKernel : public Kernel {
