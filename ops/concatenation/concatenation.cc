@@ -1,9 +1,13 @@
+// CONCATENATION along any axis. Of int8 or uint8 tensors, an input whose
+// parameters are not the output's is requantized on the way, as TFLite's
+// ConcatenationWithScaling does, through a table of its 256 values.
 #include "ops/concatenation/concatenation.h"
 
 #include <fmt/format.h>
 
 #include "interpreter/kernels/kernel_util.h"
 #include "model/status_macros.h"
+#include "ops/quantize/quantized_tensor.h"
 #include "ops/tflite_io.h"
 #include "shaders/ops.h"
 
@@ -33,9 +37,9 @@ absl::Status Validate(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.ActivationOk(AttributesOf<ConcatenationAttributes>(node.attributes).activation));
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (!c.Present(i)) return c.Fail(fmt::format("input {} is omitted", i));
-    MGD_RETURN_IF_ERROR(c.InputType(i, {DataType::kFloat32}));
+    MGD_RETURN_IF_ERROR(c.InputType(i, {c.Out(0).type}));
   }
-  return c.OutputType(0, DataType::kFloat32);
+  return quantized::FloatOr8Bit(c);
 }
 
 class ConcatenationKernel : public Kernel {
@@ -60,6 +64,8 @@ class ConcatenationKernel : public Kernel {
       }
       expected[static_cast<size_t>(axis_)] += t.dim(axis_);
     }
+    tables_.clear();
+    if (quantized::Is8Bit(first.type)) MGD_RETURN_IF_ERROR(PrepareTables(ctx, a.activation));
     return ctx.ExpectOutputShape(0, expected);
   }
 
@@ -69,14 +75,17 @@ class ConcatenationKernel : public Kernel {
     for (int d = 0; d < axis_; ++d) outer *= y.dim(d);
     for (int d = axis_ + 1; d < y.rank(); ++d) inner *= y.dim(d);
     const int64_t out_row = y.dim(axis_) * inner;
-    float* yd = y.as<float>();
     int64_t column = 0;
     for (size_t i = 0; i < ctx.inputs.size(); ++i) {
       const TensorRef& t = ctx.in(i);
       const int64_t row = t.dim(axis_) * inner;
-      const float* td = t.as<float>();
       for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t k = 0; k < row; ++k) yd[o * out_row + column + k] = act_.Apply(td[o * row + k]);
+        const int64_t from = o * row, to = o * out_row + column;
+        if (tables_.empty()) {
+          for (int64_t k = 0; k < row; ++k) y.as<float>()[to + k] = act_.Apply(t.as<float>()[from + k]);
+        } else {
+          tables_[i].Map(t, from, y, to, row);
+        }
       }
       column += row;
     }
@@ -84,8 +93,26 @@ class ConcatenationKernel : public Kernel {
   }
 
  private:
+  // Each 8-bit input's values on the output's scale, clamped to the fused
+  // activation.
+  absl::Status PrepareTables(const KernelContext& ctx, Activation activation) {
+    const TensorRef& y = ctx.out(0);
+    MGD_ASSIGN_OR_RETURN(const quantized::Params out, quantized::PerTensor(ctx, y));
+    const quantized::IntRange range = quantized::ActivationRangeOf(activation, y.type, out);
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      MGD_ASSIGN_OR_RETURN(const quantized::Params in, quantized::PerTensor(ctx, ctx.in(i)));
+      const bool same = in.scale == out.scale && in.zero_point == out.zero_point;
+      tables_.emplace_back(y.type, [&](int32_t q) {
+        const int32_t v = same ? q : quantized::Quantize(quantized::Dequantize(q, in), out, y.type);
+        return std::clamp(v, range.lo, range.hi);
+      });
+    }
+    return absl::OkStatus();
+  }
+
   int axis_ = 0;
   ActivationRange act_;
+  std::vector<quantized::Table> tables_;  // of 8-bit inputs: each value's output
 };
 
 absl::StatusOr<shaders::GeneratedShader> ConcatenationShader(const shaders::NodeContext& ctx) {

@@ -2,7 +2,10 @@
 // HARD_SWISH, EXP, RSQRT, ELU, LEAKY_RELU, GELU, and the math of TFLite's
 // elementwise kernels: ABS, NEG, SQUARE, SQRT, LOG, SIN, COS, FLOOR, CEIL
 // and SIGN (TFLite's results for any float: LOG and SQRT of negatives are
-// NaN, LOG(0) is -inf, SIGN(0) is 0).
+// NaN, LOG(0) is -inf, SIGN(0) is 0). Of int8 or uint8 tensors, each op is
+// a table of its 256 results, as TFLite's LOGISTIC and TANH are
+// (PopulateLookupTable): the input dequantized, the function in float, the
+// result quantized to the output's parameters.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -10,6 +13,7 @@
 #include "interpreter/kernels/kernel_util.h"
 #include "model/status_macros.h"
 #include "ops/elementwise/elementwise.h"
+#include "ops/quantize/quantized_tensor.h"
 #include "ops/tflite_io.h"
 
 namespace mgd::ops {
@@ -17,8 +21,7 @@ namespace {
 
 absl::Status Validate(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
-  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
-  return c.OutputType(0, DataType::kFloat32);
+  return quantized::FloatOr8Bit(c);
 }
 
 absl::StatusOr<Attributes> DecodeLeakyRelu(const DecodeContext& file) {
@@ -89,10 +92,24 @@ class UnaryKernel : public Kernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
     parameter_ = kParameter(ctx.node->attributes);
-    return ctx.ExpectOutputShape(0, ctx.in(0).shape);
+    const TensorRef &x = ctx.in(0), &y = ctx.out(0);
+    table_ = {};
+    if (quantized::Is8Bit(x.type)) {
+      MGD_ASSIGN_OR_RETURN(const quantized::Params in, quantized::PerTensor(ctx, x));
+      MGD_ASSIGN_OR_RETURN(const quantized::Params out, quantized::PerTensor(ctx, y));
+      const float parameter = parameter_;
+      table_ = quantized::Table(x.type, [&](int32_t q) {
+        return quantized::Quantize(kFunction(quantized::Dequantize(q, in), parameter), out, y.type);
+      });
+    }
+    return ctx.ExpectOutputShape(0, x.shape);
   }
 
   absl::Status Invoke(KernelContext& ctx) override {
+    if (!table_.empty()) {
+      table_.Map(ctx.in(0), 0, ctx.out(0), 0, ctx.in(0).elements());
+      return absl::OkStatus();
+    }
     const float* x = ctx.in(0).as<float>();
     float* y = ctx.out(0).as<float>();
     const int64_t n = ctx.in(0).elements();
@@ -103,6 +120,7 @@ class UnaryKernel : public Kernel {
 
  private:
   float parameter_ = 0.0f;
+  quantized::Table table_;  // of an 8-bit input
 };
 
 template <UnaryFunction kFunction, UnaryParameter kParameter = NoParameter>

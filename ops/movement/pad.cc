@@ -1,5 +1,6 @@
 // PAD with zeros and MIRROR_PAD (the input's mirror image): TFLite's
-// paddings as a constant [rank, 2] tensor.
+// paddings as a constant [rank, 2] tensor. PAD of an int8 or uint8 tensor
+// pads with its zero point, the quantized 0.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include "model/constants.h"
 #include "model/status_macros.h"
 #include "ops/movement/movement.h"
+#include "ops/quantize/quantized_tensor.h"
 #include "ops/tflite_io.h"
 #include "shaders/ops.h"
 
@@ -16,8 +18,13 @@ namespace {
 
 // The paddings are [rank, 2]: before and after each dimension.
 absl::Status Validate(const NodeChecker& c) {
-  MGD_RETURN_IF_ERROR(c.FloatWithConstantIndices());
-  return c.InputRank(1, 2);
+  MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+  MGD_RETURN_IF_ERROR(c.InputType(1, {DataType::kInt32, DataType::kInt64}));
+  MGD_RETURN_IF_ERROR(c.Constant(1));
+  MGD_RETURN_IF_ERROR(c.InputRank(1, 2));
+  if (c.node().op == OpKind::kMirrorPad) return c.FloatWithConstantIndices();
+  MGD_RETURN_IF_ERROR(quantized::FloatOr8Bit(c));
+  return quantized::KeepsQuantization(c);
 }
 
 absl::Status CheckPaddings(const KernelContext& ctx, const TensorRef& x, const TensorRef& p) {
@@ -44,31 +51,38 @@ class PadKernel : public Kernel {
       before_.push_back(static_cast<int>(lo));
       expected[static_cast<size_t>(d)] += static_cast<int32_t>(lo + hi);
     }
+    fill_ = 0;
+    if (quantized::Is8Bit(x.type)) {
+      MGD_ASSIGN_OR_RETURN(const quantized::Params q, quantized::PerTensor(ctx, x));
+      fill_ = static_cast<uint8_t>(q.zero_point);  // int8's two's complement byte too
+    }
     return ctx.ExpectOutputShape(0, expected);
   }
 
   absl::Status Invoke(KernelContext& ctx) override {
     const TensorRef& x = ctx.in(0);
     TensorRef& y = ctx.out(0);
-    std::memset(y.data, 0, y.bytes);
+    std::memset(y.data, fill_, y.bytes);
     if (x.elements() == 0) return absl::OkStatus();
-    // Copy the input into the window of the output it lands in.
+    // Copy the input into the window of the output it lands in, in bytes.
+    const size_t bytes = ElementSize(x.type);
     const auto ys = Strides(y.shape);
     int64_t offset = 0;
     for (int d = 0; d < x.rank(); ++d) offset += before_[static_cast<size_t>(d)] * ys[static_cast<size_t>(d)];
-    const float* xd = x.as<float>();
-    float* yd = y.as<float>() + offset;
+    const uint8_t* xd = x.data;
+    uint8_t* yd = y.data + static_cast<size_t>(offset) * bytes;
     // Scatter: iterate over the input, writing with the output's strides.
     const size_t rank = x.shape.size();
     if (rank == 0) {
-      yd[0] = xd[0];
+      std::memcpy(yd, xd, bytes);
       return absl::OkStatus();
     }
     std::vector<int> index(rank, 0);
     int64_t dst = 0;
     const int inner = x.shape[rank - 1];
     for (int64_t i = 0; i < x.elements(); i += inner) {
-      std::memcpy(yd + dst, xd + i, static_cast<size_t>(inner) * sizeof(float));
+      std::memcpy(yd + static_cast<size_t>(dst) * bytes, xd + static_cast<size_t>(i) * bytes,
+                  static_cast<size_t>(inner) * bytes);
       for (int d = static_cast<int>(rank) - 2; d >= 0; --d) {
         const size_t ud = static_cast<size_t>(d);
         if (++index[ud] < x.shape[ud]) {
@@ -84,6 +98,7 @@ class PadKernel : public Kernel {
 
  private:
   std::vector<int> before_;
+  uint8_t fill_ = 0;  // the padding's byte: 0, or an 8-bit tensor's zero point
 };
 
 using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary

@@ -1,5 +1,8 @@
 // MAX_POOL_2D and AVERAGE_POOL_2D: TFLite's window arithmetic
 // (model/geometry.h), averages over the window's part inside the input.
+// Of int8 or uint8 tensors as TFLite's integer kernels: the output keeps the
+// input's parameters, an average is of the stored values, rounded half away
+// from zero, and the fused activation clamps in the integers.
 #include <fmt/format.h>
 
 #include <limits>
@@ -8,6 +11,7 @@
 #include "model/geometry.h"
 #include "model/status_macros.h"
 #include "ops/pool/pool.h"
+#include "ops/quantize/quantized_tensor.h"
 #include "ops/tflite_io.h"
 #include "shaders/ops.h"
 
@@ -43,9 +47,9 @@ absl::Status Validate(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.Positive("filter_width", a.filter_w));
   MGD_RETURN_IF_ERROR(c.Positive("filter_height", a.filter_h));
   MGD_RETURN_IF_ERROR(c.ActivationOk(a.activation));
-  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
-  MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
-  return c.OutputType(0, DataType::kFloat32);
+  MGD_RETURN_IF_ERROR(quantized::FloatOr8Bit(c));
+  MGD_RETURN_IF_ERROR(quantized::KeepsQuantization(c));
+  return c.InputRank(0, 4);
 }
 
 class Pool2dKernel : public Kernel {
@@ -60,12 +64,17 @@ class Pool2dKernel : public Kernel {
     MGD_RETURN_IF_ERROR(ctx.ExpectOutputShape(0, {x.dim(0), wy.out, wx.out, x.dim(3)}));
     pad_h_ = wy.pad;
     pad_w_ = wx.pad;
+    if (quantized::Is8Bit(x.type)) {
+      MGD_ASSIGN_OR_RETURN(const quantized::Params out, quantized::PerTensor(ctx, ctx.out(0)));
+      range_ = quantized::ActivationRangeOf(a_.activation, x.type, out);
+    }
     return absl::OkStatus();
   }
 
   absl::Status Invoke(KernelContext& ctx) override {
     const TensorRef& x = ctx.in(0);
     TensorRef& y = ctx.out(0);
+    if (quantized::Is8Bit(x.type)) return Invoke8Bit(x, y);
     const int n = x.dim(0), ih = x.dim(1), iw = x.dim(2), c = x.dim(3);
     const int oh = y.dim(1), ow = y.dim(2);
     const ActivationRange act = RangeOf(a_.activation);
@@ -103,9 +112,48 @@ class Pool2dKernel : public Kernel {
   }
 
  private:
+  // reference_integer_ops::MaxPool and AveragePool: the stored values' max,
+  // or their sum over the window's part inside the input divided with
+  // rounding half away from zero.
+  absl::Status Invoke8Bit(const TensorRef& x, const TensorRef& y) const {
+    const int n = x.dim(0), ih = x.dim(1), iw = x.dim(2), c = x.dim(3);
+    const int oh = y.dim(1), ow = y.dim(2);
+    std::vector<int64_t> acc(static_cast<size_t>(c));  // int64: a window's sum of any size
+    for (int b = 0; b < n; ++b) {
+      for (int oy = 0; oy < oh; ++oy) {
+        for (int ox = 0; ox < ow; ++ox) {
+          const int y0 = std::max(0, oy * a_.stride_h - pad_h_);
+          const int y1 = std::min(ih, oy * a_.stride_h - pad_h_ + a_.filter_h);
+          const int x0 = std::max(0, ox * a_.stride_w - pad_w_);
+          const int x1 = std::min(iw, ox * a_.stride_w - pad_w_ + a_.filter_w);
+          std::fill(acc.begin(), acc.end(), max_ ? quantized::Lowest(x.type) : 0);
+          for (int iy = y0; iy < y1; ++iy) {
+            for (int ix = x0; ix < x1; ++ix) {
+              const int64_t at = ((static_cast<int64_t>(b) * ih + iy) * iw + ix) * c;
+              for (int ch = 0; ch < c; ++ch) {
+                int64_t& v = acc[static_cast<size_t>(ch)];
+                const int64_t q = quantized::Read(x, at + ch);
+                v = max_ ? std::max(v, q) : v + q;
+              }
+            }
+          }
+          const int64_t count = std::max<int64_t>(1, int64_t{y1 - y0} * (x1 - x0));
+          const int64_t at = ((static_cast<int64_t>(b) * oh + oy) * ow + ox) * c;
+          for (int ch = 0; ch < c; ++ch) {
+            int64_t v = acc[static_cast<size_t>(ch)];
+            if (!max_) v = v > 0 ? (v + count / 2) / count : (v - count / 2) / count;
+            quantized::Write(y, at + ch, static_cast<int32_t>(std::clamp<int64_t>(v, range_.lo, range_.hi)));
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
   bool max_;
   PoolAttributes a_;
   int pad_h_ = 0, pad_w_ = 0;
+  quantized::IntRange range_{0, 0};  // of an 8-bit output
 };
 
 using namespace shaders;  // NOLINT(google-build-using-namespace): the generators' vocabulary

@@ -13,7 +13,7 @@
 namespace mgd::ops {
 namespace {
 
-bool Is8Bit(DataType t) { return t == DataType::kInt8 || t == DataType::kUInt8; }
+using quantized::Is8Bit;
 
 absl::Status Validate(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
@@ -69,10 +69,7 @@ class QuantizeKernel : public Kernel {
       int32_t q = 0;
       if (x.type == DataType::kFloat32) {
         const size_t c = channels > 1 ? static_cast<size_t>((i / inner_) % channels) : 0;
-        // TFLite divides (it does not multiply by the reciprocal) and adds
-        // the zero point in int32.
-        const int64_t r = int64_t{quantized::RoundHalfAwayFromZero(x.as<float>()[i] / scale_[c])} + zero_point_[c];
-        q = static_cast<int32_t>(std::clamp<int64_t>(r, lo, hi));
+        q = quantized::Quantize(x.as<float>()[i], {scale_[c], static_cast<int32_t>(zero_point_[c])}, y.type);
       } else {
         const int32_t offset = quantized::Read(x, i) - in_zero_point_;
         const int32_t v =

@@ -1,3 +1,6 @@
+// MEAN, SUM, REDUCE_MAX, REDUCE_MIN and REDUCE_PROD over constant axes. Of
+// int8 or uint8 tensors as TFLite's QuantizedMeanOrSum: the input's real
+// values reduced, the result quantized to the output's parameters.
 #include "ops/reduce/reduce.h"
 
 #include <fmt/format.h>
@@ -8,6 +11,7 @@
 #include "interpreter/kernels/kernel_util.h"
 #include "model/constants.h"
 #include "model/status_macros.h"
+#include "ops/quantize/quantized_tensor.h"
 #include "ops/tflite_io.h"
 #include "shaders/ops.h"
 
@@ -24,7 +28,12 @@ void Encode(const Node& node, EncodeContext& file) {
   file.Set(tflite::CreateReducerOptions(file.builder, AttributesOf<ReducerAttributes>(node.attributes).keep_dims));
 }
 
-absl::Status Validate(const NodeChecker& c) { return c.FloatWithConstantIndices(); }
+absl::Status Validate(const NodeChecker& c) {
+  MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
+  MGD_RETURN_IF_ERROR(c.InputType(1, {DataType::kInt32, DataType::kInt64}));
+  MGD_RETURN_IF_ERROR(c.Constant(1));
+  return quantized::FloatOr8Bit(c);
+}
 
 // Each reduction: where it starts, how it takes one more value, and (MEAN)
 // what it does at the end; in C++ for the CPU and GLSL for the GPU.
@@ -72,6 +81,10 @@ class ReduceKernel : public Kernel {
       if (!reduced_[d]) expected.push_back(x.shape[d]);
       else if (keep_dims) expected.push_back(1);
     }
+    if (quantized::Is8Bit(x.type)) {
+      MGD_ASSIGN_OR_RETURN(in_, quantized::PerTensor(ctx, x));
+      MGD_ASSIGN_OR_RETURN(out_, quantized::PerTensor(ctx, ctx.out(0)));
+    }
     return ctx.ExpectOutputShape(0, expected);
   }
 
@@ -85,28 +98,36 @@ class ReduceKernel : public Kernel {
     const auto out_strides = Strides(kept_shape);
     std::vector<double> acc(static_cast<size_t>(y.elements()), reduction_.start);
     std::vector<int> index(rank, 0);
-    const float* xd = x.as<float>();
+    const bool quantized = quantized::Is8Bit(x.type);
     const int64_t n = x.elements();
     for (int64_t i = 0; i < n; ++i) {
       int64_t o = 0;
       for (size_t d = 0; d < rank; ++d) {
         if (!reduced_[d]) o += index[d] * out_strides[d];
       }
-      acc[static_cast<size_t>(o)] = reduction_.take(acc[static_cast<size_t>(o)], xd[i]);
+      const float v = quantized ? quantized::Dequantize(quantized::Read(x, i), in_) : x.as<float>()[i];
+      acc[static_cast<size_t>(o)] = reduction_.take(acc[static_cast<size_t>(o)], v);
       for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
         if (++index[static_cast<size_t>(d)] < x.shape[static_cast<size_t>(d)]) break;
         index[static_cast<size_t>(d)] = 0;
       }
     }
     const double count = static_cast<double>(std::max<int64_t>(y.elements() > 0 ? n / y.elements() : 1, 1));
-    float* yd = y.as<float>();
-    for (size_t i = 0; i < acc.size(); ++i) yd[i] = static_cast<float>(reduction_.mean ? acc[i] / count : acc[i]);
+    for (size_t i = 0; i < acc.size(); ++i) {
+      const auto v = static_cast<float>(reduction_.mean ? acc[i] / count : acc[i]);
+      if (quantized) {
+        quantized::Write(y, static_cast<int64_t>(i), quantized::Quantize(v, out_, y.type));
+      } else {
+        y.as<float>()[i] = v;
+      }
+    }
     return absl::OkStatus();
   }
 
  private:
   Reduction reduction_{};
   std::vector<bool> reduced_;
+  quantized::Params in_, out_;  // of 8-bit tensors
 };
 
 absl::StatusOr<shaders::GeneratedShader> ReduceShader(const shaders::NodeContext& ctx) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "model/status_macros.h"
+#include "ops/quantize/quantized_tensor.h"
 #include "ops/tflite_io.h"
 #include "shaders/gather.h"
 
@@ -41,27 +42,30 @@ void EncodeSqueeze(const Node& node, EncodeContext& file) {
       file.builder, file.builder.CreateVector(AttributesOf<SqueezeAttributes>(node.attributes).squeeze_dims)));
 }
 
+// The data: float32, or 8-bit with the output keeping its parameters.
+absl::Status ValidateData(const NodeChecker& c) {
+  MGD_RETURN_IF_ERROR(quantized::FloatOr8Bit(c));
+  return quantized::KeepsQuantization(c);
+}
+
 // RESHAPE: the data and an optional int32 shape input.
 absl::Status ValidateReshape(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.Arity(1, 2, 1));
-  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
   MGD_RETURN_IF_ERROR(c.InputType(1, {DataType::kInt32}));
-  return c.OutputType(0, DataType::kFloat32);
+  return ValidateData(c);
 }
 
 absl::Status ValidateSqueeze(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
-  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
-  return c.OutputType(0, DataType::kFloat32);
+  return ValidateData(c);
 }
 
 // EXPAND_DIMS: the data and the new axis, a constant.
 absl::Status ValidateExpandDims(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
   MGD_RETURN_IF_ERROR(c.InputType(1, {DataType::kInt32, DataType::kInt64}));
   MGD_RETURN_IF_ERROR(c.Constant(1));
-  return c.OutputType(0, DataType::kFloat32);
+  return ValidateData(c);
 }
 
 // The output shape comes from the shape input or the attributes (RESHAPE,

@@ -1,3 +1,10 @@
+// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR in TFLite's coordinates. Of
+// int8 or uint8 tensors (the output keeping the input's parameters),
+// nearest copies values and bilinear interpolates them as LiteRT's CPU path
+// (XNNPACK's ibilinear kernels) does: the float kernel's coordinates,
+// weights in 11-bit fixed point, the result rounded half up. TFLite's
+// reference kernel (ResizeBilinearInteger) rounds its scale to 10 bits and
+// is off by more than half a quantum at places.
 #include "ops/resize/resize.h"
 
 #include <fmt/format.h>
@@ -6,6 +13,7 @@
 #include <cmath>
 
 #include "model/status_macros.h"
+#include "ops/quantize/quantized_tensor.h"
 #include "ops/tflite_io.h"
 #include "shaders/ops.h"
 
@@ -33,7 +41,8 @@ void EncodeNearest(const Node& node, EncodeContext& file) {
 // Inputs: the image (rank 4) and its new size (a constant int32 [2]).
 absl::Status Validate(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.Arity(2, 2, 1));
-  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
+  MGD_RETURN_IF_ERROR(quantized::FloatOr8Bit(c));
+  MGD_RETURN_IF_ERROR(quantized::KeepsQuantization(c));
   MGD_RETURN_IF_ERROR(c.InputRank(0, 4));
   MGD_RETURN_IF_ERROR(c.InputType(1, {DataType::kInt32}));
   MGD_RETURN_IF_ERROR(c.Constant(1));
@@ -41,7 +50,7 @@ absl::Status Validate(const NodeChecker& c) {
   if (a.align_corners && a.half_pixel_centers) {
     return c.Fail("fields align_corners and half_pixel_centers cannot both be true");
   }
-  return c.OutputType(0, DataType::kFloat32);
+  return absl::OkStatus();
 }
 
 class ResizeKernel : public Kernel {
@@ -64,6 +73,7 @@ class ResizeKernel : public Kernel {
     const int n = x.dim(0), ih = x.dim(1), iw = x.dim(2), c = x.dim(3);
     const int oh = y.dim(1), ow = y.dim(2);
     const float sy = ResizeScale(a_, ih, oh), sx = ResizeScale(a_, iw, ow);
+    if (quantized::Is8Bit(x.type)) return Invoke8Bit(x, y, sy, sx);
     const float* xd = x.as<float>();
     float* yd = y.as<float>();
     auto at = [&](int b, int yy, int xx) { return xd + ((static_cast<int64_t>(b) * ih + yy) * iw + xx) * c; };
@@ -116,6 +126,41 @@ class ResizeKernel : public Kernel {
     const int low = std::min(static_cast<int>(v), in_size - 1);
     return {low, std::min(low + 1, in_size - 1), v - static_cast<float>(low)};
   }
+
+  absl::Status Invoke8Bit(const TensorRef& x, const TensorRef& y, float sy, float sx) const {
+    const int n = x.dim(0), ih = x.dim(1), iw = x.dim(2), c = x.dim(3);
+    const int oh = y.dim(1), ow = y.dim(2);
+    auto at = [&](int b, int yy, int xx) { return ((static_cast<int64_t>(b) * ih + yy) * iw + xx) * c; };
+    for (int b = 0; b < n; ++b) {
+      for (int oy = 0; oy < oh; ++oy) {
+        for (int ox = 0; ox < ow; ++ox) {
+          const int64_t to = ((static_cast<int64_t>(b) * oh + oy) * ow + ox) * c;
+          if (!bilinear_) {
+            const int64_t from = at(b, Nearest(oy, ih, sy), Nearest(ox, iw, sx));
+            for (int ch = 0; ch < c; ++ch) quantized::Write(y, to + ch, quantized::Read(x, from + ch));
+            continue;
+          }
+          const Sample row = Coordinate(oy, sy, ih), col = Coordinate(ox, sx, iw);
+          const int64_t tl = at(b, row.low, col.low), tr = at(b, row.low, col.high);
+          const int64_t bl = at(b, row.high, col.low), br = at(b, row.high, col.high);
+          const int32_t wy = Weight11(row.alpha), wx = Weight11(col.alpha);
+          for (int ch = 0; ch < c; ++ch) {
+            const int32_t top_left = quantized::Read(x, tl + ch), bottom_left = quantized::Read(x, bl + ch);
+            const int32_t top = top_left * (1 << 11) + (quantized::Read(x, tr + ch) - top_left) * wx;
+            const int32_t bottom = bottom_left * (1 << 11) + (quantized::Read(x, br + ch) - bottom_left) * wx;
+            // 22 fractional bits, rounded half up.
+            const int32_t sum = top * (1 << 11) + (bottom - top) * wy;
+            quantized::Write(y, to + ch, (sum + (1 << 21)) >> 22);
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // An interpolation weight in XNNPACK's 11 fractional bits, rounded to
+  // nearest even.
+  static int32_t Weight11(float alpha) { return static_cast<int32_t>(std::nearbyint(alpha * 2048.0f)); }
 
   int Nearest(int out, int in_size, float scale) const {
     const float offset = a_.half_pixel_centers ? 0.5f : 0.0f;

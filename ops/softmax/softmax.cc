@@ -1,3 +1,7 @@
+// SOFTMAX over the last dimension. Of int8 or uint8 tensors as TFLite's
+// default kernel (optimized_ops::Softmax with its lookup table): exp of each
+// value's distance below the row's max from a 256-entry float table, the
+// sum in float, each share rounded to the output's parameters.
 #include "ops/softmax/softmax.h"
 
 #include <fmt/format.h>
@@ -6,6 +10,8 @@
 #include <cmath>
 
 #include "model/status_macros.h"
+#include "ops/quantize/fixed_point.h"
+#include "ops/quantize/quantized_tensor.h"
 #include "ops/tflite_io.h"
 #include "shaders/ops.h"
 
@@ -24,8 +30,7 @@ void Encode(const Node& node, EncodeContext& file) {
 
 absl::Status Validate(const NodeChecker& c) {
   MGD_RETURN_IF_ERROR(c.Arity(1, 1, 1));
-  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
-  return c.OutputType(0, DataType::kFloat32);
+  return quantized::FloatOr8Bit(c);
 }
 
 class SoftmaxKernel : public Kernel {
@@ -33,6 +38,12 @@ class SoftmaxKernel : public Kernel {
   absl::Status Prepare(KernelContext& ctx) override {
     beta_ = AttributesOf<SoftmaxAttributes>(ctx.node->attributes).beta;
     if (ctx.in(0).rank() < 1) return ctx.Error("input must have rank 1 or more");
+    exp_below_max_.clear();
+    if (quantized::Is8Bit(ctx.in(0).type)) {
+      MGD_ASSIGN_OR_RETURN(const quantized::Params in, quantized::PerTensor(ctx, ctx.in(0)));
+      MGD_ASSIGN_OR_RETURN(out_, quantized::PerTensor(ctx, ctx.out(0)));
+      for (int d = 0; d < 256; ++d) exp_below_max_.push_back(std::exp(-in.scale * beta_ * static_cast<float>(d)));
+    }
     return ctx.ExpectOutputShape(0, ctx.in(0).shape);
   }
 
@@ -41,6 +52,10 @@ class SoftmaxKernel : public Kernel {
     const int depth = x.shape.back();
     if (depth == 0) return absl::OkStatus();
     const int64_t rows = x.elements() / depth;
+    if (!exp_below_max_.empty()) {
+      Invoke8Bit(x, ctx.out(0), rows, depth);
+      return absl::OkStatus();
+    }
     const float* xd = x.as<float>();
     float* yd = ctx.out(0).as<float>();
     for (int64_t r = 0; r < rows; ++r) {
@@ -60,7 +75,26 @@ class SoftmaxKernel : public Kernel {
   }
 
  private:
+  void Invoke8Bit(const TensorRef& x, const TensorRef& y, int64_t rows, int depth) const {
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t at = r * depth;
+      int32_t max = quantized::Lowest(x.type);
+      for (int i = 0; i < depth; ++i) max = std::max(max, quantized::Read(x, at + i));
+      auto exp_of = [&](int i) { return exp_below_max_[static_cast<size_t>(max - quantized::Read(x, at + i))]; };
+      float sum = 0.0f;
+      for (int i = 0; i < depth; ++i) sum += exp_of(i);
+      const float inverse = 1.0f / (sum * out_.scale);
+      for (int i = 0; i < depth; ++i) {
+        const int64_t q = int64_t{quantized::RoundHalfAwayFromZero(exp_of(i) * inverse)} + out_.zero_point;
+        quantized::Write(y, at + i, static_cast<int32_t>(std::clamp<int64_t>(q, quantized::Lowest(y.type),
+                                                                             quantized::Highest(y.type))));
+      }
+    }
+  }
+
   float beta_ = 1.0f;
+  std::vector<float> exp_below_max_;  // of an 8-bit input: exp(-scale * beta * d) for d in [0, 256)
+  quantized::Params out_;
 };
 
 // Softmax over channels. Few slices: each invocation recomputes its pixel's

@@ -8,7 +8,11 @@
 #include "ops/matmul/batch_matmul.h"
 #include "ops/movement/movement.h"
 #include "ops/one_hot/one_hot.h"
+#include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
+#include "ops/reshape/reshape.h"
+#include "ops/resize/resize.h"
+#include "ops/softmax/softmax.h"
 #include "ops/split/split.h"
 #include "tests/graph_builder.h"
 
@@ -304,6 +308,69 @@ LitertOpModel QuantizedConvolutions() {
   return {"quantized_convolutions", b.Build(), "-1,1", false};
 }
 
+// The other integer kernels of a converted model, chained as a network
+// would: int8 pooling, PAD, both resizings, CONCATENATION, HARD_SWISH,
+// RESHAPE, SOFTMAX, MEAN, LOGISTIC and TANH (TFLite's fixed output
+// parameters where it has them), and a uint8 CONCATENATION of differently
+// quantized inputs, which rescales; each result back to float.
+LitertOpModel QuantizedOps() {
+  GraphBuilder b;
+  auto quantized = [&](const Shape& s, DataType type, float scale, int64_t zero_point, const std::string& name) {
+    const int t = b.Tensor(s, type, name);
+    b.graph().tensors[static_cast<size_t>(t)].quantization = Quantization{{scale}, {zero_point}, 0};
+    return t;
+  };
+  auto int8 = [&](const Shape& s, float scale, int64_t zero_point, const std::string& name) {
+    return quantized(s, DataType::kInt8, scale, zero_point, name);
+  };
+  const int x = b.Input({1, 8, 8, 3});
+  const int q = int8({1, 8, 8, 3}, 0.01f, -2, "q");
+  b.Op(OpKind::kQuantize, {}, {x}, {q});
+  const int average = int8({1, 8, 8, 3}, 0.01f, -2, "average");
+  b.Op(OpKind::kAveragePool2d, ops::PoolAttributes{Padding::kSame, 1, 1, 3, 3, Activation::kNone}, {q}, {average});
+  const int max = int8({1, 4, 4, 3}, 0.01f, -2, "max");
+  b.Op(OpKind::kMaxPool2d, ops::PoolAttributes{Padding::kValid, 2, 2, 2, 2, Activation::kNone}, {average}, {max});
+  const int padded = int8({1, 6, 6, 3}, 0.01f, -2, "padded");
+  b.Op(OpKind::kPad, {}, {max, b.ConstantInt({4, 2}, {0, 0, 1, 1, 1, 1, 0, 0})}, {padded});
+  const int size = b.ConstantInt({2}, {9, 9});
+  const int bilinear = int8({1, 9, 9, 3}, 0.01f, -2, "bilinear");
+  b.Op(OpKind::kResizeBilinear, ops::ResizeAttributes{false, true}, {padded, size}, {bilinear});
+  const int nearest = int8({1, 9, 9, 3}, 0.01f, -2, "nearest");
+  b.Op(OpKind::kResizeNearestNeighbor, ops::ResizeAttributes{}, {padded, size}, {nearest});
+  const int corners = int8({1, 9, 9, 3}, 0.01f, -2, "corners");
+  b.Op(OpKind::kResizeNearestNeighbor, ops::ResizeAttributes{true, false}, {padded, size}, {corners});
+  // What follows takes the exact results only: LiteRT's bilinear resizing
+  // (XNNPACK's 11-bit weights) differs from TFLite's reference kernel's by
+  // a quantum at places, and a quantum of input can become two of output.
+  const int joined = int8({1, 9, 9, 6}, 0.01f, -2, "joined");
+  b.Op(OpKind::kConcatenation, ops::ConcatenationAttributes{3, Activation::kNone}, {nearest, corners}, {joined});
+  const int swish = int8({1, 9, 9, 6}, 0.004f, -40, "swish");
+  b.Op(OpKind::kHardSwish, {}, {joined}, {swish});
+  const int rows = int8({81, 6}, 0.004f, -40, "rows");
+  b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {swish, b.ConstantInt({2}, {81, 6})}, {rows});
+  const int softmax = int8({81, 6}, 1.0f / 256, -128, "softmax");
+  b.Op(OpKind::kSoftmax, ops::SoftmaxAttributes{4.0f}, {rows}, {softmax});
+  const int mean = int8({1, 6}, 0.002f, -30, "mean");
+  b.Op(OpKind::kMean, ops::ReducerAttributes{false}, {swish, b.ConstantInt({2}, {1, 2})}, {mean});
+  const int logistic = int8({1, 6}, 1.0f / 256, -128, "logistic");
+  b.Op(OpKind::kLogistic, {}, {mean}, {logistic});
+  const int tanh = int8({1, 8, 8, 3}, 1.0f / 128, 0, "tanh");
+  b.Op(OpKind::kTanh, {}, {average}, {tanh});
+  const int u1 = quantized({1, 8, 8, 3}, DataType::kUInt8, 0.01f, 120, "u1");
+  const int u2 = quantized({1, 8, 8, 3}, DataType::kUInt8, 0.006f, 140, "u2");
+  b.Op(OpKind::kQuantize, {}, {x}, {u1});
+  b.Op(OpKind::kQuantize, {}, {x}, {u2});
+  const int rescaled = quantized({1, 8, 8, 6}, DataType::kUInt8, 0.009f, 128, "rescaled");
+  b.Op(OpKind::kConcatenation, ops::ConcatenationAttributes{3, Activation::kNone}, {u1, u2}, {rescaled});
+  for (int t : {average, bilinear, joined, swish, softmax, mean, logistic, tanh, rescaled}) {
+    const Tensor& info = b.graph().tensors[static_cast<size_t>(t)];
+    const int y = b.Tensor(info.shape, DataType::kFloat32, "float_" + info.name);
+    b.Op(OpKind::kDequantize, {}, {t}, {y});
+    b.Output(y);
+  }
+  return {"quantized_ops", b.Build(), "-1,1", false};
+}
+
 }  // namespace
 
 std::vector<LitertOpModel> LitertOpModels() {
@@ -335,7 +402,8 @@ std::vector<LitertOpModel> LitertOpModels() {
           CastCompareSelect(),
           QuantizeRequantize(),
           QuantizedArithmetic(),
-          QuantizedConvolutions()};
+          QuantizedConvolutions(),
+          QuantizedOps()};
 }
 
 }  // namespace mgd::testing
