@@ -21,6 +21,29 @@ namespace mgd::ops {
 struct DecodeContext;  // ops/tflite_io.h
 struct EncodeContext;
 
+// What the post-training quantizer (quantizer/, `mgd quantize`) may make of
+// an op: its int8 output's parameters and which constant inputs are
+// weights. The op's 8-bit CPU kernel takes what this describes, and so does
+// TFLite's; kNone leaves the op in float, between a DEQUANTIZE and a
+// QUANTIZE.
+struct QuantizeRule {
+  enum class Output : uint8_t {
+    kNone,        // no 8-bit kernel (or none TFLite has)
+    kCalibrated,  // the output's calibrated range
+    kInput,       // input 0's parameters: the op moves values (RESHAPE, MAX_POOL_2D)
+    kFixed,       // TFLite's fixed int8 parameters (LOGISTIC's 1/256 and -128)
+  };
+  Output output = Output::kNone;
+  float scale = 0.0f;  // kFixed
+  int32_t zero_point = 0;
+  int filter = -1;       // a constant filter input: int8 of zero point 0, ...
+  int filter_axis = -1;  // ... per channel along this axis (-1: per tensor)
+  int bias = -1;         // an int32 bias input, of scale input x filter
+  // TFLite's int8 kernel takes inputs of the output's parameters only
+  // (CONCATENATION): the quantizer requantizes those that differ.
+  bool inputs_share_output = false;
+};
+
 struct OpDefinition {
   OpKind op{};  // TFLite's builtin code; any code, also one OpKind does not name
   // A custom op (op == kCustom) is known by its name instead, and its
@@ -78,6 +101,8 @@ struct OpDefinition {
   // as 0.0/1.0 floats (converted from and to TFLite's bytes at its edges):
   // the comparisons, SELECT_V2, CAST. Other ops leave bools to the CPU.
   bool gpu_bools = false;
+
+  QuantizeRule quantize{};
 };
 
 // An is_identity for ops that only relabel their input's shape.

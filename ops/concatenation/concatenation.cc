@@ -182,7 +182,8 @@ std::vector<OpDefinition> ConcatenationOps() {
            .validate = Validate,
            .cpu_kernel = MakeKernel<ConcatenationKernel>,
            .is_identity = OneInput,
-           .gpu = {ConcatenationShader}}};
+           .gpu = {ConcatenationShader},
+           .quantize = {.output = QuantizeRule::Output::kCalibrated, .inputs_share_output = true}}};
 }
 
 }  // namespace mgd::ops

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 #include "ops/quantize/fixed_point.h"
 #include "ops/quantize/quantized_tensor.h"
@@ -16,11 +17,19 @@ using quantized::Params;
 
 // What every 8-bit product-sum kernel (convolutions, FULLY_CONNECTED)
 // prepares the same way: the types, the zero points, the activation's range,
-// and per output channel the filter's zero point and the multiplier
+// and per output channel the filter's zero point and the factor
 // input scale * filter scale / output scale.
+//
+// The sum is brought to the output as LiteRT's CPU path does, XNNPACK's
+// "fp32" requantization: the int32 sum as a float times that factor in
+// float, rounded to nearest even. Where XNNPACK refuses the layer (a factor
+// of 256 or more) LiteRT runs TFLite's kernel, and so does mgd: the factor
+// as a fixed-point multiplier, rounded as TFLite rounds.
 struct QuantizedProducts {
   int32_t input_zero_point = 0, output_zero_point = 0;
   quantized::IntRange range{0, 0};
+  std::vector<float> scales;  // per output channel, in float as XNNPACK computes them
+  bool fixed_point = false;   // TFLite's arithmetic instead
   std::vector<Multiplier> multipliers;
   std::vector<int32_t> filter_zero_points;
 
@@ -50,11 +59,15 @@ struct QuantizedProducts {
                                    q.scale.size(), q.quantized_dimension, channels, channel_axis));
     }
     multipliers.clear();
+    scales.clear();
     filter_zero_points.clear();
+    fixed_point = false;
     for (int o = 0; o < channels; ++o) {
       const size_t c = q.scale.size() == 1 ? 0 : static_cast<size_t>(o);
       multipliers.push_back(
           quantized::QuantizeMultiplier(static_cast<double>(in.scale) * q.scale[c] / static_cast<double>(out.scale)));
+      scales.push_back(in.scale * q.scale[c] / out.scale);
+      fixed_point = fixed_point || !(scales.back() < 256.0f);
       filter_zero_points.push_back(static_cast<int32_t>(q.zero_point[c]));
     }
     return absl::OkStatus();
@@ -64,6 +77,12 @@ struct QuantizedProducts {
   int32_t Output(int64_t sum, const int32_t* bias, int o) const {
     const int64_t total = sum + (bias != nullptr ? bias[o] : 0);
     const auto saturated = static_cast<int32_t>(std::clamp<int64_t>(total, INT32_MIN, INT32_MAX));
+    if (!fixed_point) {
+      const float v = static_cast<float>(saturated) * scales[static_cast<size_t>(o)];
+      const float clamped = std::clamp(v, static_cast<float>(range.lo - output_zero_point),
+                                       static_cast<float>(range.hi - output_zero_point));
+      return static_cast<int32_t>(std::nearbyint(clamped)) + output_zero_point;
+    }
     const int32_t v = quantized::MultiplyByQuantizedMultiplier(saturated, multipliers[static_cast<size_t>(o)]) +
                       output_zero_point;
     return std::clamp(v, range.lo, range.hi);

@@ -74,9 +74,9 @@ TEST(QuantizedConvTest, UInt8DepthwiseWithAMultiplierByHand) {
   // x=1 [0,1,2,-1]), VALID, to scale 1 and zero point 128: the multiplier
   // is 0.5. Output channel o reads input channel o / 2.
   // Pixel 0: [2*2 + 0, 0 + 1*1, -2*-2 + 0, 4*-2 + 0] = [4, 1, 4, -8],
-  //   halved (halves up): [2, 1, 2, -4].
+  //   halved in float, rounded to nearest even (XNNPACK): [2, 0, 2, -4].
   // Pixel 1: [2*1 + 0, 0 + 1*-1, 0 + 2*3, 0 + -1*3] = [2, -1, 6, -3]:
-  //   [1, 0, 3, -1].
+  //   [1, 0, 3, -2].
   DepthwiseConv2dAttributes a;
   a.padding = Padding::kValid;
   a.depth_multiplier = 2;
@@ -84,27 +84,28 @@ TEST(QuantizedConvTest, UInt8DepthwiseWithAMultiplierByHand) {
                             {130, 126, 129, 128, 127, 131}, {1, 1, 2, 4}, {{0.5f}, {128}, 0},
                             {130, 128, 126, 132, 128, 129, 130, 127}, {}, {1, 1, 2, 4}, {{1.0f}, {128}, 0});
   ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_THAT(*y, ::testing::ElementsAre(130, 129, 130, 124, 129, 128, 131, 127));
+  EXPECT_THAT(*y, ::testing::ElementsAre(130, 128, 130, 124, 129, 128, 131, 126));
 }
 
 TEST(QuantizedConvTest, Int8PerChannelFullyConnectedByHand) {
   // Rows [2, -4, 6] and [1, 0, -1] (scale 0.5) against filters [1, 2, 3]
   // (scale 0.5) and [-2, 0, 4] (scale 0.25), bias [1, -3], to scale 0.5:
   // multipliers 0.5 and 0.25.
-  // Row 0: 12 + 1 = 13 -> 6.5 -> 7; 20 - 3 = 17 -> 4.25, which TFLite rounds
-  //   twice (the doubling high product 8.5 -> 9, then 9 / 2 = 4.5 -> 5).
-  // Row 1: -2 + 1 = -1 -> -0.5 -> 0 (halves up); -6 - 3 = -9 -> -2.25 -> -2.
+  // As XNNPACK, the sum as a float times the multiplier, rounded to nearest
+  // even (TFLite's fixed point would round 6.5 up and 4.25 twice, to 5):
+  // Row 0: 12 + 1 = 13 -> 6.5 -> 6; 20 - 3 = 17 -> 4.25 -> 4.
+  // Row 1: -2 + 1 = -1 -> -0.5 -> 0; -6 - 3 = -9 -> -2.25 -> -2.
   ConvWeights fc{{2, 3}, {{0.5f, 0.25f}, {0, 0}, 0}, {1, 2, 3, -2, 0, 4}};
   auto y = RunConv<int8_t>(OpKind::kFullyConnected, FullyConnectedAttributes{}, DataType::kInt8, {2, 3},
                            {{0.5f}, {0}, 0}, {2, -4, 6, 1, 0, -1}, fc.shape, fc.q, fc.values, {1, -3}, {2, 2},
                            {{0.5f}, {0}, 0});
   ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_THAT(*y, ::testing::ElementsAre(7, 5, 0, -2));
+  EXPECT_THAT(*y, ::testing::ElementsAre(6, 4, 0, -2));
   y = RunConv<int8_t>(OpKind::kFullyConnected, FullyConnectedAttributes{Activation::kRelu}, DataType::kInt8, {2, 3},
                       {{0.5f}, {0}, 0}, {2, -4, 6, 1, 0, -1}, fc.shape, fc.q, fc.values, {1, -3}, {2, 2},
                       {{0.5f}, {0}, 0});
   ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_THAT(*y, ::testing::ElementsAre(7, 5, 0, 0));
+  EXPECT_THAT(*y, ::testing::ElementsAre(6, 4, 0, 0));
 }
 
 TEST(QuantizedConvTest, WhatIsNotTflitesIsRefusedByName) {

@@ -130,7 +130,8 @@ std::vector<OpDefinition> DepthwiseConv2dOps() {
            .encode = Encode,
            .validate = ValidateWindowed<DepthwiseConv2dAttributes>,
            .cpu_kernel = MakeKernel<DepthwiseConv2dKernel>,
-           .gpu = {DepthwiseConv2d}}};
+           .gpu = {DepthwiseConv2d},
+           .quantize = {.output = QuantizeRule::Output::kCalibrated, .filter = 1, .filter_axis = 3, .bias = 2}}};
 }
 
 }  // namespace mgd::ops

@@ -161,7 +161,9 @@ std::vector<OpDefinition> FullyConnectedOps() {
            .encode = Encode,
            .validate = Validate,
            .cpu_kernel = MakeKernel<FullyConnectedKernel>,
-           .gpu = {FullyConnected}}};
+           .gpu = {FullyConnected},
+           // Filters per tensor, as TFLite's converter writes them.
+           .quantize = {.output = QuantizeRule::Output::kCalibrated, .filter = 1, .filter_axis = -1, .bias = 2}}};
 }
 
 }  // namespace mgd::ops

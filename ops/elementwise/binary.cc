@@ -175,25 +175,28 @@ class BinaryKernel : public Kernel {
   std::unique_ptr<Kernel> quantized_;  // 8-bit ADD, SUB and MUL
 };
 
+constexpr QuantizeRule kCalibrated{.output = QuantizeRule::Output::kCalibrated};  // 8-bit ADD, SUB, MUL
+
 template <BinaryFunction kFunction>
 OpDefinition Binary(OpKind op, absl::StatusOr<Attributes> (*decode)(const DecodeContext&) = nullptr,
-                    void (*encode)(const Node&, EncodeContext&) = nullptr) {
+                    void (*encode)(const Node&, EncodeContext&) = nullptr, QuantizeRule quantize = {}) {
   return {.op = op,
           .decode = decode,
           .encode = encode,
           .validate = Validate,
           .cpu_kernel = MakeKernel<BinaryKernel<kFunction>>,
           .gpu = {ElementwiseShader},
-          .elementwise = ElementwiseUpdateOf};
+          .elementwise = ElementwiseUpdateOf,
+          .quantize = quantize};
 }
 
 }  // namespace
 
 std::vector<OpDefinition> BinaryOps() {
   return {
-      Binary<Add>(OpKind::kAdd, DecodeActivation<tflite::AddOptions>, EncodeAdd),
-      Binary<Sub>(OpKind::kSub, DecodeActivation<tflite::SubOptions>, EncodeSub),
-      Binary<Mul>(OpKind::kMul, DecodeActivation<tflite::MulOptions>, EncodeMul),
+      Binary<Add>(OpKind::kAdd, DecodeActivation<tflite::AddOptions>, EncodeAdd, kCalibrated),
+      Binary<Sub>(OpKind::kSub, DecodeActivation<tflite::SubOptions>, EncodeSub, kCalibrated),
+      Binary<Mul>(OpKind::kMul, DecodeActivation<tflite::MulOptions>, EncodeMul, kCalibrated),
       Binary<Div>(OpKind::kDiv, DecodeActivation<tflite::DivOptions>, EncodeDiv),
       Binary<Maximum>(OpKind::kMaximum),
       Binary<Minimum>(OpKind::kMinimum),

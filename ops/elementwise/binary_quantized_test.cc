@@ -56,29 +56,37 @@ RunBinary(OpKind op, Activation activation, DataType type, const Operand &a,
 }
 
 TEST(QuantizedBinaryTest, Int8AddByHand) {
-  // Inputs of scale 0.5, output of scale 1 (zero points 0): both inputs
-  // are rescaled to twice the larger scale with 20 bits of headroom
-  // (x * 2^20 * 0.5), summed, and brought to the output by 2^-20 (shift
-  // -19 of a 0.5 mantissa), rounding half away from zero:
-  // 3 + 2 -> 1.5 + 1 = 2.5 -> 3; -3 + 2 -> -0.5 -> -1; 127 + 127 -> 127.
+  // Inputs of scale 0.5, output of scale 1 (zero points 0), as XNNPACK:
+  // the ratios 0.5 as multipliers 2^20 of a shift of 21, the rounding 2^20
+  // added, shifted right: halves round up.
+  // 3 + 2 -> 1.5 + 1 = 2.5 -> 3; -3 + 2 -> -0.5 -> 0; 127 + 127 -> 127.
   const Quantization half{{0.5f}, {0}, 0};
   auto y = RunBinary(OpKind::kAdd, Activation::kNone, DataType::kInt8,
                      {{3}, half, {3, -3, 127}}, {{3}, half, {2, 2, 127}}, {3},
                      {{1.0f}, {0}, 0});
   ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_THAT(*y, ::testing::ElementsAre(3, -1, 127));
-  // With output zero point 10 and RELU: -1 + 10 = 9 clamps to the zero point.
+  EXPECT_THAT(*y, ::testing::ElementsAre(3, 0, 127));
+  // With output zero point 10 and RELU.
   y = RunBinary(OpKind::kAdd, Activation::kRelu, DataType::kInt8,
                 {{3}, half, {3, -3, 127}}, {{3}, half, {2, 2, 127}}, {3},
                 {{1.0f}, {10}, 0});
   ASSERT_TRUE(y.ok()) << y.status();
   EXPECT_THAT(*y, ::testing::ElementsAre(13, 10, 127));
-  // SUB: 1.5 - 1 = 0.5 -> 1; -1.5 - 1 = -2.5 -> -3; 63.5 - 63.5 = 0.
+  // SUB: 1.5 - 1 = 0.5 -> 1; -1.5 - 1 = -2.5 -> -2; 63.5 - 63.5 = 0.
   y = RunBinary(OpKind::kSub, Activation::kNone, DataType::kInt8,
                 {{3}, half, {3, -3, 127}}, {{3}, half, {2, 2, 127}}, {3},
                 {{1.0f}, {0}, 0});
   ASSERT_TRUE(y.ok()) << y.status();
-  EXPECT_THAT(*y, ::testing::ElementsAre(1, -3, 0));
+  EXPECT_THAT(*y, ::testing::ElementsAre(1, -2, 0));
+  // An input whose scale over the output's is below XNNPACK's 2^-10: TFLite's
+  // arithmetic (LiteRT's kernel then), both inputs rescaled to twice the
+  // larger scale with 20 bits of headroom (x * 2^20 * 0.5), summed, brought
+  // to the output by 2^-20, rounding half away from zero: 3 -> 1.5 -> 2,
+  // -3 -> -1.5 -> -2.
+  y = RunBinary(OpKind::kAdd, Activation::kNone, DataType::kInt8, {{2}, half, {3, -3}},
+                {{2}, {{0x1.0p-12f}, {0}, 0}, {0, 0}}, {2}, {{1.0f}, {0}, 0});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_THAT(*y, ::testing::ElementsAre(2, -2));
 }
 
 TEST(QuantizedBinaryTest, UInt8AddBroadcastsByHand) {

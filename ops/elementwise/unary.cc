@@ -123,8 +123,16 @@ class UnaryKernel : public Kernel {
   quantized::Table table_;  // of an 8-bit input
 };
 
+// The quantizer's rules: the ops TFLite has int8 kernels for, LOGISTIC and
+// TANH with its fixed output parameters; the others stay float in a
+// quantized model.
+constexpr QuantizeRule kCalibrated{.output = QuantizeRule::Output::kCalibrated};
+constexpr QuantizeRule kProbability{.output = QuantizeRule::Output::kFixed, .scale = 1.0f / 256, .zero_point = -128};
+constexpr QuantizeRule kSigned{.output = QuantizeRule::Output::kFixed, .scale = 1.0f / 128, .zero_point = 0};
+
 template <UnaryFunction kFunction, UnaryParameter kParameter = NoParameter>
-OpDefinition Unary(OpKind op, absl::StatusOr<Attributes> (*decode)(const DecodeContext&) = nullptr,
+OpDefinition Unary(OpKind op, QuantizeRule quantize = {},
+                   absl::StatusOr<Attributes> (*decode)(const DecodeContext&) = nullptr,
                    void (*encode)(const Node&, EncodeContext&) = nullptr) {
   return {.op = op,
           .decode = decode,
@@ -132,25 +140,26 @@ OpDefinition Unary(OpKind op, absl::StatusOr<Attributes> (*decode)(const DecodeC
           .validate = Validate,
           .cpu_kernel = MakeKernel<UnaryKernel<kFunction, kParameter>>,
           .gpu = {ElementwiseShader},
-          .elementwise = ElementwiseUpdateOf};
+          .elementwise = ElementwiseUpdateOf,
+          .quantize = quantize};
 }
 
 }  // namespace
 
 std::vector<OpDefinition> UnaryOps() {
   return {
-      Unary<Relu>(OpKind::kRelu),
-      Unary<Relu6>(OpKind::kRelu6),
-      Unary<ReluN1To1>(OpKind::kReluN1To1),
-      Unary<Logistic>(OpKind::kLogistic),
-      Unary<Tanh>(OpKind::kTanh),
-      Unary<HardSwish>(OpKind::kHardSwish, nullptr, EncodeHardSwish),
+      Unary<Relu>(OpKind::kRelu, kCalibrated),
+      Unary<Relu6>(OpKind::kRelu6, kCalibrated),
+      Unary<ReluN1To1>(OpKind::kReluN1To1, kCalibrated),
+      Unary<Logistic>(OpKind::kLogistic, kProbability),
+      Unary<Tanh>(OpKind::kTanh, kSigned),
+      Unary<HardSwish>(OpKind::kHardSwish, kCalibrated, nullptr, EncodeHardSwish),
       Unary<Exp>(OpKind::kExp),
       Unary<Rsqrt>(OpKind::kRsqrt),
-      Unary<Elu>(OpKind::kElu),
-      Unary<LeakyRelu, LeakyReluAlpha>(OpKind::kLeakyRelu, DecodeLeakyRelu, EncodeLeakyRelu),
-      Unary<Gelu, GeluApproximate>(OpKind::kGelu, DecodeGelu, EncodeGelu),
-      Unary<Abs>(OpKind::kAbs),
+      Unary<Elu>(OpKind::kElu, kCalibrated),
+      Unary<LeakyRelu, LeakyReluAlpha>(OpKind::kLeakyRelu, kCalibrated, DecodeLeakyRelu, EncodeLeakyRelu),
+      Unary<Gelu, GeluApproximate>(OpKind::kGelu, {}, DecodeGelu, EncodeGelu),
+      Unary<Abs>(OpKind::kAbs, kCalibrated),
       Unary<Neg>(OpKind::kNeg),
       Unary<Square>(OpKind::kSquare),
       Unary<Sqrt>(OpKind::kSqrt),

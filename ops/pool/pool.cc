@@ -314,13 +314,15 @@ std::vector<OpDefinition> PoolOps() {
        .encode = Encode,
        .validate = Validate,
        .cpu_kernel = MakeKernel<Pool2dKernel, true>,
-       .gpu = {Pool2d}},
+       .gpu = {Pool2d},
+       .quantize = {.output = QuantizeRule::Output::kInput}},
       {.op = OpKind::kAveragePool2d,
        .decode = Decode,
        .encode = Encode,
        .validate = Validate,
        .cpu_kernel = MakeKernel<Pool2dKernel, false>,
-       .gpu = {Pool2d}},
+       .gpu = {Pool2d},
+       .quantize = {.output = QuantizeRule::Output::kInput}},
   };
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "interpreter/kernels/kernel_util.h"
 #include "model/status_macros.h"
@@ -55,6 +56,13 @@ class QuantizeKernel : public Kernel {
       const Quantization& in = *ctx.graph->tensors[static_cast<size_t>(x.index)].quantization;
       in_zero_point_ = static_cast<int32_t>(in.zero_point[0]);
       multiplier_ = quantized::QuantizeMultiplier(static_cast<double>(in.scale[0]) / static_cast<double>(scale_[0]));
+      // XNNPACK's requantization (qs8-vcvt), LiteRT's CPU path where it
+      // takes the ratio: the ratio with 8 fractional bits, rounded half up.
+      const float ratio = in.scale[0] / scale_[0];
+      xnnpack_multiplier_ = 0;
+      if (x.type == ctx.out(0).type && ratio >= 0x1.0p-8f && ratio <= 0x1.0p+7f) {
+        xnnpack_multiplier_ = static_cast<int32_t>(std::nearbyint(256.0f * ratio));
+      }
     }
     return absl::OkStatus();
   }
@@ -69,11 +77,23 @@ class QuantizeKernel : public Kernel {
       int32_t q = 0;
       if (x.type == DataType::kFloat32) {
         const size_t c = channels > 1 ? static_cast<size_t>((i / inner_) % channels) : 0;
-        q = quantized::Quantize(x.as<float>()[i], {scale_[c], static_cast<int32_t>(zero_point_[c])}, y.type);
+        const quantized::Params p{scale_[c], static_cast<int32_t>(zero_point_[c])};
+        const float v = x.as<float>()[i];
+        if (channels > 1 || std::isnan(v)) {
+          q = quantized::Quantize(v, p, y.type);
+        } else {
+          // XNNPACK's (f32-qs8-vcvt), LiteRT's CPU path: times the reciprocal
+          // scale in float, rounded to nearest even.
+          const float scaled = std::clamp(v * (1.0f / p.scale), static_cast<float>(lo - p.zero_point),
+                                          static_cast<float>(hi - p.zero_point));
+          q = static_cast<int32_t>(std::nearbyint(scaled)) + p.zero_point;
+        }
       } else {
         const int32_t offset = quantized::Read(x, i) - in_zero_point_;
-        const int32_t v =
-            quantized::MultiplyByQuantizedMultiplier(offset, multiplier_) + static_cast<int32_t>(zero_point_[0]);
+        const auto zero_point = static_cast<int32_t>(zero_point_[0]);
+        const int32_t v = xnnpack_multiplier_ != 0
+                              ? ((offset * xnnpack_multiplier_ + 0x80) >> 8) + zero_point
+                              : quantized::MultiplyByQuantizedMultiplier(offset, multiplier_) + zero_point;
         q = std::clamp(v, lo, hi);
       }
       quantized::Write(y, i, q);
@@ -87,6 +107,7 @@ class QuantizeKernel : public Kernel {
   int64_t inner_ = 1;
   int32_t in_zero_point_ = 0;
   quantized::Multiplier multiplier_;
+  int32_t xnnpack_multiplier_ = 0;  // 0: TFLite's fixed point
 };
 
 }  // namespace

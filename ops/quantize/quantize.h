@@ -1,8 +1,12 @@
 // QUANTIZE: float32 to int8 or uint8 (per tensor, or per channel along the
 // output's quantized_dimension), and int8/uint8 to int8/uint8 with other
-// parameters (requantization), in TFLite's arithmetic: round(x / scale) + zero
-// point, half away from zero, saturated; a requantization multiplies by
-// in_scale / out_scale in fixed point (fixed_point.h).
+// parameters (requantization). Per tensor as LiteRT's CPU path (XNNPACK)
+// computes it: x times the reciprocal scale in float, rounded to nearest
+// even, plus the zero point, saturated; a requantization multiplies by
+// in_scale / out_scale with 8 fractional bits, rounding half up. Elsewhere
+// (per channel, ratios XNNPACK refuses, int8 to uint8) in TFLite's
+// arithmetic: round(x / scale) half away from zero; the ratio in fixed
+// point (fixed_point.h).
 #pragma once
 
 #include <vector>

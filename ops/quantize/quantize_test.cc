@@ -1,5 +1,6 @@
-// QUANTIZE and TFLite's fixed-point arithmetic, by hand (the arithmetic is in
-// the comments), and bad quantization parameters refused by name.
+// QUANTIZE (XNNPACK's arithmetic where LiteRT's CPU path uses it) and
+// TFLite's fixed-point arithmetic, by hand (the arithmetic is in the
+// comments), and bad quantization parameters refused by name.
 #include "ops/quantize/quantize.h"
 
 #include "model/validator.h"
@@ -81,19 +82,19 @@ std::vector<Out> Quantize(const Graph& graph, const std::vector<In>& x) {
 }
 
 TEST(QuantizeTest, FloatToInt8PerTensorByHand) {
-  // scale 0.5, zero point -3: x / 0.5 = [0, 0.5, -0.5, 1.5, 2, 200, -200]
-  // rounds (half away from zero) to [0, 1, -1, 2, 2, 200, -200]; plus -3,
-  // saturated to [-128, 127].
+  // scale 0.5, zero point -3, as XNNPACK: x * 2 = [0, 0.5, -0.5, 1.5, 2,
+  // 200, -200] saturated to [-125, 130] and rounded to nearest even,
+  // [0, 0, 0, 2, 2, 130, -125]; plus -3.
   const Graph g = QuantizeGraph(DataType::kFloat32, {7}, std::nullopt, DataType::kInt8, {{0.5f}, {-3}, 0});
   EXPECT_THAT((Quantize<int8_t, float>(g, {0, 0.25f, -0.25f, 0.75f, 1, 100, -100})),
-              ::testing::ElementsAre(-3, -2, -4, -1, -1, 127, -128));
+              ::testing::ElementsAre(-3, -3, -3, -1, -1, 127, -128));
 }
 
 TEST(QuantizeTest, FloatToUInt8PerTensorByHand) {
-  // scale 0.25, zero point 128: 0.125 -> 0.5 -> 1 -> 129; -32 -> -128 -> 0;
-  // 32 -> 128 -> 256, saturated to 255; -0.375 -> -1.5 -> -2 -> 126.
+  // scale 0.25, zero point 128: 0.125 -> 0.5 -> 0 (even) -> 128; -32 -> -128
+  // -> 0; 32 -> 128, saturated to 127 -> 255; -0.375 -> -1.5 -> -2 -> 126.
   const Graph g = QuantizeGraph(DataType::kFloat32, {4}, std::nullopt, DataType::kUInt8, {{0.25f}, {128}, 0});
-  EXPECT_THAT((Quantize<uint8_t, float>(g, {0.125f, -32, 32, -0.375f})), ::testing::ElementsAre(129, 0, 255, 126));
+  EXPECT_THAT((Quantize<uint8_t, float>(g, {0.125f, -32, 32, -0.375f})), ::testing::ElementsAre(128, 0, 255, 126));
 }
 
 TEST(QuantizeTest, FloatToInt8PerChannelByHand) {
@@ -111,12 +112,13 @@ TEST(QuantizeTest, Requantizations) {
   const Graph to_int8 = QuantizeGraph(DataType::kUInt8, {4}, Quantization{{0.5f}, {128}, 0}, DataType::kInt8,
                                       {{0.5f}, {0}, 0});
   EXPECT_THAT((Quantize<int8_t, uint8_t>(to_int8, {0, 128, 255, 200})), ::testing::ElementsAre(-128, 0, 127, 72));
-  // int8 (1, 0) to int8 (4, 1): x * 0.25 in fixed point (FixedPointTest) plus 1:
-  // 6 -> 2, -6 -> -2, 5 -> 2, 127 -> 32 (63.5 rounds to 64, then 32),
-  // -128 -> -32.
+  // That one in TFLite's arithmetic (XNNPACK converts within a type);
+  // int8 (1, 0) to int8 (4, 1) in XNNPACK's: the ratio 0.25 as 64 / 256,
+  // (x * 64 + 128) >> 8 rounds half up, plus 1: 6 -> 1.5 -> 2, -6 -> -1.5 ->
+  // -1, 5 -> 1.25 -> 1, 127 -> 31.75 -> 32, -128 -> -32.
   const Graph rescale = QuantizeGraph(DataType::kInt8, {5}, Quantization{{1.0f}, {0}, 0}, DataType::kInt8,
                                       {{4.0f}, {1}, 0});
-  EXPECT_THAT((Quantize<int8_t, int8_t>(rescale, {6, -6, 5, 127, -128})), ::testing::ElementsAre(3, -1, 3, 33, -31));
+  EXPECT_THAT((Quantize<int8_t, int8_t>(rescale, {6, -6, 5, 127, -128})), ::testing::ElementsAre(3, 0, 2, 33, -31));
 }
 
 TEST(QuantizeTest, BadParametersAreRefusedByName) {

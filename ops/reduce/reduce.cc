@@ -193,12 +193,18 @@ absl::StatusOr<shaders::GeneratedShader> ReduceShader(const shaders::NodeContext
 std::vector<OpDefinition> ReduceOps() {
   std::vector<OpDefinition> ops;
   for (OpKind op : {OpKind::kMean, OpKind::kSum, OpKind::kReduceMax, OpKind::kReduceMin, OpKind::kReduceProd}) {
+    // The quantizer's: MEAN and SUM rescale; the max and min keep the
+    // input's parameters; REDUCE_PROD stays float.
+    QuantizeRule quantize;
+    if (op == OpKind::kMean || op == OpKind::kSum) quantize.output = QuantizeRule::Output::kCalibrated;
+    if (op == OpKind::kReduceMax || op == OpKind::kReduceMin) quantize.output = QuantizeRule::Output::kInput;
     ops.push_back({.op = op,
                    .decode = Decode,
                    .encode = Encode,
                    .validate = Validate,
                    .cpu_kernel = MakeKernel<ReduceKernel>,
-                   .gpu = {ReduceShader}});
+                   .gpu = {ReduceShader},
+                   .quantize = quantize});
   }
   return ops;
 }

@@ -130,20 +130,23 @@ std::vector<OpDefinition> ReshapeOps() {
        .validate = ValidateReshape,
        .cpu_kernel = MakeKernel<ReshapeKernel>,
        .is_identity = AlwaysIdentity,
-       .gpu = {ReshapeShader}},
+       .gpu = {ReshapeShader},
+       .quantize = {.output = QuantizeRule::Output::kInput}},
       {.op = OpKind::kSqueeze,
        .decode = DecodeSqueeze,
        .encode = EncodeSqueeze,
        .validate = ValidateSqueeze,
        .cpu_kernel = MakeKernel<ReshapeKernel>,
        .is_identity = AlwaysIdentity,
-       .gpu = {ReshapeShader}},
+       .gpu = {ReshapeShader},
+       .quantize = {.output = QuantizeRule::Output::kInput}},
       // TFLite's ExpandDimsOptions is empty; mgd writes none.
       {.op = OpKind::kExpandDims,
        .validate = ValidateExpandDims,
        .cpu_kernel = MakeKernel<ReshapeKernel>,
        .is_identity = AlwaysIdentity,
-       .gpu = {ReshapeShader}},
+       .gpu = {ReshapeShader},
+       .quantize = {.output = QuantizeRule::Output::kInput}},
   };
 }
 

@@ -238,14 +238,16 @@ std::vector<OpDefinition> ResizeOps() {
        .validate = Validate,
        .cpu_kernel = MakeKernel<ResizeKernel, true>,
        .is_identity = SameSize,
-       .gpu = {ResizeShader}},
+       .gpu = {ResizeShader},
+       .quantize = {.output = QuantizeRule::Output::kInput}},
       {.op = OpKind::kResizeNearestNeighbor,
        .decode = Decode<tflite::ResizeNearestNeighborOptions>,
        .encode = EncodeNearest,
        .validate = Validate,
        .cpu_kernel = MakeKernel<ResizeKernel, false>,
        .is_identity = SameSize,
-       .gpu = {ResizeShader}},
+       .gpu = {ResizeShader},
+       .quantize = {.output = QuantizeRule::Output::kInput}},
   };
 }
 

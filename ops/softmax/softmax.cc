@@ -199,7 +199,8 @@ std::vector<OpDefinition> SoftmaxOps() {
            .encode = Encode,
            .validate = Validate,
            .cpu_kernel = MakeKernel<SoftmaxKernel>,
-           .gpu = {SoftmaxShader}}};
+           .gpu = {SoftmaxShader},
+           .quantize = {.output = QuantizeRule::Output::kFixed, .scale = 1.0f / 256, .zero_point = -128}}};
 }
 
 }  // namespace mgd::ops

@@ -29,11 +29,17 @@ absl::Status Modelgen(const ModelgenOptions& options) {
     MGD_ASSIGN_OR_RETURN(Graph graph, build(options.seed));
     return WriteModelFile(graph, options.out);
   }
+  if (options.int8 && options.name != "mobilenet_v1" && options.name != "mobilenet_v2") {
+    return UsageError("modelgen: --int8 is for mobilenet_v1 and mobilenet_v2 (mgd quantize makes any model int8)");
+  }
   int version = 0;
   if (options.name == "mobilenet_v1") version = 1;
   else if (options.name == "mobilenet_v2") version = 2;
   else return UsageError(fmt::format("modelgen: unknown model '{}' (valid: mobilenet_v1, mobilenet_v2, bert_tiny, vit_tiny, efficientnet_lite0, yolo_nano, mobilevit_xxs, lstm_kws, lstm_kws_unrolled, fp16_trap, fp16_sum_trap)", options.name));
   MGD_ASSIGN_OR_RETURN(Graph graph, BuildMobileNet(version, options.seed, options.fp16_weights));
+  if (options.int8) {
+    MGD_ASSIGN_OR_RETURN(graph, QuantizedMobileNet(graph, options.seed));
+  }
   // WriteModelFile reports an unwritable path as PermissionDenied, naming it.
   return WriteModelFile(graph, options.out);
 }

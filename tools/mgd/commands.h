@@ -140,8 +140,24 @@ struct ModelgenOptions {
   std::string out;
   uint64_t seed = 1;
   bool fp16_weights = false;
+  bool int8 = false;  // full-integer int8, calibrated on random inputs (quantizer/)
 };
 absl::Status Modelgen(const ModelgenOptions& options);
+
+// mgd quantize: post-training int8 quantization (quantizer/).
+struct QuantizeOptions {
+  std::string model;
+  std::string out;
+  std::vector<std::string> calibration;  // images, resized and scaled to the input
+  int random_samples = 0;                // or this many random inputs
+  float range_lo = -1.0f, range_hi = 1.0f;  // the model's input range
+  double percentile = 100.0;
+  bool per_tensor = false;
+  bool dynamic_range = false;
+  bool int8_io = false;
+  bool json = false;
+};
+absl::Status Quantize(const QuantizeOptions& options);
 
 struct InfoOptions {
   bool json = false;

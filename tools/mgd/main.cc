@@ -190,6 +190,36 @@ int main(int argc, char** argv) {
   gen_cmd->add_option("--out", gen.out, "Output .tflite")->required();
   gen_cmd->add_option("--seed", gen.seed, "Weight seed");
   gen_cmd->add_flag("--fp16-weights", gen.fp16_weights, "Store weights as fp16 behind DEQUANTIZE (as MediaPipe does)");
+  gen_cmd->add_flag("--int8", gen.int8,
+                    "Quantize the model to int8 as mgd quantize does, calibrated on random inputs in [-1, 1] "
+                    "(float input and outputs)");
+
+  mgd::cli::QuantizeOptions quant;
+  auto* quant_cmd = app.add_subcommand("quantize", "Post-training int8 quantization of a float model, calibrated on images");
+  quant_cmd->add_option("model", quant.model, "Float model (.tflite)")->required();
+  quant_cmd->add_option("--out", quant.out, "Output .tflite")->required();
+  quant_cmd->add_option("--calibration", quant.calibration,
+                        "PNG or JPEG images, resized to the model's [1,H,W,3] input and scaled to --input-range");
+  quant_cmd->add_option("--random-samples", quant.random_samples,
+                        "Calibrate on this many random inputs in --input-range instead of images")
+      ->check(CLI::Range(1, 10000));
+  quant_cmd->add_option_function<std::string>(
+      "--input-range",
+      [&quant](const std::string& v) {
+        if (std::sscanf(v.c_str(), "%f,%f", &quant.range_lo, &quant.range_hi) != 2) {
+          throw CLI::ValidationError("--input-range", "expected LO,HI, e.g. -1,1 or 0,1");
+        }
+      },
+      "The model's input range LO,HI: what pixel values 0 and 255 become (default -1,1)");
+  quant_cmd->add_option("--percentile", quant.percentile,
+                        "Keep this percentage of each activation's calibration values in its range, cutting outliers "
+                        "(default 100: the minimum and maximum)")
+      ->check(CLI::Range(50.0, 100.0));
+  quant_cmd->add_flag("--per-tensor", quant.per_tensor, "One scale per filter instead of one per output channel");
+  quant_cmd->add_flag("--dynamic-range", quant.dynamic_range,
+                      "Only the weights int8 (behind DEQUANTIZE): float activations and arithmetic");
+  quant_cmd->add_flag("--int8-io", quant.int8_io, "int8 model inputs and outputs (default: float, as the converter)");
+  quant_cmd->add_flag("--json", quant.json, "Print one JSON object on stdout");
 
   mgd::cli::PipelineOptions pipe;
   app.add_subcommand("view", "A live window: frames through a solution or a model, results drawn (mgd view --help)")
@@ -263,6 +293,7 @@ int main(int argc, char** argv) {
     else if (compare_cmd->parsed()) status = mgd::cli::Compare(compare);
     else if (check_cmd->parsed()) status = mgd::cli::Check(check);
     else if (gen_cmd->parsed()) status = mgd::cli::Modelgen(gen);
+    else if (quant_cmd->parsed()) status = mgd::cli::Quantize(quant);
     else if (info_cmd->parsed()) status = mgd::cli::Info(info);
     else if (compile_cmd->parsed()) status = mgd::cli::Compile(compile);
     else if (pipe_cmd->parsed()) status = mgd::cli::Pipeline(pipe);

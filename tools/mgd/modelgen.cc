@@ -13,6 +13,8 @@
 #include "ops/pool/pool.h"
 #include "ops/reshape/reshape.h"
 #include "ops/softmax/softmax.h"
+#include "quantizer/calibrate.h"
+#include "quantizer/quantize_graph.h"
 #include "tools/mgd/modelgen_builder.h"
 
 namespace mgd {
@@ -176,6 +178,14 @@ absl::StatusOr<Graph> BuildMobileNet(int version, uint64_t seed, bool fp16_weigh
   Graph graph = version == 1 ? MobileNetV1(builder) : MobileNetV2(builder);
   graph.description += fmt::format(" (mgd modelgen, seed {}, {} weights)", seed, fp16_weights ? "fp16" : "fp32");
   return graph;
+}
+
+absl::StatusOr<Graph> QuantizedMobileNet(const Graph& graph, uint64_t seed) {
+  auto calibration = quantizer::Calibrate(graph, quantizer::RandomSamples(graph, 8, seed, -1.0f, 1.0f));
+  if (!calibration.ok()) return calibration.status();
+  absl::StatusOr<Graph> quantized = quantizer::QuantizeGraph(*calibration, {});
+  if (quantized.ok()) quantized->description += ", int8 (random calibration)";
+  return quantized;
 }
 
 }  // namespace mgd

@@ -16,6 +16,10 @@ namespace mgd {
 // weight and bias is a FLOAT16 constant behind a DEQUANTIZE node, as
 // MediaPipe's models store them. Any other version is InvalidArgument.
 absl::StatusOr<Graph> BuildMobileNet(int version, uint64_t seed, bool fp16_weights);
+// A generated model in full-integer int8 (float input and outputs), as mgd
+// quantize makes it, calibrated on 8 random inputs in [-1, 1) drawn from
+// `seed`: modelgen --int8.
+absl::StatusOr<Graph> QuantizedMobileNet(const Graph& graph, uint64_t seed);
 // EfficientNet-Lite0: an image [1,224,224,3] in, a softmax [1,1000] out.
 absl::StatusOr<Graph> BuildEfficientNetLite0(uint64_t seed);
 
