@@ -28,6 +28,18 @@ int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b) {
   return static_cast<int32_t>((ab + nudge) / (int64_t{1} << 31));
 }
 
+int16_t SaturatingRoundingDoublingHighMul(int16_t a, int16_t b) {
+  if (a == b && a == std::numeric_limits<int16_t>::min()) return std::numeric_limits<int16_t>::max();
+  const int32_t ab = int32_t{a} * int32_t{b};
+  const int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+  return static_cast<int16_t>((ab + nudge) / (1 << 15));
+}
+
+int16_t SaturatingDoublingHighMul(int16_t a, int16_t b) {
+  if (a == b && a == std::numeric_limits<int16_t>::min()) return std::numeric_limits<int16_t>::max();
+  return static_cast<int16_t>((int32_t{a} * int32_t{b}) / (1 << 15));
+}
+
 int32_t RoundingDivideByPOT(int32_t x, int exponent) {
   const int32_t mask = static_cast<int32_t>((int64_t{1} << exponent) - 1);
   const int32_t remainder = x & mask;

@@ -27,6 +27,12 @@ int32_t SaturatingRoundingDoublingHighMul(int32_t a, int32_t b);
 // x / 2^exponent rounded to nearest, ties away from zero.
 int32_t RoundingDivideByPOT(int32_t x, int exponent);
 
+// The 16-bit forms (gemmlowp's and TFLite's hard_swish.h): (a * b * 2) >> 16
+// rounded to nearest (ties away from zero), and truncated toward zero;
+// both saturate INT16_MIN * INT16_MIN.
+int16_t SaturatingRoundingDoublingHighMul(int16_t a, int16_t b);
+int16_t SaturatingDoublingHighMul(int16_t a, int16_t b);
+
 // round(x * m) as TFLite's MultiplyByQuantizedMultiplier computes it.
 int32_t MultiplyByQuantizedMultiplier(int32_t x, const Multiplier& m);
 

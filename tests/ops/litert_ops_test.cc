@@ -50,9 +50,8 @@ std::optional<Reference> Load(const LitertOpModel& m) {
 
 // The scale of an output that DEQUANTIZE makes from an 8-bit tensor (0 for
 // any other output). Such an output may differ from LiteRT's by this one
-// quantum: LiteRT's CPU path (XNNPACK) requantizes convolutions in fp32 and
-// rounds ties to even, where mgd follows TFLite's reference fixed-point
-// kernels, which round them away from zero (docs/numerics.md).
+// quantum, the bound per op; mgd follows LiteRT's arithmetic and
+// gives its outputs exactly today (docs/numerics.md).
 float QuantumOf(const Graph& g, size_t output) {
   const int t = g.outputs[output];
   for (const Node& n : g.nodes) {

@@ -12,6 +12,7 @@
 #include "base/files.h"
 #include "base/json_text.h"
 #include "interpreter/interpreter.h"
+#include "model/fp16.h"
 #include "model/reader.h"
 #include "model/status_macros.h"
 #include "tools/mgd/backend_choice.h"
@@ -32,6 +33,29 @@ struct Stats {
   int64_t argmax = 0;
   double mean = 0;
 };
+
+// An output's values as numbers: floats as they are, an 8-bit tensor with
+// one scale dequantized, other integers and bools as they are.
+std::vector<float> RealValues(const Interpreter& interpreter, const TensorRef& t) {
+  const std::optional<Quantization>& q = interpreter.graph().tensors[static_cast<size_t>(t.index)].quantization;
+  const bool dequantize = q.has_value() && q->scale.size() == 1;
+  std::vector<float> v(static_cast<size_t>(t.elements()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    double x = 0;
+    switch (t.type) {
+      case DataType::kFloat32: x = t.as<float>()[i]; break;
+      case DataType::kInt8: x = t.as<int8_t>()[i]; break;
+      case DataType::kUInt8: x = t.as<uint8_t>()[i]; break;
+      case DataType::kInt32: x = t.as<int32_t>()[i]; break;
+      case DataType::kInt64: x = static_cast<double>(t.as<int64_t>()[i]); break;
+      case DataType::kBool: x = t.as<bool>()[i] ? 1 : 0; break;
+      case DataType::kFloat16: x = HalfToFloat(t.as<uint16_t>()[i]); break;
+    }
+    if (dequantize && t.type != DataType::kFloat32) x = (x - static_cast<double>(q->zero_point[0])) * q->scale[0];
+    v[i] = static_cast<float>(x);
+  }
+  return v;
+}
 
 Stats Summarize(const float* v, int64_t n) {
   Stats s;
@@ -164,16 +188,14 @@ absl::Status Run(const RunOptions& given) {
   for (size_t k = 0; k < interpreter->num_outputs(); ++k) {
     const TensorRef& t = interpreter->output(k);
     std::string file;
-    if (t.type != DataType::kFloat32) {
-      return absl::InternalError(fmt::format("output {} ('{}') has type {}; only float32 outputs are written", k, t.name,
-                                             DataTypeName(t.type)));
-    }
     if (!options.output_dir.empty()) {
       file = (std::filesystem::path(options.output_dir) / fmt::format("output_{}.npy", k)).string();
-      absl::Status written = WriteNpy(file, t.shape, t.as<float>(), static_cast<size_t>(t.elements()));
+      absl::Status written = WriteNpy(file, t.shape, t.type, t.data, t.bytes);
       if (!written.ok()) return written;
     }
-    const Stats s = Summarize(t.as<float>(), t.elements());
+    // The summary of what the values mean: an 8-bit output's real values.
+    const std::vector<float> values = RealValues(*interpreter, t);
+    const Stats s = Summarize(values.data(), t.elements());
     outputs.push_back({{"name", t.name}, {"shape", t.shape}, {"file", file.empty() ? nlohmann::json(nullptr) : nlohmann::json(file)}});
     // Where the maximum is, as a multi-dimensional index: the best class of a
     // classifier, the best anchor of a detector.

@@ -208,10 +208,18 @@ absl::StatusOr<FloatArray> ReadFloatArray(const std::string& path) {
 }
 
 absl::Status WriteNpy(const std::string& path, const Shape& shape, const float* values, size_t count) {
+  return WriteNpy(path, shape, DataType::kFloat32, values, count * sizeof(float));
+}
+
+absl::Status WriteNpy(const std::string& path, const Shape& shape, DataType type, const void* data, size_t bytes) {
+  static const std::map<DataType, const char*> kDescr = {
+      {DataType::kFloat32, "<f4"}, {DataType::kFloat16, "<f2"}, {DataType::kInt32, "<i4"}, {DataType::kInt64, "<i8"},
+      {DataType::kInt8, "|i1"},    {DataType::kUInt8, "|u1"},   {DataType::kBool, "|b1"}};
   std::string dims;
   for (int32_t d : shape) dims += std::to_string(d) + ",";
   if (shape.size() > 1) dims.pop_back();
-  std::string header = fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}), }}", dims);
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", kDescr.at(type), dims);
   // Pad so the data starts on a 64-byte boundary, ending the header with \n.
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
@@ -221,7 +229,7 @@ absl::Status WriteNpy(const std::string& path, const Shape& shape, const float* 
   file.push_back(static_cast<char>(len & 0xff));
   file.push_back(static_cast<char>(len >> 8));
   file += header;
-  file.append(reinterpret_cast<const char*>(values), count * sizeof(float));
+  file.append(static_cast<const char*>(data), bytes);
   return WriteFileAtomically(path, file);
 }
 

@@ -37,5 +37,7 @@ absl::StatusOr<Array> ReadArray(const std::string& path, DataType raw_type);
 // Little-endian dtypes only. Errors name `source`.
 absl::StatusOr<Array> ParseNpy(const uint8_t* data, size_t size, const std::string& source);
 absl::Status WriteNpy(const std::string& path, const Shape& shape, const float* values, size_t count);
+// An array of any dtype Array holds, from its bytes.
+absl::Status WriteNpy(const std::string& path, const Shape& shape, DataType type, const void* data, size_t bytes);
 
 }  // namespace mgd::cli
