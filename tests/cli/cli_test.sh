@@ -41,6 +41,26 @@ for backend in cpu vulkan; do
     grep -qa "'shape': (1,128,128)" "$work/bert_$backend/output_0.npy" || fail "bert_tiny on $backend: no [1,128,128] output"
 done
 
+# mgd quantize: the committed int8 face detector is what it makes of the
+# photos (scripts/quantized-references), and it runs; int8 inputs and
+# outputs, read and written as they are; modelgen's int8 MobileNet.
+photos=("$data/images/astronaut.png" "$data/images/hand.jpg" "$data/images/football.jpg")
+if expect_ok "quantize" quantize "$face" --calibration "${photos[@]}" --input-range -1,1 --out "$work/face_int8.tflite" --json; then
+  grep -q '"int8_nodes":90,' "$work/out" && grep -q '"float_nodes":0,' "$work/out" && grep -q '"samples":3' "$work/out" \
+    || fail "quantize --json: $(cat "$work/out")"
+  cmp -s "$work/face_int8.tflite" "$data/quantized/face_detection_short_range_int8/model.tflite" \
+    || fail "quantize does not make the committed int8 face detector (run scripts/quantized-references)"
+fi
+expect_ok "int8 model runs" run "$work/face_int8.tflite" --backend cpu --input "$face_input" && \
+  grep -q "output 1 'classificators' \[1,896,1\]" "$work/out" || fail "the int8 model's summary: $(cat "$work/out")"
+expect_ok "quantize --int8-io" quantize "$face" --random-samples 2 --int8-io --per-tensor --out "$work/io.tflite"
+head -c 49152 /dev/urandom >"$work/in8.raw"
+expect_ok "int8 io run" run "$work/io.tflite" --backend cpu --input "$work/in8.raw" --output-dir "$work/io" && \
+  grep -qa "'descr': '|i1'" "$work/io/output_0.npy" || fail "an int8 output is not written as int8"
+expect_ok "quantize --dynamic-range" quantize "$face" --random-samples 1 --dynamic-range --out "$work/dyn.tflite"
+expect_ok "quantize --percentile" quantize "$face" --random-samples 2 --percentile 99.9 --out "$work/pct.tflite"
+expect_ok "modelgen --int8" modelgen mobilenet_v2 --int8 --out "$work/m8.tflite"
+
 # Partitions: the LSTM keyword spotter in one; its unrolled twin in three
 # (PACK of 49 frames stays on the CPU), one with --max-partitions 1.
 if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
@@ -354,6 +374,14 @@ if expect_ok "pipeline selfie --json" pipeline selfie --models "$models" "$photo
   grep -qE '"mask":\{"box":\[[0-9.]+,[0-9.]+,[0-9.]+,[0-9.]+\],"coverage":0\.5[0-9]*,"height":512,"mean":0\.5[0-9]*,"width":512\}' "$work/out" \
     || fail "pipeline selfie --json lacks the mask's statistics: $(cat "$work/out")"
 fi
+expect_error "quantize without calibration" 2 "give calibration images \(--calibration\) or --random-samples" \
+  -- quantize "$face" --out "$work/x.tflite"
+expect_error "quantize images for token ids" 2 "one float32 \[1,H,W,3\] input; .*bert.tflite has 1 input\(s\), int32 \[1,128\]" \
+  -- quantize "$work/bert.tflite" --calibration "$photo" --out "$work/x.tflite"
+expect_error "quantize an empty range" 2 "--input-range 1,0 is empty" -- quantize "$face" --random-samples 1 --input-range 1,0 --out "$work/x.tflite"
+expect_error "quantize a bad range" 2 "expected LO,HI" -- quantize "$face" --random-samples 1 --input-range one --out "$work/x.tflite"
+expect_error "quantize a broken image" 2 "random.tflite" -- quantize "$face" --calibration "$work/random.tflite" --out "$work/x.tflite"
+expect_error "modelgen --int8 of another family" 2 "--int8 is for mobilenet_v1 and mobilenet_v2" -- modelgen bert_tiny --int8 --out "$work/x.tflite"
 expect_error "pipeline without models" 2 "/no/models/face_detection_short_range.tflite: cannot open" \
   -- pipeline face "$photo" --models /no/models --backend cpu
 

@@ -11,6 +11,9 @@
 namespace mgd::cli {
 
 absl::Status Modelgen(const ModelgenOptions& options) {
+  if (options.int8 && options.name != "mobilenet_v1" && options.name != "mobilenet_v2") {
+    return UsageError("modelgen: --int8 is for mobilenet_v1 and mobilenet_v2 (mgd quantize makes any model int8)");
+  }
   if (options.name == "fp16_trap") {
     MGD_ASSIGN_OR_RETURN(Graph trap, BuildFp16Trap(options.seed));
     return WriteModelFile(trap, options.out);
@@ -28,9 +31,6 @@ absl::Status Modelgen(const ModelgenOptions& options) {
     if (options.name != name) continue;
     MGD_ASSIGN_OR_RETURN(Graph graph, build(options.seed));
     return WriteModelFile(graph, options.out);
-  }
-  if (options.int8 && options.name != "mobilenet_v1" && options.name != "mobilenet_v2") {
-    return UsageError("modelgen: --int8 is for mobilenet_v1 and mobilenet_v2 (mgd quantize makes any model int8)");
   }
   int version = 0;
   if (options.name == "mobilenet_v1") version = 1;
