@@ -59,6 +59,10 @@ struct GpuDelegateOptions {
   std::vector<std::string> fp32_layers;
   bool table_guard = true;     // false: the tables' accuracy entries are ignored
   bool fusion = true;          // graph transforms that merge nodes (--no-fusion: off)
+  // An int8 model runs on the GPU as float ops with dequantized weights,
+  // each op's result rounded onto its int8 grid (passes/int8_as_float.h,
+  // TFLite's GPU delegate's way). False: its int8 ops stay on the CPU.
+  bool int8_as_float = true;
   // Dispatches that differ only in sizes and small constants share one
   // program and read those as parameters (--share-programs;
   // shaders/parameters.h): a third of the programs to compile, for starts
@@ -128,6 +132,7 @@ class GpuDelegate : public Delegate {
   absl::StatusOr<std::unique_ptr<DelegateKernel>> Prepare(const Graph& graph, const Partition& partition) override;
   // From CostRates, measured at the first call (delegate/cost_model.h).
   absl::StatusOr<PartitionCost> EstimateCost(const Graph& graph, const Partition& partition) override;
+  bool RunsInt8AsFloat() const override { return options_.int8_as_float; }
   // The rates partitioning by cost uses, measured once (some tens of ms on
   // a GPU, seconds on a software one).
   absl::StatusOr<CostRates> cost_rates();

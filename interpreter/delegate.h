@@ -130,6 +130,11 @@ class Delegate {
   virtual absl::StatusOr<PartitionCost> EstimateCost(const Graph& /*graph*/, const Partition& /*partition*/) {
     return absl::UnimplementedError("no cost estimates");
   }
+  // Whether it runs an int8 model's ops as float ops that round as the
+  // integer kernels do (passes/int8_as_float.h): the interpreter then
+  // rewrites such a graph before asking IsNodeSupported, and runs the
+  // nodes left to the CPU that way too.
+  virtual bool RunsInt8AsFloat() const { return false; }
 };
 
 // For a Prepare that must not fall back to the CPU: the model asks for this

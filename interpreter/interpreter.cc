@@ -14,6 +14,7 @@
 #include "model/fp16.h"
 #include "model/status_macros.h"
 #include "model/validator.h"
+#include "passes/int8_as_float.h"
 
 namespace mgd {
 
@@ -30,6 +31,14 @@ Interpreter::~Interpreter() { StopAsync(); }
 absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(Graph graph, InterpreterOptions options) {
   MGD_RETURN_IF_ERROR(ValidateGraph(graph));
   std::unique_ptr<Interpreter> interpreter(new Interpreter());
+  const bool int8_as_float =
+      std::any_of(options.delegates.begin(), options.delegates.end(),
+                  [](const Delegate* d) { return d != nullptr && d->RunsInt8AsFloat(); }) &&
+      HasInt8Activations(graph);
+  if (int8_as_float) {
+    MGD_ASSIGN_OR_RETURN(graph, Int8AsFloat(graph));
+  }
+  interpreter->int8_as_float_ = int8_as_float;
   interpreter->graph_ = std::move(graph);
   MGD_RETURN_IF_ERROR(interpreter->Build(std::move(options)));
   return interpreter;

@@ -198,6 +198,9 @@ class Interpreter {
   const std::vector<std::optional<PartitionCost>>& partition_costs() const { return partition_costs_; }
   // Bytes of the arena holding intermediate tensors.
   size_t arena_bytes() const { return arena_size_; }
+  // Whether a delegate runs this int8 graph as float ops that round as it
+  // does (Delegate::RunsInt8AsFloat): graph() is then that float graph.
+  bool int8_as_float() const { return int8_as_float_; }
   // The nodes in the order they run (a partition's nodes where it runs).
   std::vector<int> ExecutionOrder() const;
 
@@ -258,6 +261,7 @@ class Interpreter {
   bool preserve_all_tensors_ = false;
   bool check_finite_ = false;
   size_t arena_size_ = 0;
+  bool int8_as_float_ = false;
   int max_in_flight_ = 2;
   bool measure_timing_ = false;
   std::mutex run_mutex_;  // one run of the steps at a time

@@ -63,6 +63,7 @@ enum class OpKind : int32_t {
   kSqrt = 75,
   kRsqrt = 76,
   kPow = 78,
+  kFakeQuant = 80,
   kReduceProd = 81,
   kReduceMax = 82,
   kPack = 83,

@@ -46,6 +46,7 @@ constexpr std::vector<OpDefinition> (*kFamilies[])() = {
     DepthwiseConv2dOps,
     DequantizeOps,
     DetectionOps,
+    FakeQuantOps,
     FullyConnectedOps,
     GatherOps,
     ImageToTensorOps,

@@ -15,6 +15,23 @@
 
 namespace mgd::ops {
 
+// FAKE_QUANT: float values rounded onto the grid of `num_bits` between min
+// and max, nudged so that 0 is on it (TFLite's FakeQuant): what a
+// quantization-aware model marks, and what the GPU runs an int8 model's
+// rounding as.
+struct FakeQuantAttributes {
+  float min = 0.0f, max = 0.0f;
+  int32_t num_bits = 8;
+  bool narrow_range = false;
+};
+
+// The grid FAKE_QUANT rounds onto: its nudged ends and step.
+struct FakeQuantGrid {
+  float min = 0.0f, max = 0.0f, scale = 1.0f;
+};
+FakeQuantGrid NudgedGrid(const FakeQuantAttributes& a);
+
 std::vector<OpDefinition> QuantizeOps();
+std::vector<OpDefinition> FakeQuantOps();
 
 }  // namespace mgd::ops

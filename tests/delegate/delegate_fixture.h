@@ -84,9 +84,11 @@ inline std::vector<std::vector<uint8_t>> RunToBytes(const Graph& graph, const st
   if (!interpreter.ok()) return {};
   EXPECT_THAT(log, ::testing::IsEmpty());
   if (delegate && all_delegated) {
-    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    // The graph as the interpreter runs it (an int8 one rewritten as float).
+    const Graph& ran = (*interpreter)->graph();
+    for (size_t n = 0; n < ran.nodes.size(); ++n) {
       const NodePlacement& p = (*interpreter)->placements()[n];
-      EXPECT_NE(p.where, NodePlacement::Where::kCpu) << NodeLabel(graph, static_cast<int>(n)) << ": " << p.reason;
+      EXPECT_NE(p.where, NodePlacement::Where::kCpu) << NodeLabel(ran, static_cast<int>(n)) << ": " << p.reason;
     }
   }
   for (size_t i = 0; i < inputs.size(); ++i) {

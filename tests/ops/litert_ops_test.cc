@@ -101,6 +101,38 @@ TEST_P(LitertOpsGpuTest, MatchesLitert) {
   }
 }
 
+// The int8 models on the GPU (passes/int8_as_float.h) against LiteRT (the
+// CPU's results, bit for bit): each quantized output within a quantum per
+// 8-bit op on its longest path from the float input.
+TEST_P(LitertOpsGpuTest, Int8ModelsWithinAQuantumPerOp) {
+  for (const LitertOpModel& m : LitertOpModels()) {
+    if (m.name.rfind("quantize", 0) != 0) continue;
+    SCOPED_TRACE(m.name);
+    std::optional<Reference> r = Load(m);
+    if (!r) continue;
+    const auto gpu = RunWithBytes(r->graph, r->inputs, delegate_.get());
+    ASSERT_EQ(gpu.size(), r->outputs.size());
+    // Each tensor's count of 8-bit ops (QUANTIZE included) on its longest
+    // path from an input; the nodes are in order.
+    std::vector<int> ops(r->graph.tensors.size(), 0);
+    for (const Node& n : r->graph.nodes) {
+      int deepest = 0;
+      for (int t : n.inputs) deepest = t == kNoTensor ? deepest : std::max(deepest, ops[static_cast<size_t>(t)]);
+      for (int t : n.outputs) ops[static_cast<size_t>(t)] = deepest + (n.op == OpKind::kDequantize ? 0 : 1);
+    }
+    for (size_t k = 0; k < gpu.size(); ++k) {
+      const float quantum = QuantumOf(r->graph, k);
+      ASSERT_GT(quantum, 0.0f) << "output " << k;
+      const int path = ops[static_cast<size_t>(r->graph.outputs[k])];
+      for (size_t i = 0; i < gpu[k].size(); ++i) {
+        ASSERT_LE(std::abs(gpu[k][i] - r->outputs[k][i]), static_cast<float>(path) * quantum * 1.03f)
+            << "output " << k << " element " << i << " (" << path << " ops): gpu " << gpu[k][i] << " LiteRT "
+            << r->outputs[k][i];
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, LitertOpsGpuTest, ::testing::ValuesIn(AllBackends()), BackendName);
 
 }  // namespace

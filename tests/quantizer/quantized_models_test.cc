@@ -85,8 +85,11 @@ std::string ModelsWithInt8(const std::string& model) {
   return dir.string();
 }
 
-pipeline::Result Process(const std::string& solution, const std::string& models, const std::string& image) {
-  auto p = pipeline::Pipeline::Create(solution, {models, {}, nullptr});
+pipeline::Result Process(const std::string& solution, const std::string& models, const std::string& image,
+                         Delegate* delegate = nullptr) {
+  std::vector<Delegate*> delegates;
+  if (delegate != nullptr) delegates.push_back(delegate);
+  auto p = pipeline::Pipeline::Create(solution, {models, delegates, nullptr});
   EXPECT_TRUE(p.ok()) << p.status();
   auto picture = pipeline::ReadImage(testing::DataPath("images/" + image));
   EXPECT_TRUE(picture.ok()) << picture.status();
@@ -103,9 +106,11 @@ float BoxIou(const std::array<float, 4>& a, const std::array<float, 4>& b) {
   return inter / (a[2] * a[3] + b[2] * b[3] - inter);
 }
 
-TEST(QuantizedModelsTest, TheInt8FaceDetectorFindsTheFaceTheFloatOneFinds) {
+// What the float face detector finds on the photo, on the CPU, against what
+// the int8 one finds with `delegate` (none: the integer kernels).
+void ExpectTheSameFace(Delegate* delegate) {
   const std::string models = ModelsWithInt8("face_detection_short_range");
-  const pipeline::Result int8 = Process("face", models, "astronaut.png");
+  const pipeline::Result int8 = Process("face", models, "astronaut.png", delegate);
   const pipeline::Result real = Process("face", testing::DataPath("models"), "astronaut.png");
   fs::remove_all(models);
   ASSERT_EQ(real.detections.size(), 1u);
@@ -122,9 +127,9 @@ TEST(QuantizedModelsTest, TheInt8FaceDetectorFindsTheFaceTheFloatOneFinds) {
   }
 }
 
-TEST(QuantizedModelsTest, TheInt8SegmenterMasksThePersonTheFloatOneMasks) {
+void ExpectTheSameMask(Delegate* delegate) {
   const std::string models = ModelsWithInt8("selfie_segmentation");
-  const pipeline::Result int8 = Process("selfie", models, "astronaut.png");
+  const pipeline::Result int8 = Process("selfie", models, "astronaut.png", delegate);
   const pipeline::Result real = Process("selfie", testing::DataPath("models"), "astronaut.png");
   fs::remove_all(models);
   ASSERT_TRUE(int8.mask.has_value() && real.mask.has_value());
@@ -138,6 +143,25 @@ TEST(QuantizedModelsTest, TheInt8SegmenterMasksThePersonTheFloatOneMasks) {
   ASSERT_GT(either, real.mask->values.size() / 10) << "the float mask should cover the astronaut";
   EXPECT_GT(static_cast<double>(both) / static_cast<double>(either), 0.9);
 }
+
+TEST(QuantizedModelsTest, TheInt8FaceDetectorFindsTheFaceTheFloatOneFinds) { ExpectTheSameFace(nullptr); }
+TEST(QuantizedModelsTest, TheInt8SegmenterMasksThePersonTheFloatOneMasks) { ExpectTheSameMask(nullptr); }
+
+// On the GPU, as float ops that round as the integer kernels do
+// (passes/int8_as_float.h): the same answers.
+using QuantizedModelsGpuTest = testing::DelegateTest;
+TEST_P(QuantizedModelsGpuTest, TheInt8FaceDetectorFindsTheFace) { ExpectTheSameFace(delegate_.get()); }
+TEST_P(QuantizedModelsGpuTest, TheInt8SegmenterMasksThePerson) { ExpectTheSameMask(delegate_.get()); }
+
+TEST_P(QuantizedModelsGpuTest, TheInt8FaceDetectorRunsWhollyOnTheGpu) {
+  const Graph g = Committed("face_detection_short_range");
+  const auto outputs = testing::RunWithBytes(
+      g, {ReadBytes(testing::DataPath("reference/face_detection_short_range/image/input_0.f32"))}, delegate_.get());
+  ASSERT_EQ(outputs.size(), 2u);  // RunWithBytes checks that every node ran on the GPU
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, QuantizedModelsGpuTest, ::testing::ValuesIn(testing::AllBackends()),
+                         testing::BackendName);
 
 }  // namespace
 }  // namespace mgd

@@ -14,6 +14,7 @@
 #include "interpreter/interpreter.h"
 #include "model/fp16.h"
 #include "model/reader.h"
+#include "passes/int8_as_float.h"
 #include "model/status_macros.h"
 #include "tools/mgd/backend_choice.h"
 #include "tools/mgd/commands.h"
@@ -239,10 +240,17 @@ absl::Status Run(const RunOptions& given) {
       plans.push_back(fmt::format("{}:{}", memory::StrategyName(use.strategy), memory::ProblemName(use.problem)));
     }
   }
+  // How an int8 model's ops run: as float ops that round onto the int8
+  // grids (the GPU's way, passes/int8_as_float.h), or in integer arithmetic
+  // on the CPU; null for a float model.
+  const char* int8 = interpreter->int8_as_float()                 ? "float"
+                     : HasInt8Activations(interpreter->graph()) ? "integer"
+                                                                  : nullptr;
   if (options.json) {
     nlohmann::json j = {{"backend", backend.backend},
                         {"device", backend.device},
                         {"precision", precision},
+                        {"int8", int8 != nullptr ? nlohmann::json(int8) : nlohmann::json(nullptr)},
                         {"nodes", interpreter->graph().nodes.size()},
                         {"delegated_nodes", delegated},
                         {"partitions", interpreter->partitions().size()},
@@ -268,6 +276,11 @@ absl::Status Run(const RunOptions& given) {
   fmt::print("model    {}\n", options.model);
   fmt::print("backend  {} ({}; {})\n", backend.backend, backend.device, backend.why);
   fmt::print("precision {}{}\n", precision, precision != options.precision ? " (the CPU path is fp32)" : "");
+  if (int8 != nullptr) {
+    fmt::print("int8     {}\n", interpreter->int8_as_float()
+                                    ? "as float ops with dequantized weights, each result rounded onto its int8 grid"
+                                    : "integer kernels on the CPU");
+  }
   if (backend.delegate && !backend.delegate->fp32_layers().empty()) {
     fmt::print("fp32 layers {} (the accuracy guard)\n", fmt::join(backend.delegate->fp32_layers(), ", "));
   }

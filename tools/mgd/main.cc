@@ -65,6 +65,9 @@ void AddCodeOptions(CLI::App* cmd, mgd::cli::RunOptions& run, const std::string&
                   "How activations share GPU memory: naive|equality|greedy_in_order|greedy_by_breadth|greedy_by_size|"
                   "min_cost_flow|best (default), optionally :offsets or :shared_objects");
   cmd->add_flag("--no-fusion", run.no_fusion, "Disable operator fusion (GPU backends)");
+  cmd->add_flag("--int8-integer", run.int8_integer,
+                "Keep an int8 model's ops in integer arithmetic on the CPU instead of running them on the GPU as float "
+                "ops that round as they do");
   cmd->add_flag("--share-programs", run.share_programs,
                 "Let dispatches that differ only in sizes and constants share a program, reading those as parameters: "
                 "fewer programs to compile, a little slower to run (GPU backends)");

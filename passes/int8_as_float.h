@@ -1,0 +1,22 @@
+// An int8 (or uint8) model as float ops that round as it does: how a GPU
+// without integer kernels runs a quantized model (TFLite's GPU delegate's
+// way). Each 8-bit activation becomes a float tensor of its real values;
+// 8-bit and int32 weights become float constants, dequantized at load;
+// after every op that computes new values, a FAKE_QUANT rounds them onto
+// its output's int8 grid, so each op sees what the integer kernels would
+// give it (within a quantum: float sums, another rounding of ties).
+// QUANTIZE becomes that rounding, DEQUANTIZE of an activation a copy. The
+// graph's own inputs and outputs keep their types, converted at its edges.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "model/graph.h"
+
+namespace mgd {
+
+// Whether the graph computes on 8-bit activations.
+bool HasInt8Activations(const Graph& graph);
+
+absl::StatusOr<Graph> Int8AsFloat(const Graph& graph);
+
+}  // namespace mgd
