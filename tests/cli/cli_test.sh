@@ -53,6 +53,15 @@ if expect_ok "quantize" quantize "$face" --calibration "${photos[@]}" --input-ra
 fi
 expect_ok "int8 model runs" run "$work/face_int8.tflite" --backend cpu --input "$face_input" && \
   grep -q "output 1 'classificators' \[1,896,1\]" "$work/out" || fail "the int8 model's summary: $(cat "$work/out")"
+expect_ok "int8 model on the CPU" run "$work/face_int8.tflite" --backend cpu --input "$face_input" --json && \
+  grep -q '"int8":"integer"' "$work/out" || fail "run --json lacks \"int8\":\"integer\": $(head -c 200 "$work/out")"
+if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
+  expect_ok "int8 model on the GPU" run "$work/face_int8.tflite" --backend vulkan --input "$face_input" --json && \
+    grep -q '"int8":"float"' "$work/out" && grep -q '"delegated_nodes":182' "$work/out" \
+    || fail "the int8 model is not wholly on the GPU: $(head -c 300 "$work/out")"
+  expect_ok "int8 model, --int8-integer" run "$work/face_int8.tflite" --backend vulkan --int8-integer --input "$face_input" --json && \
+    grep -q '"int8":"integer"' "$work/out" || fail "--int8-integer: $(head -c 300 "$work/out")"
+fi
 expect_ok "quantize --int8-io" quantize "$face" --random-samples 2 --int8-io --per-tensor --out "$work/io.tflite"
 head -c 49152 /dev/urandom >"$work/in8.raw"
 expect_ok "int8 io run" run "$work/io.tflite" --backend cpu --input "$work/in8.raw" --output-dir "$work/io" && \
