@@ -75,39 +75,26 @@ class Pool2dKernel : public Kernel {
     const TensorRef& x = ctx.in(0);
     TensorRef& y = ctx.out(0);
     if (quantized::Is8Bit(x.type)) return Invoke8Bit(x, y);
-    const int n = x.dim(0), ih = x.dim(1), iw = x.dim(2), c = x.dim(3);
-    const int oh = y.dim(1), ow = y.dim(2);
+    const int c = x.dim(3);
     const ActivationRange act = RangeOf(a_.activation);
     const float* xd = x.as<float>();
     float* yd = y.as<float>();
     std::vector<double> acc(static_cast<size_t>(c));
-    for (int b = 0; b < n; ++b) {
-      for (int oy = 0; oy < oh; ++oy) {
-        for (int ox = 0; ox < ow; ++ox) {
-          const int y0 = std::max(0, oy * a_.stride_h - pad_h_);
-          const int y1 = std::min(ih, oy * a_.stride_h - pad_h_ + a_.filter_h);
-          const int x0 = std::max(0, ox * a_.stride_w - pad_w_);
-          const int x1 = std::min(iw, ox * a_.stride_w - pad_w_ + a_.filter_w);
-          std::fill(acc.begin(), acc.end(), max_ ? -std::numeric_limits<double>::infinity() : 0.0);
-          for (int iy = y0; iy < y1; ++iy) {
-            for (int ix = x0; ix < x1; ++ix) {
-              const float* xp = xd + ((static_cast<int64_t>(b) * ih + iy) * iw + ix) * c;
-              for (int ch = 0; ch < c; ++ch) {
-                double& v = acc[static_cast<size_t>(ch)];
-                v = max_ ? MaxKeepingNan(v, static_cast<double>(xp[ch])) : v + xp[ch];
-              }
-            }
-          }
-          // TFLite averages over the window's elements inside the input only.
-          const int count = std::max(1, (y1 - y0) * (x1 - x0));
-          float* yp = yd + ((static_cast<int64_t>(b) * oh + oy) * ow + ox) * c;
-          for (int ch = 0; ch < c; ++ch) {
-            const double v = acc[static_cast<size_t>(ch)];
-            yp[ch] = act.Apply(static_cast<float>(max_ ? v : v / count));
-          }
+    ForEachWindow(x, y, [&](const Window2d& w, int64_t at) {
+      std::fill(acc.begin(), acc.end(), max_ ? -std::numeric_limits<double>::infinity() : 0.0);
+      w.ForEachPixel([&](int64_t pixel) {
+        for (int ch = 0; ch < c; ++ch) {
+          double& v = acc[static_cast<size_t>(ch)];
+          v = max_ ? MaxKeepingNan(v, static_cast<double>(xd[pixel + ch])) : v + xd[pixel + ch];
         }
+      });
+      // TFLite averages over the window's elements inside the input only.
+      const int64_t count = w.count();
+      for (int ch = 0; ch < c; ++ch) {
+        const double v = acc[static_cast<size_t>(ch)];
+        yd[at + ch] = act.Apply(static_cast<float>(max_ ? v : v / static_cast<double>(count)));
       }
-    }
+    });
     return absl::OkStatus();
   }
 
@@ -116,38 +103,61 @@ class Pool2dKernel : public Kernel {
   // or their sum over the window's part inside the input divided with
   // rounding half away from zero.
   absl::Status Invoke8Bit(const TensorRef& x, const TensorRef& y) const {
-    const int n = x.dim(0), ih = x.dim(1), iw = x.dim(2), c = x.dim(3);
-    const int oh = y.dim(1), ow = y.dim(2);
+    const int c = x.dim(3);
     std::vector<int64_t> acc(static_cast<size_t>(c));  // int64: a window's sum of any size
-    for (int b = 0; b < n; ++b) {
+    ForEachWindow(x, y, [&](const Window2d& w, int64_t at) {
+      std::fill(acc.begin(), acc.end(), max_ ? quantized::Lowest(x.type) : 0);
+      w.ForEachPixel([&](int64_t pixel) {
+        for (int ch = 0; ch < c; ++ch) {
+          int64_t& v = acc[static_cast<size_t>(ch)];
+          const int64_t q = quantized::Read(x, pixel + ch);
+          v = max_ ? std::max(v, q) : v + q;
+        }
+      });
+      const int64_t count = w.count();
+      for (int ch = 0; ch < c; ++ch) {
+        int64_t v = acc[static_cast<size_t>(ch)];
+        if (!max_) v = v > 0 ? (v + count / 2) / count : (v - count / 2) / count;
+        quantized::Write(y, at + ch, static_cast<int32_t>(std::clamp<int64_t>(v, range_.lo, range_.hi)));
+      }
+    });
+    return absl::OkStatus();
+  }
+
+  // An output pixel's window: its rows [y0, y1) and columns [x0, x1) inside
+  // the input, in batch b.
+  struct Window2d {
+    int b, y0, y1, x0, x1, ih, iw, c;
+    int64_t count() const { return std::max<int64_t>(1, int64_t{y1 - y0} * (x1 - x0)); }
+    // f(offset of pixel's first channel) for each input pixel in it.
+    template <typename F>
+    void ForEachPixel(F f) const {
+      for (int iy = y0; iy < y1; ++iy) {
+        for (int ix = x0; ix < x1; ++ix) f(((static_cast<int64_t>(b) * ih + iy) * iw + ix) * c);
+      }
+    }
+  };
+
+  // f(window, offset of the output pixel's first channel) for each output
+  // pixel, in TFLite's window arithmetic.
+  template <typename F>
+  void ForEachWindow(const TensorRef& x, const TensorRef& y, F f) const {
+    const int ih = x.dim(1), iw = x.dim(2), c = x.dim(3), oh = y.dim(1), ow = y.dim(2);
+    for (int b = 0; b < x.dim(0); ++b) {
       for (int oy = 0; oy < oh; ++oy) {
         for (int ox = 0; ox < ow; ++ox) {
-          const int y0 = std::max(0, oy * a_.stride_h - pad_h_);
-          const int y1 = std::min(ih, oy * a_.stride_h - pad_h_ + a_.filter_h);
-          const int x0 = std::max(0, ox * a_.stride_w - pad_w_);
-          const int x1 = std::min(iw, ox * a_.stride_w - pad_w_ + a_.filter_w);
-          std::fill(acc.begin(), acc.end(), max_ ? quantized::Lowest(x.type) : 0);
-          for (int iy = y0; iy < y1; ++iy) {
-            for (int ix = x0; ix < x1; ++ix) {
-              const int64_t at = ((static_cast<int64_t>(b) * ih + iy) * iw + ix) * c;
-              for (int ch = 0; ch < c; ++ch) {
-                int64_t& v = acc[static_cast<size_t>(ch)];
-                const int64_t q = quantized::Read(x, at + ch);
-                v = max_ ? std::max(v, q) : v + q;
-              }
-            }
-          }
-          const int64_t count = std::max<int64_t>(1, int64_t{y1 - y0} * (x1 - x0));
-          const int64_t at = ((static_cast<int64_t>(b) * oh + oy) * ow + ox) * c;
-          for (int ch = 0; ch < c; ++ch) {
-            int64_t v = acc[static_cast<size_t>(ch)];
-            if (!max_) v = v > 0 ? (v + count / 2) / count : (v - count / 2) / count;
-            quantized::Write(y, at + ch, static_cast<int32_t>(std::clamp<int64_t>(v, range_.lo, range_.hi)));
-          }
+          const Window2d w{b,
+                           std::max(0, oy * a_.stride_h - pad_h_),
+                           std::min(ih, oy * a_.stride_h - pad_h_ + a_.filter_h),
+                           std::max(0, ox * a_.stride_w - pad_w_),
+                           std::min(iw, ox * a_.stride_w - pad_w_ + a_.filter_w),
+                           ih,
+                           iw,
+                           c};
+          f(w, ((static_cast<int64_t>(b) * oh + oy) * ow + ox) * c);
         }
       }
     }
-    return absl::OkStatus();
   }
 
   bool max_;
