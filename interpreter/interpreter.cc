@@ -38,6 +38,7 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(Graph graph, In
   if (int8_as_float) {
     MGD_ASSIGN_OR_RETURN(graph, Int8AsFloat(graph));
   }
+  graph = WithHybridFiltersDequantized(std::move(graph));
   interpreter->int8_as_float_ = int8_as_float;
   interpreter->graph_ = std::move(graph);
   MGD_RETURN_IF_ERROR(interpreter->Build(std::move(options)));

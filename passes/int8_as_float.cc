@@ -173,6 +173,34 @@ class Rewriter {
 
 }  // namespace
 
+Graph WithHybridFiltersDequantized(Graph graph) {
+  std::vector<int> dequantized(graph.tensors.size(), kNoTensor);  // per 8-bit filter, its float copy
+  for (Node& node : graph.nodes) {
+    const ops::OpDefinition* definition = node.op == OpKind::kCustom ? nullptr : ops::FindBuiltin(node.op);
+    if (definition == nullptr || node.outputs.empty()) continue;
+    const int f = definition->quantize.filter;
+    if (f < 0 || static_cast<size_t>(f) >= node.inputs.size()) continue;
+    const int t = node.inputs[static_cast<size_t>(f)];
+    if (t == kNoTensor || graph.tensors[static_cast<size_t>(node.outputs[0])].type != DataType::kFloat32) continue;
+    const Tensor& filter = graph.tensors[static_cast<size_t>(t)];
+    if (!Is8Bit(filter.type) || !filter.is_constant || !filter.quantization.has_value()) continue;
+    int& copy = dequantized[static_cast<size_t>(t)];
+    if (copy == kNoTensor) {
+      const std::vector<float> v = Dequantized(filter);
+      Tensor real;
+      real.name = filter.name + "_dequantized";
+      real.shape = filter.shape;
+      real.data.assign(reinterpret_cast<const uint8_t*>(v.data()),
+                       reinterpret_cast<const uint8_t*>(v.data()) + v.size() * sizeof(float));
+      real.is_constant = true;
+      graph.tensors.push_back(std::move(real));
+      copy = static_cast<int>(graph.tensors.size()) - 1;
+    }
+    node.inputs[static_cast<size_t>(f)] = copy;
+  }
+  return graph;
+}
+
 bool HasInt8Activations(const Graph& graph) {
   for (const Node& n : graph.nodes) {
     for (int t : n.outputs) {

@@ -19,4 +19,11 @@ bool HasInt8Activations(const Graph& graph);
 
 absl::StatusOr<Graph> Int8AsFloat(const Graph& graph);
 
+// A float graph's 8-bit filters (TFLite's dynamic-range "hybrid" models:
+// int8 weights straight into a float CONV_2D, DEPTHWISE_CONV_2D or
+// FULLY_CONNECTED) as float constants, dequantized per channel: what every
+// backend then runs. TFLite's hybrid kernels quantize the activations on
+// the fly instead; these are the float results they approximate.
+Graph WithHybridFiltersDequantized(Graph graph);
+
 }  // namespace mgd

@@ -28,7 +28,18 @@ absl::Status ValidateProductTypes(const NodeChecker& c) {
     MGD_RETURN_IF_ERROR(c.InputType(1, {type}));
     return c.InputType(2, {DataType::kInt32});
   }
-  for (size_t i = 0; i < 3; ++i) MGD_RETURN_IF_ERROR(c.InputType(i, {DataType::kFloat32}));
+  // A float layer with int8 or uint8 weights (TFLite's dynamic-range,
+  // "hybrid" models): the interpreter dequantizes them at load
+  // (passes/int8_as_float.h).
+  if (c.Present(1) && (c.In(1).type == DataType::kInt8 || c.In(1).type == DataType::kUInt8)) {
+    if (!c.In(1).is_constant || !c.In(1).quantization.has_value()) {
+      return c.Fail("an 8-bit filter of a float layer must be a constant with quantization parameters");
+    }
+  } else {
+    MGD_RETURN_IF_ERROR(c.InputType(1, {DataType::kFloat32}));
+  }
+  MGD_RETURN_IF_ERROR(c.InputType(0, {DataType::kFloat32}));
+  MGD_RETURN_IF_ERROR(c.InputType(2, {DataType::kFloat32}));
   return c.OutputType(0, DataType::kFloat32);
 }
 

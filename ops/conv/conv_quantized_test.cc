@@ -131,5 +131,56 @@ TEST(QuantizedConvTest, WhatIsNotTflitesIsRefusedByName) {
   EXPECT_THAT(interpreter.status().message(), HasSubstr("expected int32"));
 }
 
+// A dynamic-range ("hybrid") model's layer: int8 weights of a float
+// CONV_2D and FULLY_CONNECTED, dequantized at load, give the float layer's
+// results with the weights' real values.
+TEST(HybridFiltersTest, AreDequantizedAtLoad) {
+  for (OpKind op : {OpKind::kConv2d, OpKind::kFullyConnected}) {
+    SCOPED_TRACE(OpName(op));
+    const bool conv = op == OpKind::kConv2d;
+    const Shape in_shape = conv ? Shape{1, 2, 2, 3} : Shape{2, 3};
+    const Shape filter_shape = conv ? Shape{2, 1, 1, 3} : Shape{2, 3};
+    const std::vector<int8_t> q{10, -20, 127, -128, 0, 64};
+    const std::vector<float> real{10 * 0.5f, -20 * 0.5f, 127 * 0.5f, -128 * 0.25f, 0.0f, 64 * 0.25f};
+    auto build = [&](bool hybrid) {
+      GraphBuilder b;
+      const int x = b.Input(in_shape);
+      int w = 0;
+      if (hybrid) {
+        w = b.Tensor(filter_shape, DataType::kInt8, "w");
+        b.SetData(w, q.data(), q.size());
+        b.graph().tensors[static_cast<size_t>(w)].quantization = Quantization{{0.5f, 0.25f}, {0, 0}, 0};
+      } else {
+        w = b.Constant(filter_shape, real, "w");
+      }
+      const int bias = b.Constant({2}, {0.5f, -1.0f});
+      const int y = b.Tensor(conv ? Shape{1, 2, 2, 2} : Shape{2, 2});
+      if (conv) {
+        Conv2dAttributes a;
+        a.padding = Padding::kValid;
+        b.Op(op, a, {x, w, bias}, {y});
+      } else {
+        b.Op(op, FullyConnectedAttributes{}, {x, w, bias}, {y});
+      }
+      b.Output(y);
+      return b.Build();
+    };
+    const std::vector<float> input{0.5f, -1.0f, 2.0f, 1.5f, 0.25f, -0.75f, 1.0f, 1.0f, -2.0f, 0.0f, 3.0f, 0.125f};
+    const std::vector<float> x(input.begin(), input.begin() + NumElements(in_shape));
+    auto run = [&](const Graph& g) {
+      auto interpreter = Interpreter::Create(g, InterpreterOptions{});
+      EXPECT_TRUE(interpreter.ok()) << interpreter.status();
+      if (!interpreter.ok()) return std::vector<float>{};
+      std::copy(x.begin(), x.end(), (*interpreter)->input(0).as<float>());
+      EXPECT_TRUE((*interpreter)->Invoke().ok());
+      const TensorRef& out = (*interpreter)->output(0);
+      return std::vector<float>(out.as<float>(), out.as<float>() + out.elements());
+    };
+    const std::vector<float> hybrid = run(build(true)), dequantized = run(build(false));
+    ASSERT_FALSE(hybrid.empty());
+    EXPECT_EQ(hybrid, dequantized);
+  }
+}
+
 }  // namespace
 }  // namespace mgd::ops
