@@ -85,10 +85,15 @@ absl::StatusOr<ElementwiseUpdate> FakeQuantUpdate(const NodeContext& ctx, int fu
   const std::string lo = u.params.Float(prefix + "fq_min", grid.min), hi = u.params.Float(prefix + "fq_max", grid.max);
   const std::string step = u.params.Float(prefix + "fq_step", grid.scale);
   const std::string inverse = u.params.Float(prefix + "fq_inverse", 1.0f / grid.scale);
+  // min / step, a whole number: the grid point is (steps above min + that)
+  // x step, exact in fp16 but for the one rounding of the product (adding
+  // min to the product instead would round at min's magnitude).
+  const std::string offset = u.params.Float(prefix + "fq_offset", std::round(grid.min / grid.scale));
   // The clamped value is at or above min: floor(x + 0.5) rounds its halves
   // up, as std::round does for it.
-  u.code = fmt::format("  value = floor((clamp({0}, vec4({1}), vec4({2})) - vec4({1})) * {3} + vec4(0.5)) * {4} + vec4({1});\n",
-                       a, lo, hi, inverse, step);
+  u.code = fmt::format(
+      "  value = (floor((clamp({0}, vec4({1}), vec4({2})) - vec4({1})) * {3} + vec4(0.5)) + vec4({5})) * {4};\n", a, lo,
+      hi, inverse, step, offset);
   return u;
 }
 
