@@ -29,6 +29,8 @@ struct CompileOptions {
   int64_t split_conv_outputs = shaders::kSplitConvOutputs;
   // shaders::NodeContext::conv_block (the tables' conv_block_x and _slices).
   shaders::OutputBlock conv_block = shaders::kConvBlock;
+  // shaders::NodeContext::int8_filters (GpuDelegateOptions::int8_filters).
+  bool int8_filters = false;
 };
 
 // Every field of `options`, as text.

@@ -74,9 +74,16 @@ class Builder {
     return activation_[t];
   }
 
-  int Constant(const std::vector<float>& values, bool half) {
-    std::vector<uint8_t> bytes(values.size() * (half ? 2 : 4));
-    if (half) {
+  // A constant buffer of `element_type` (shaders::BufferDecl): vec4s as
+  // fp16 with `half_storage`; i8vec4s as bytes, their values integers in
+  // [-128, 127].
+  int Constant(const std::vector<float>& values, const std::string& element_type, bool half_storage) {
+    const bool half = half_storage && element_type == "vec4";
+    const bool int8 = element_type == shaders::kInt8Vec4;
+    std::vector<uint8_t> bytes(values.size() * (int8 ? 1 : half ? 2 : 4));
+    if (int8) {
+      for (size_t i = 0; i < values.size(); ++i) bytes[i] = static_cast<uint8_t>(static_cast<int8_t>(values[i]));
+    } else if (half) {
       auto* out = reinterpret_cast<uint16_t*>(bytes.data());
       for (size_t i = 0; i < values.size(); ++i) out[i] = FloatToHalf(values[i]);
     } else {
@@ -161,6 +168,7 @@ class Builder {
     ctx.workgroup_reduction = group.output_pad < 0;
     ctx.split_conv_outputs = options_.split_conv_outputs;
     ctx.conv_block = options_.conv_block;
+    ctx.int8_filters = options_.int8_filters;
     auto shader = shaders::GenerateShader(ctx);
     if (!shader.ok() && group.producer >= 0) {
       // The planner asked with the default options; with these the
@@ -209,8 +217,8 @@ class Builder {
       d.bindings.push_back({*b, true});
     }
     // The k-th constant is the k-th buffer that is not an activation; vec4
-    // constants (weights) are stored as fp16 when activations are
-    // (shaders/dialect.cc reads them back through NAME_at).
+    // constants (weights) are stored as fp16 when activations are, i8vec4s
+    // as bytes (shaders/dialect.cc reads them back through NAME_at).
     std::vector<const shaders::BufferDecl*> constant_decls;
     size_t raw = shader->raw_inputs.size();  // the first buffers that are no activation
     for (const shaders::BufferDecl& b : d.code.buffers) {
@@ -222,8 +230,8 @@ class Builder {
       constant_decls.push_back(&b);
     }
     for (size_t k = 0; k < shader->constants.size(); ++k) {
-      const bool half = d.code.half_storage && k < constant_decls.size() && constant_decls[k]->element_type == "vec4";
-      d.bindings.push_back({Constant(shader->constants[k], half), false});
+      const std::string type = k < constant_decls.size() ? constant_decls[k]->element_type : "";
+      d.bindings.push_back({Constant(shader->constants[k], type, d.code.half_storage), false});
     }
     if (shader->linkable) {
       auto body = LinkedBody(group, *shader, precision, d);

@@ -205,6 +205,10 @@ void GpuDelegate::Step(const char* name) {
   step_start_ = now;
 }
 
+bool GpuDelegate::int8_filters() const {
+  return options_.int8_filters.value_or(tuning::FirstSet(tables_, &tuning::Table::int8_filter_bits, 8) == 8);
+}
+
 CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& structure_digest) const {
   CompileOptions compile;
   compile.precision = options_.precision;
@@ -226,6 +230,7 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& s
       static_cast<int>(tuning::FirstSet(tables_, &tuning::Table::conv_block_x, shaders::kConvBlock.x));
   compile.conv_block.slices =
       static_cast<int>(tuning::FirstSet(tables_, &tuning::Table::conv_block_slices, shaders::kConvBlock.slices));
+  compile.int8_filters = int8_filters();
   compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;
   compile.memory.problem = needs_.every_tensor ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
   compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;
@@ -392,6 +397,7 @@ void GpuDelegate::Keep(const GpuKernel& kernel, const std::string& key, const Co
   last_dispatch_count_ = compiled.dispatches.size();
   MemoryUse use{compiled.memory_strategy, compiled.memory_problem, 0, compiled.memory_objects.size()};
   for (uint64_t bytes : compiled.memory_objects) use.bytes += bytes;
+  for (const ConstantBytes& constant : compiled.constants) use.constant_bytes += constant.size();
   memory_uses_.push_back(use);
   for (PrepareObserver* observer : options_.observers) observer->Prepared(view);
 }

@@ -63,6 +63,12 @@ struct GpuDelegateOptions {
   // each op's result rounded onto its int8 grid (passes/int8_as_float.h,
   // TFLite's GPU delegate's way). False: its int8 ops stay on the CPU.
   bool int8_as_float = true;
+  // With int8_as_float, whether the filters of its convolutions and fully
+  // connected layers stay 8-bit in GPU memory, scaled in the shader
+  // (shaders::NodeContext::int8_filters), or become floats as the float
+  // model's (fp16 with fp16 storage). Unset: what the device's table
+  // measured faster ("int8_filter_bits"), else 8-bit.
+  std::optional<bool> int8_filters;
   // Dispatches that differ only in sizes and small constants share one
   // program and read those as parameters (--share-programs;
   // shaders/parameters.h): a third of the programs to compile, for starts
@@ -147,6 +153,7 @@ class GpuDelegate : public Delegate {
     memory::Problem problem = memory::Problem::kSharedObjects;
     uint64_t bytes = 0;  // allocated for activations
     size_t objects = 0;  // device buffers they live in
+    uint64_t constant_bytes = 0;  // weights and other constants
   };
   const std::vector<MemoryUse>& memory_uses() const { return memory_uses_; }
   // Each prepared partition's dispatches: workgroup and where it came from.
@@ -166,6 +173,9 @@ class GpuDelegate : public Delegate {
   // GpuDelegateOptions::fp32_layers and the tables' entries for the model);
   // empty where it had no fp16 arithmetic.
   const std::vector<std::string>& fp32_layers() const { return fp32_layers_; }
+  // Whether an int8 model's filters stay 8-bit on this GPU
+  // (GpuDelegateOptions::int8_filters, else the tables' int8_filter_bits).
+  bool int8_filters() const;
   // The tables consulted, in precedence (the user's, the built-in one).
   const std::vector<const tuning::Table*>& workgroup_tables() const { return tables_; }
   // What the compilation cache did at each prepare: "hit", "stored", or

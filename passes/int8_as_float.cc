@@ -101,7 +101,11 @@ class Rewriter {
           tensor.data.assign(reinterpret_cast<const uint8_t*>(v.data()),
                              reinterpret_cast<const uint8_t*>(v.data()) + v.size() * sizeof(float));
           tensor.type = DataType::kFloat32;
-          tensor.quantization.reset();
+          // An 8-bit constant keeps its parameters, which float tensors
+          // otherwise ignore: they show a GPU that its values lie on an
+          // 8-bit grid, which it may store them on
+          // (shaders::NodeContext::int8_filters).
+          if (!Is8Bit(original.type)) tensor.quantization.reset();
         }
         continue;
       }
@@ -190,6 +194,7 @@ Graph WithHybridFiltersDequantized(Graph graph) {
       Tensor real;
       real.name = filter.name + "_dequantized";
       real.shape = filter.shape;
+      real.quantization = filter.quantization;  // as Int8AsFloat keeps it
       real.data.assign(reinterpret_cast<const uint8_t*>(v.data()),
                        reinterpret_cast<const uint8_t*>(v.data()) + v.size() * sizeof(float));
       real.is_constant = true;

@@ -1,7 +1,8 @@
 // An int8 (or uint8) model as float ops that round as it does: how a GPU
 // without integer kernels runs a quantized model (TFLite's GPU delegate's
 // way). Each 8-bit activation becomes a float tensor of its real values;
-// 8-bit and int32 weights become float constants, dequantized at load;
+// 8-bit and int32 weights become float constants, dequantized at load (the
+// 8-bit ones keeping their parameters, for a GPU that stores them as 8-bit);
 // after every op that computes new values, a FAKE_QUANT rounds them onto
 // its output's int8 grid, so each op sees what the integer kernels would
 // give it (within a quantum: float sums, another rounding of ties).

@@ -124,11 +124,15 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
     const BufferDecl& b = code.buffers[i];
     // Weights (vec4 constants) are stored as fp16 too when activations are.
     const bool half = code.half_storage && (b.activation || b.element_type == "vec4");
-    const std::string type = half ? "uvec2" : b.activation ? "highp vec4" : b.element_type;
+    // An i8vec4 holds a vec4 of 8-bit integers in one int (x in the lowest
+    // byte): filters of int8 models, scaled by their generator.
+    const bool int8 = b.element_type == kInt8Vec4;
+    const std::string type = half ? "uvec2" : b.activation ? "highp vec4" : int8 ? "highp int" : b.element_type;
     s += fmt::format("layout(std430, binding = {}) {}buffer Buffer{} {{ {} {}[]; }};\n", i, Qualifier(b.access), i,
                      type, b.name);
     if (!b.activation) {
       if (b.element_type == "vec4") s += fmt::format("#define {0}_at(i) {1}\n", b.name, half ? "mgd_unpack(" + b.name + "[i])" : b.name + "[i]");
+      if (int8) s += fmt::format("#define {0}_at(i) vec4((ivec4({0}[i]) << ivec4(24, 16, 8, 0)) >> 24)\n", b.name);
       continue;
     }
     if (code.half_storage) {

@@ -20,6 +20,10 @@ enum class Dialect { kVulkan, kGles };
 
 enum class BufferAccess { kRead, kWrite, kReadWrite };
 
+// The element type of a constant buffer of vec4s of 8-bit integers, four
+// to an int: NAME_at(i) is element i as a vec4 of their values.
+inline constexpr const char* kInt8Vec4 = "i8vec4";
+
 struct BufferDecl {
   std::string name;          // the array's name in the body: name[i]
   std::string element_type;  // "float", "vec4", ...; ignored for activations

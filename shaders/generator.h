@@ -77,6 +77,11 @@ struct NodeContext {
   // The block of outputs a convolution's invocation computes, when the
   // convolution can (the device's table may say; see OutputBlock).
   OutputBlock conv_block = kConvBlock;
+  // Filters whose float values lie on an 8-bit grid (an int8 model's, kept
+  // with their quantization by passes/int8_as_float.h) are stored as 8-bit
+  // integers and scaled in the shader: a quarter of fp32's memory and
+  // traffic, half of fp16's. False: stored as any float constant.
+  bool int8_filters = false;
   // An elementwise operand (input position) that is the input of a fused
   // channel PAD: it has fewer channels, and reads as zeros past them.
   int channel_padded_operand = -1;

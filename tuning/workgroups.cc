@@ -213,6 +213,13 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
     }
     t.*field = v.get<int64_t>();
   }
+  if (j.contains("int8_filter_bits")) {
+    const json& v = j["int8_filter_bits"];
+    if (!v.is_number_integer() || (v.get<int64_t>() != 8 && v.get<int64_t>() != 32)) {
+      return Bad(source, "int8_filter_bits", "expected 8 or 32");
+    }
+    t.int8_filter_bits = v.get<int64_t>();
+  }
   if (j.contains("accuracy")) {
     if (!j["accuracy"].is_array()) return Bad(source, "accuracy", "expected an array");
     for (size_t i = 0; i < j["accuracy"].size(); ++i) {
@@ -259,6 +266,7 @@ std::string SerializeTable(const Table& t) {
   if (t.program_threads > 0) out += fmt::format("  \"program_threads\": {},\n", t.program_threads);
   if (t.conv_block_x > 0) out += fmt::format("  \"conv_block_x\": {},\n", t.conv_block_x);
   if (t.conv_block_slices > 0) out += fmt::format("  \"conv_block_slices\": {},\n", t.conv_block_slices);
+  if (t.int8_filter_bits > 0) out += fmt::format("  \"int8_filter_bits\": {},\n", t.int8_filter_bits);
   out += "  \"entries\": [";
   for (size_t i = 0; i < entries.size(); ++i) out += (i ? ",\n    " : "\n    ") + JsonText(entries[i]);
   out += entries.empty() ? "]" : "\n  ]";

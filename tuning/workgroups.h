@@ -75,6 +75,11 @@ struct Table {
   // convolution's invocation computes (shaders::OutputBlock: pixels along a
   // row, output slices); 0: not said.
   int64_t conv_block_x = 0, conv_block_slices = 0;
+  // "int8_filter_bits": how an int8 model's filters are stored on this GPU,
+  // whichever ran it faster: 8 (as 8-bit integers, scaled in the shader) or
+  // 32 (as floats, like the float model's); 0: not said
+  // (GpuDelegateOptions::int8_filters).
+  int64_t int8_filter_bits = 0;
 };
 
 // Parses and checks a table; errors name `source` and the bad field.

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "layout/weights.h"
 #include "model/constants.h"
@@ -22,24 +24,96 @@ bool HasBias(const NodeContext& ctx, int bias_input) {
   return bias_input >= 0 && ctx.has_input(static_cast<size_t>(bias_input));
 }
 
-// Appends the bias to the weights and returns where it starts (a parameter),
-// or "" without one.
+// 8-bit filters (NodeContext::int8_filters): the integers in an i8vec4
+// buffer, and after them in a vec4 one each output slice's scales, then the
+// bias. weights_at(i) scales vec4 i by its slice's scales.
+constexpr const char* kFilterInts = "filter_q";
+constexpr const char* kFilterScales = "filter_scale";
+
+bool HasInt8Filter(const GeneratedShader& g) {
+  return std::any_of(g.code.buffers.begin(), g.code.buffers.end(),
+                     [](const BufferDecl& b) { return b.name == kFilterScales; });
+}
+
+// Appends the bias to the float constants (the weights, or an 8-bit
+// filter's scales) and returns where it starts (a parameter), or "" without
+// one.
 std::string AppendBias(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
   if (!HasBias(ctx, bias_input)) return "";
   const std::vector<float> padded = PaddedBias(ctx, bias_input, channels);
-  std::vector<float>& weights = g.constants.at(0);
+  std::vector<float>& weights = g.constants.at(HasInt8Filter(g) ? 1 : 0);
   const size_t offset = weights.size() / 4;
   weights.insert(weights.end(), padded.begin(), padded.end());
   return g.code.params.Int("bias_at", static_cast<int64_t>(offset));
 }
 
 // The bias of output slice `slice` from AppendBias's start.
-std::string BiasAt(const std::string& start, const std::string& slice) {
-  return start.empty() ? "vec4(0.0)" : fmt::format("weights_at({} + {})", start, slice);
+std::string BiasAt(const GeneratedShader& g, const std::string& start, const std::string& slice) {
+  if (start.empty()) return "vec4(0.0)";
+  return fmt::format("{}_at({} + {})", HasInt8Filter(g) ? kFilterScales : "weights", start, slice);
 }
 
 std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
-  return BiasAt(AppendBias(ctx, g, bias_input, channels), "s");
+  const std::string start = AppendBias(ctx, g, bias_input, channels);
+  return BiasAt(g, start, "s");
+}
+
+// The filter of an int8 model as 8-bit integers and a scale per output
+// channel, when it is one: float values that are exactly (integer x scale)
+// for the per-channel (axis 0) or per-tensor parameters it was dequantized
+// with (kept by passes/int8_as_float.h), the integers within int8's range.
+struct Int8Filter {
+  std::vector<float> ints;    // OHWI, each an integer in [-128, 127]
+  std::vector<float> scales;  // per output channel
+};
+
+std::optional<Int8Filter> Int8FilterOf(const Tensor& w, int out_channels) {
+  if (w.type != DataType::kFloat32 || !w.quantization.has_value() || w.shape.empty()) return std::nullopt;
+  const Quantization& q = *w.quantization;
+  const bool per_channel = q.scale.size() > 1;
+  if (q.scale.empty() || (per_channel && (q.quantized_dimension != 0 || static_cast<int>(q.scale.size()) != out_channels))) {
+    return std::nullopt;
+  }
+  Int8Filter f;
+  f.ints = ConstantFloats(w);
+  const size_t per_output = f.ints.size() / static_cast<size_t>(out_channels);
+  for (int o = 0; o < out_channels; ++o) f.scales.push_back(q.scale[per_channel ? static_cast<size_t>(o) : 0]);
+  for (size_t i = 0; i < f.ints.size(); ++i) {
+    const float scale = f.scales[i / per_output];
+    const float k = std::nearbyint(f.ints[i] / scale);
+    if (!(k >= -128.0f && k <= 127.0f) || k * scale != f.ints[i]) return std::nullopt;
+    f.ints[i] = k;
+  }
+  return f;
+}
+
+// Node input `filter`'s OHWI weights packed O4I4 in `order` as the
+// shader's first constants: 8-bit where the context asks and the filter is
+// an int8 model's, else floats. Either way weights_at(i) is vec4 i's values:
+// an 8-bit one is scaled by its output slice's scales (the block's columns
+// run over its four output channels), or by the one of its output channel
+// (kOutputRows: the block's rows are its output channels).
+void AddConvFilter(const NodeContext& ctx, GeneratedShader& g, int filter, int out_channels, int kh, int kw,
+                   int in_channels, layout::BlockOrder order = layout::BlockOrder::kInputColumns) {
+  const Tensor& w = ctx.input(static_cast<size_t>(filter));
+  std::optional<Int8Filter> int8;
+  if (ctx.int8_filters && !ctx.support_only) int8 = Int8FilterOf(w, out_channels);
+  if (!int8) {
+    g.constants = {PackUnlessSupportOnly(ctx, [&] {
+      const std::vector<float> ohwi = ConstantFloats(w);
+      return layout::ToConvWeightsO4I4(ohwi.data(), out_channels, kh, kw, in_channels, order).values;
+    })};
+    return;
+  }
+  g.code.buffers.back() = {kFilterInts, kInt8Vec4, BufferAccess::kRead};
+  g.code.buffers.push_back({kFilterScales, "vec4", BufferAccess::kRead});
+  const int in_slices = (in_channels + 3) / 4;
+  const std::string per_slice = g.code.params.Int("filter_vec4s_per_slice", int64_t{kh} * kw * in_slices * 4);
+  const std::string row = order == layout::BlockOrder::kOutputRows ? "[(i) % 4]" : "";
+  g.code.shared += fmt::format("#define weights_at(i) ({}_at(i) * {}_at((i) / {}){})\n", kFilterInts, kFilterScales,
+                               per_slice, row);
+  g.constants = {layout::ToConvWeightsO4I4(int8->ints.data(), out_channels, kh, kw, in_channels, order).values,
+                 layout::PadToSlices(int8->scales.data(), out_channels)};
 }
 
 // A tap's sum over input slices of in0 at (iy, ix), O4I4 weights of a
@@ -137,12 +211,11 @@ std::vector<float> PackedConvWeights(const Tensor& w, int out_channels, int kh, 
 namespace {
 
 // A convolution's shader over `out` with node input 1's OHWI weights packed
-// O4I4 as its first constant.
+// O4I4 (AddConvFilter).
 GeneratedShader StartPlainConv(const NodeContext& ctx, const ConvGeometry& geometry, const layout::Bhwc& in,
                                const layout::Bhwc& out) {
   GeneratedShader g = StartConvShader(ctx, out, 0);
-  g.constants = {PackUnlessSupportOnly(
-      ctx, [&] { return PackedConvWeights(ctx.input(1), out.channels, geometry.kh, geometry.kw, in.channels); })};
+  AddConvFilter(ctx, g, 1, out.channels, geometry.kh, geometry.kw, in.channels);
   return g;
 }
 
@@ -183,15 +256,10 @@ std::array<uint32_t, 3> SharedOutputGroups(const layout::Bhwc& out, int per_grou
 absl::StatusOr<GeneratedShader> LaneConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                          const layout::Bhwc& in, const layout::Bhwc& out) {
   GeneratedShader g = StartConvShader(ctx, out, 0);
-  g.constants = {PackUnlessSupportOnly(ctx, [&] {
-    const std::vector<float> ohwi = ConstantFloats(ctx.input(1));
-    return layout::ToConvWeightsO4I4(ohwi.data(), out.channels, geometry.kh, geometry.kw, in.channels,
-                                     layout::BlockOrder::kOutputRows)
-        .values;
-  })};
+  AddConvFilter(ctx, g, 1, out.channels, geometry.kh, geometry.kw, in.channels, layout::BlockOrder::kOutputRows);
   g.code.workgroup = {4, kLaneOutputsPerGroup, 1};
   g.groups = SharedOutputGroups(out, kLaneOutputsPerGroup);
-  g.code.shared = fmt::format("shared highp float partial[{}][4];\n", kLaneOutputsPerGroup);
+  g.code.shared += fmt::format("shared highp float partial[{}][4];\n", kLaneOutputsPerGroup);
   ShaderParams& params = g.code.params;
   g.prologue = SharedOutputPrologue(params, out, kLaneOutputsPerGroup);
   // Output channel 4s + t: from its bias, over the taps, input channels
@@ -225,7 +293,7 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
   GeneratedShader g = StartPlainConv(ctx, geometry, in, out);
   g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
   g.groups = SharedOutputGroups(out, kOutputsPerGroup);
-  g.code.shared = fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
+  g.code.shared += fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
   g.prologue = SharedOutputPrologue(g.code.params, out, kOutputsPerGroup);
   const std::string inner =
       InputSlices(g.code.params, in, geometry.kh, geometry.kw, "t", fmt::format("is += {}", kSplit));
@@ -269,7 +337,7 @@ GeneratedShader BlockedConv(const NodeContext& ctx, const ConvGeometry& geometry
   for (int j = 0; j < block.slices; ++j) {
     for (int i = 0; i < block.x; ++i) {
       body += fmt::format("  {}vec4 {} = {};\n", glsl::AccumulatorPrecision(ctx), acc(j, i),
-                          BiasAt(bias, fmt::format("s + {}", j)));
+                          BiasAt(g, bias, fmt::format("s + {}", j)));
     }
   }
   const std::string is = params.Int("in0_s", in.slices()), kh = params.Int("filter_h", geometry.kh),
@@ -386,9 +454,7 @@ absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int
   const Shape& w = ctx.input(static_cast<size_t>(weights_input)).shape;
   const int kh = w[1], kw = w[2];
   GeneratedShader g = StartConvShader(ctx, *out, input);
-  g.constants = {PackUnlessSupportOnly(ctx, [&] {
-    return PackedConvWeights(ctx.input(static_cast<size_t>(weights_input)), out->channels, kh, kw, in->channels);
-  })};
+  AddConvFilter(ctx, g, weights_input, out->channels, kh, kw, in->channels);
   g.code.body += BiasInit(ctx, g, bias_input, out->channels);
   ShaderParams& params = g.code.params;
   const std::string inner = InputSlices(params, *in, kh, kw, "0", "++is");

@@ -61,6 +61,17 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     || fail "the int8 model is not wholly on the GPU: $(head -c 300 "$work/out")"
   expect_ok "int8 model, --int8-integer" run "$work/face_int8.tflite" --backend vulkan --int8-integer --input "$face_input" --json && \
     grep -q '"int8":"integer"' "$work/out" || fail "--int8-integer: $(head -c 300 "$work/out")"
+  # Its filters 8-bit on the GPU, or as floats: fewer constant bytes the first way.
+  constant_bytes() { grep -o '"constant_bytes":[0-9]*' "$work/out" | cut -d: -f2; }
+  expect_ok "int8 filters" run "$work/face_int8.tflite" --backend vulkan --int8-filters 8 --input "$face_input" --json && \
+    grep -q '"int8_filters":"8-bit"' "$work/out" || fail "--int8-filters 8: $(head -c 300 "$work/out")"
+  bytes_8bit=$(constant_bytes)
+  expect_ok "float filters" run "$work/face_int8.tflite" --backend vulkan --int8-filters float --input "$face_input" --json && \
+    grep -q '"int8_filters":"float"' "$work/out" || fail "--int8-filters float: $(head -c 300 "$work/out")"
+  bytes_float=$(constant_bytes)
+  [ -n "$bytes_8bit" ] && [ -n "$bytes_float" ] && [ "$bytes_8bit" -lt "$bytes_float" ] \
+    || fail "8-bit filters take $bytes_8bit constant bytes, float ones $bytes_float"
+  expect_error "bad --int8-filters" 2 "int8-filters.*4" -- run "$work/face_int8.tflite" --int8-filters 4
 fi
 expect_ok "quantize --int8-io" quantize "$face" --random-samples 2 --int8-io --per-tensor --out "$work/io.tflite"
 head -c 49152 /dev/urandom >"$work/in8.raw"

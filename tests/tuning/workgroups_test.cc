@@ -107,8 +107,8 @@ TEST(WorkgroupTable, AccuracyEntriesParseRoundTripAndMerge) {
   EXPECT_EQ(SerializeTable(plain).find("accuracy"), std::string::npos);
 }
 
-// The tables' single numbers: split_conv_outputs, program_threads and the
-// convolutions' block.
+// The tables' single numbers: split_conv_outputs, program_threads, the
+// convolutions' block and int8 models' filter storage.
 TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
   struct Case {
     std::string name;
@@ -119,7 +119,8 @@ TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
   for (const Case& c : {Case{"split_conv_outputs", &Table::split_conv_outputs, 32768, "2000000000"},
                         Case{"program_threads", &Table::program_threads, 3, "1025"},
                         Case{"conv_block_x", &Table::conv_block_x, 8, "17"},
-                        Case{"conv_block_slices", &Table::conv_block_slices, 2, "17"}}) {
+                        Case{"conv_block_slices", &Table::conv_block_slices, 2, "17"},
+                        Case{"int8_filter_bits", &Table::int8_filter_bits, 32, "16"}}) {
     SCOPED_TRACE(c.name);
     const std::string head = R"({"format": "mgd-workgroups", "version": 1, ")" + c.name + "\": ";
     auto table = ParseTable(head + std::to_string(c.value) + "}", "t.json");

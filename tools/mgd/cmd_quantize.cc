@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "base/files.h"
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
 #include "model/status_macros.h"
@@ -102,21 +104,22 @@ absl::Status Quantize(const QuantizeOptions& options) {
   quantizer::QuantizeReport report;
   MGD_ASSIGN_OR_RETURN(Graph quantized, quantizer::QuantizeGraph(calibration, q, &report));
   MGD_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, WriteModel(quantized));
-  MGD_RETURN_IF_ERROR(WriteModelFile(quantized, options.out));
-  MGD_ASSIGN_OR_RETURN(std::vector<uint8_t> float_bytes, WriteModel(graph));
+  MGD_RETURN_IF_ERROR(WriteFileAtomically(options.out, bytes.data(), bytes.size()));
+  std::error_code error;  // the float model's size is only reported
+  const uintmax_t float_bytes = std::filesystem::file_size(options.model, error);
   if (options.json) {
     nlohmann::json j = {{"out", options.out},
                         {"int8_nodes", report.int8_nodes},
                         {"float_nodes", report.float_nodes},
                         {"conversions", report.conversions},
                         {"bytes", bytes.size()},
-                        {"float_bytes", float_bytes.size()},
+                        {"float_bytes", float_bytes},
                         {"samples", samples.size()}};
     std::puts(j.dump().c_str());
   } else {
     std::printf("%s: %d ops int8, %d float, %d QUANTIZE/DEQUANTIZE added; %zu bytes (float: %zu); %zu calibration samples\n",
                 options.out.c_str(), report.int8_nodes, report.float_nodes, report.conversions, bytes.size(),
-                float_bytes.size(), samples.size());
+                static_cast<size_t>(float_bytes), samples.size());
   }
   return absl::OkStatus();
 }

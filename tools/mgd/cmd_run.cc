@@ -232,11 +232,12 @@ absl::Status Run(const RunOptions& given) {
     }
   }
   // Where the GPU partitions' activations live.
-  uint64_t activation_bytes = 0;
+  uint64_t activation_bytes = 0, constant_bytes = 0;
   std::vector<std::string> plans;
   if (backend.delegate != nullptr) {
     for (const GpuDelegate::MemoryUse& use : backend.delegate->memory_uses()) {
       activation_bytes += use.bytes;
+      constant_bytes += use.constant_bytes;
       plans.push_back(fmt::format("{}:{}", memory::StrategyName(use.strategy), memory::ProblemName(use.problem)));
     }
   }
@@ -246,11 +247,17 @@ absl::Status Run(const RunOptions& given) {
   const char* int8 = interpreter->int8_as_float()                 ? "float"
                      : HasInt8Activations(interpreter->graph()) ? "integer"
                                                                   : nullptr;
+  // How the GPU stores such a model's filters: "8-bit" or "float"
+  // (GpuDelegateOptions::int8_filters); null where no GPU runs it as float.
+  const char* int8_filters = !interpreter->int8_as_float() || backend.delegate == nullptr ? nullptr
+                             : backend.delegate->int8_filters()                           ? "8-bit"
+                                                                                          : "float";
   if (options.json) {
     nlohmann::json j = {{"backend", backend.backend},
                         {"device", backend.device},
                         {"precision", precision},
                         {"int8", int8 != nullptr ? nlohmann::json(int8) : nlohmann::json(nullptr)},
+                        {"int8_filters", int8_filters != nullptr ? nlohmann::json(int8_filters) : nlohmann::json(nullptr)},
                         {"nodes", interpreter->graph().nodes.size()},
                         {"delegated_nodes", delegated},
                         {"partitions", interpreter->partitions().size()},
@@ -263,6 +270,7 @@ absl::Status Run(const RunOptions& given) {
                           {"in_delegates_ms", r.timing.in_delegates_ms},
                           {"gpu_ms", r.timing.device_ms ? nlohmann::json(*r.timing.device_ms) : nlohmann::json(nullptr)}}},
                         {"activation_bytes", activation_bytes},
+                        {"constant_bytes", constant_bytes},
                         {"memory_plans", plans},
                         {"dispatches", dispatches},
                         {"programs", programs},
@@ -278,8 +286,10 @@ absl::Status Run(const RunOptions& given) {
   fmt::print("precision {}{}\n", precision, precision != options.precision ? " (the CPU path is fp32)" : "");
   if (int8 != nullptr) {
     fmt::print("int8     {}\n", interpreter->int8_as_float()
-                                    ? "as float ops with dequantized weights, each result rounded onto its int8 grid"
-                                    : "integer kernels on the CPU");
+                                    ? fmt::format("as float ops, each result rounded onto its int8 grid; filters "
+                                                  "stored {}",
+                                                  int8_filters != nullptr ? int8_filters : "as floats")
+                                    : std::string("integer kernels on the CPU"));
   }
   if (backend.delegate && !backend.delegate->fp32_layers().empty()) {
     fmt::print("fp32 layers {} (the accuracy guard)\n", fmt::join(backend.delegate->fp32_layers(), ", "));
@@ -293,7 +303,9 @@ absl::Status Run(const RunOptions& given) {
     fmt::print("workgroups {} dispatch(es): {}\n", dispatches.size(), fmt::join(counts, ", "));
   }
   if (!plans.empty()) {
-    fmt::print("memory   {:.1f} KiB of activations ({})\n", static_cast<double>(activation_bytes) / 1024, fmt::join(plans, ", "));
+    fmt::print("memory   {:.1f} KiB of activations ({}), {:.1f} KiB of constants\n",
+               static_cast<double>(activation_bytes) / 1024, fmt::join(plans, ", "),
+               static_cast<double>(constant_bytes) / 1024);
   }
   fmt::print("prepare  {:.1f} ms\nrun      {:.1f} ms\n", prepare_ms, run_ms);
   for (const std::string& line : lines) fmt::print("{}\n", line);

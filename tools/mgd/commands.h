@@ -24,6 +24,7 @@ struct RunOptions {
   std::string workgroups;
   std::string memory_strategy;
   bool no_fusion = false;
+  std::string int8_filters = "auto";  // auto|8|float: GpuDelegateOptions::int8_filters
   bool int8_integer = false;  // an int8 model's ops stay integer, on the CPU (GpuDelegateOptions::int8_as_float off)
   bool share_programs = false;
   bool fp16_arithmetic = false;          // GpuDelegateOptions::keep_fp16_arithmetic
