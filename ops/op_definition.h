@@ -42,7 +42,24 @@ struct QuantizeRule {
   // TFLite's int8 kernel takes inputs of the output's parameters only
   // (CONCATENATION): the quantizer requantizes those that differ.
   bool inputs_share_output = false;
+  // Whether a node's output holds only its inputs' values and real zeros
+  // (the zero point): no arithmetic, no clamp that may fall off the grid
+  // (PAD, MAX_POOL_2D without a fused RELU6). With inputs of the output's
+  // parameters its values lie on the output's grid already, and the GPU,
+  // running the model as float, rounds nothing after it
+  // (passes/int8_as_float.h). Null: no.
+  bool (*moves_values)(const Node& node) = nullptr;
 };
+
+// A QuantizeRule::moves_values for ops that only move values.
+inline bool AlwaysMovesValues(const Node&) { return true; }
+// One for ops that move values and clamp them by a fused activation in
+// attributes A: none, or RELU's 0, which every 8-bit grid holds.
+template <typename A>
+bool ClampsOnTheGrid(const Node& node) {
+  const Activation a = AttributesOf<A>(node.attributes).activation;
+  return a == Activation::kNone || a == Activation::kRelu;
+}
 
 struct OpDefinition {
   OpKind op{};  // TFLite's builtin code; any code, also one OpKind does not name

@@ -157,9 +157,10 @@ class Rewriter {
       return;
     }
     // An op that only relabels its input's shape keeps its values on the
-    // grid; any other is rounded onto it.
+    // grid, and so does one that moves values between grids alike; any
+    // other is rounded onto it.
     const ops::OpDefinition* definition = ops::FindBuiltin(node.op);
-    if (definition != nullptr && definition->is_identity == ops::AlwaysIdentity) {
+    if (definition != nullptr && (definition->is_identity == ops::AlwaysIdentity || StaysOnTheGrid(*definition, node))) {
       n.outputs[0] = target;
       out_.nodes.push_back(std::move(n));
       return;
@@ -168,6 +169,24 @@ class Rewriter {
     n.outputs[0] = unrounded;
     out_.nodes.push_back(std::move(n));
     Emit(OpKind::kFakeQuant, grid, unrounded, target);
+  }
+
+  // Whether the node only moves values (QuantizeRule::moves_values) from
+  // 8-bit activations of its output's parameters.
+  bool StaysOnTheGrid(const ops::OpDefinition& definition, const Node& node) const {
+    if (definition.quantize.moves_values == nullptr || !definition.quantize.moves_values(node)) return false;
+    const Quantization& out = *in_.tensors[static_cast<size_t>(node.outputs[0])].quantization;
+    for (int t : node.inputs) {
+      if (t == kNoTensor) continue;
+      const Tensor& input = in_.tensors[static_cast<size_t>(t)];
+      if (input.is_constant && !Is8Bit(input.type)) continue;  // PAD's paddings, an axis
+      if (!Is8Bit(input.type) || input.is_constant || !input.quantization.has_value() ||
+          input.quantization->scale.size() != 1 || input.quantization->scale[0] != out.scale[0] ||
+          input.quantization->zero_point[0] != out.zero_point[0]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   const Graph& in_;

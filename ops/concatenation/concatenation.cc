@@ -183,7 +183,9 @@ std::vector<OpDefinition> ConcatenationOps() {
            .cpu_kernel = MakeKernel<ConcatenationKernel>,
            .is_identity = OneInput,
            .gpu = {ConcatenationShader},
-           .quantize = {.output = QuantizeRule::Output::kCalibrated, .inputs_share_output = true}}};
+           .quantize = {.output = QuantizeRule::Output::kCalibrated,
+                        .inputs_share_output = true,
+                        .moves_values = ClampsOnTheGrid<ConcatenationAttributes>}}};
 }
 
 }  // namespace mgd::ops

@@ -110,8 +110,10 @@ void AddConvFilter(const NodeContext& ctx, GeneratedShader& g, int filter, int o
   const int in_slices = (in_channels + 3) / 4;
   const std::string per_slice = g.code.params.Int("filter_vec4s_per_slice", int64_t{kh} * kw * in_slices * 4);
   const std::string row = order == layout::BlockOrder::kOutputRows ? "[(i) % 4]" : "";
-  g.code.shared += fmt::format("#define weights_at(i) ({}_at(i) * {}_at((i) / {}){})\n", kFilterInts, kFilterScales,
-                               per_slice, row);
+  // In the body, not in ShaderCode::shared: a shader without shared
+  // memory may take any workgroup (the tables').
+  g.code.body.insert(0, fmt::format("#define weights_at(i) ({}_at(i) * {}_at((i) / {}){})\n", kFilterInts,
+                                    kFilterScales, per_slice, row));
   g.constants = {layout::ToConvWeightsO4I4(int8->ints.data(), out_channels, kh, kw, in_channels, order).values,
                  layout::PadToSlices(int8->scales.data(), out_channels)};
 }
@@ -259,7 +261,7 @@ absl::StatusOr<GeneratedShader> LaneConv(const NodeContext& ctx, const ConvGeome
   AddConvFilter(ctx, g, 1, out.channels, geometry.kh, geometry.kw, in.channels, layout::BlockOrder::kOutputRows);
   g.code.workgroup = {4, kLaneOutputsPerGroup, 1};
   g.groups = SharedOutputGroups(out, kLaneOutputsPerGroup);
-  g.code.shared += fmt::format("shared highp float partial[{}][4];\n", kLaneOutputsPerGroup);
+  g.code.shared = fmt::format("shared highp float partial[{}][4];\n", kLaneOutputsPerGroup);
   ShaderParams& params = g.code.params;
   g.prologue = SharedOutputPrologue(params, out, kLaneOutputsPerGroup);
   // Output channel 4s + t: from its bias, over the taps, input channels
@@ -293,7 +295,7 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
   GeneratedShader g = StartPlainConv(ctx, geometry, in, out);
   g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
   g.groups = SharedOutputGroups(out, kOutputsPerGroup);
-  g.code.shared += fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
+  g.code.shared = fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
   g.prologue = SharedOutputPrologue(g.code.params, out, kOutputsPerGroup);
   const std::string inner =
       InputSlices(g.code.params, in, geometry.kh, geometry.kw, "t", fmt::format("is += {}", kSplit));

@@ -47,6 +47,7 @@ int Int8GridFilter(OneOp& g, const Shape& shape, uint32_t seed, bool per_channel
 struct Stored {
   int int8_buffers = 0;  // dispatches' i8vec4 buffers
   size_t constant_bytes = 0;
+  int free_workgroups = 0;  // dispatches that may take the tables' workgroups
 };
 
 class Int8FiltersGpuTest : public testing::DelegateTest {
@@ -72,6 +73,7 @@ class Int8FiltersGpuTest : public testing::DelegateTest {
     for (const CompiledModel& m : keeper.models()) {
       for (const CompiledDispatch& d : m.dispatches) {
         for (const shaders::BufferDecl& b : d.code.buffers) stored.int8_buffers += b.element_type == shaders::kInt8Vec4;
+        stored.free_workgroups += d.grid[0] != 0;
       }
       for (const auto& c : m.constants) stored.constant_bytes += c.size();
     }
@@ -135,6 +137,7 @@ TEST_P(Int8FiltersGpuTest, EachConvolutionShaderReadsThemAsTheirValues) {
       ExpectNear(RunStoring(graph, g.data, true, block_x, as_8bit), cpu);
       ExpectNear(RunStoring(graph, g.data, false, block_x, as_float), cpu);
       EXPECT_EQ(as_float.int8_buffers, 0);
+      EXPECT_EQ(as_8bit.free_workgroups, as_float.free_workgroups);
       if (c.reads_8bit) {
         EXPECT_EQ(as_8bit.int8_buffers, 1);
         EXPECT_LT(as_8bit.constant_bytes, as_float.constant_bytes);

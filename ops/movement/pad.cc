@@ -220,7 +220,7 @@ std::vector<OpDefinition> PadOps() {
            .cpu_kernel = MakeKernel<PadKernel>,
            .is_identity = NoMargins,
            .gpu = {Pad},
-           .quantize = {.output = QuantizeRule::Output::kInput}},
+           .quantize = {.output = QuantizeRule::Output::kInput, .moves_values = AlwaysMovesValues}},
           {.op = OpKind::kMirrorPad,
            .decode = DecodeMirror,
            .encode = EncodeMirror,

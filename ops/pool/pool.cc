@@ -325,7 +325,7 @@ std::vector<OpDefinition> PoolOps() {
        .validate = Validate,
        .cpu_kernel = MakeKernel<Pool2dKernel, true>,
        .gpu = {Pool2d},
-       .quantize = {.output = QuantizeRule::Output::kInput}},
+       .quantize = {.output = QuantizeRule::Output::kInput, .moves_values = ClampsOnTheGrid<PoolAttributes>}},
       {.op = OpKind::kAveragePool2d,
        .decode = Decode,
        .encode = Encode,

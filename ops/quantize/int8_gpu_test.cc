@@ -3,6 +3,9 @@
 // DEQUANTIZE), runs wholly on the GPU as float ops that round onto the int8
 // grids, and gives the integer kernels' results within a quantum
 // (docs/numerics.md); and FAKE_QUANT itself against TFLite's definition.
+#include <set>
+
+#include "ops/pool/pool.h"
 #include "ops/quantize/quantize.h"
 #include "passes/int8_as_float.h"
 #include "tests/delegate/delegate_fixture.h"
@@ -52,6 +55,35 @@ TEST(Int8AsFloatTest, TheRewriteRoundsEachResultOntoItsGrid) {
   ASSERT_EQ(integer.size(), 1u);
   for (size_t i = 0; i < integer[0].size(); ++i) {
     EXPECT_LE(std::abs(as_float[0][i] - integer[0][i]), c.output_params.scale * 1.001f) << "element " << i;
+  }
+}
+
+// Ops that only move values (QuantizeRule::moves_values) between grids
+// alike leave them on the grid: no FAKE_QUANT follows them. One follows
+// every other op, and one whose parameters change or whose activation
+// clamps off the grid (RELU6 at 6).
+TEST(Int8AsFloatTest, OpsThatOnlyMoveValuesRoundNothing) {
+  const std::set<std::string> movers = {"max pool", "reshape", "pad", "nearest", "concatenation, one scale",
+                                        "reduce max"};
+  std::vector<testing::Case> cases = testing::Cases();
+  testing::Case max_relu6 = cases[2];
+  ASSERT_EQ(max_relu6.name, "max pool");
+  auto a = AttributesOf<PoolAttributes>(max_relu6.attributes);
+  a.activation = Activation::kRelu6;
+  max_relu6.attributes = a;
+  max_relu6.name += ", RELU6";
+  cases.push_back(max_relu6);
+  testing::Case max_rescaled = cases[2];
+  max_rescaled.output_params.scale *= 2;
+  max_rescaled.name += ", rescaled";
+  cases.push_back(max_rescaled);
+  for (const testing::Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto rewritten = Int8AsFloat(testing::BuildWithFloatEdges(c));
+    ASSERT_TRUE(rewritten.ok()) << rewritten.status();
+    // Each input's QUANTIZE is one.
+    EXPECT_EQ(mgd::testing::CountOps(*rewritten, OpKind::kFakeQuant),
+              static_cast<int>(c.inputs.size()) + (movers.count(c.name) != 0 ? 0 : 1));
   }
 }
 

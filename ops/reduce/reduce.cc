@@ -197,7 +197,10 @@ std::vector<OpDefinition> ReduceOps() {
     // input's parameters; REDUCE_PROD stays float.
     QuantizeRule quantize;
     if (op == OpKind::kMean || op == OpKind::kSum) quantize.output = QuantizeRule::Output::kCalibrated;
-    if (op == OpKind::kReduceMax || op == OpKind::kReduceMin) quantize.output = QuantizeRule::Output::kInput;
+    if (op == OpKind::kReduceMax || op == OpKind::kReduceMin) {
+      quantize.output = QuantizeRule::Output::kInput;
+      quantize.moves_values = AlwaysMovesValues;
+    }
     ops.push_back({.op = op,
                    .decode = Decode,
                    .encode = Encode,

@@ -247,7 +247,7 @@ std::vector<OpDefinition> ResizeOps() {
        .cpu_kernel = MakeKernel<ResizeKernel, false>,
        .is_identity = SameSize,
        .gpu = {ResizeShader},
-       .quantize = {.output = QuantizeRule::Output::kInput}},
+       .quantize = {.output = QuantizeRule::Output::kInput, .moves_values = AlwaysMovesValues}},
   };
 }
 
