@@ -206,7 +206,7 @@ void GpuDelegate::Step(const char* name) {
 }
 
 bool GpuDelegate::int8_filters() const {
-  return options_.int8_filters.value_or(tuning::FirstSet(tables_, &tuning::Table::int8_filter_bits, 8) == 8);
+  return options_.int8_filters.value_or(tuning::FirstSet(tables_, &tuning::Table::int8_filter_bits, 32) == 8);
 }
 
 CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& structure_digest) const {
