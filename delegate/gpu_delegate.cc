@@ -206,7 +206,13 @@ void GpuDelegate::Step(const char* name) {
 }
 
 bool GpuDelegate::int8_filters() const {
-  return options_.int8_filters.value_or(tuning::FirstSet(tables_, &tuning::Table::int8_filter_bits, 32) == 8);
+  if (options_.int8_filters) return *options_.int8_filters;
+  // Unsaid: 8-bit where they quarter the filter's bytes (fp32 storage),
+  // floats where they would only halve them (fp16), as measured on an H100
+  // and lavapipe (docs/perf.md).
+  const bool fp16 = options_.precision.half_storage();
+  return tuning::FirstSet(tables_, fp16 ? &tuning::Table::int8_filter_bits_fp16 : &tuning::Table::int8_filter_bits_fp32,
+                          fp16 ? 32 : 8) == 8;
 }
 
 CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& structure_digest) const {

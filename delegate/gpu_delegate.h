@@ -67,8 +67,9 @@ struct GpuDelegateOptions {
   // connected layers stay 8-bit in GPU memory, scaled in the shader
   // (shaders::NodeContext::int8_filters), or become floats as the float
   // model's (fp16 with fp16 storage). Unset: what the device's table
-  // measured faster ("int8_filter_bits"), else floats, which ran faster on
-  // every GPU measured so far (lavapipe, llvmpipe, an H100: docs/perf.md).
+  // measured faster for the storage precision ("int8_filter_bits"), else
+  // 8-bit with fp32 storage and floats with fp16, which ran faster on an
+  // H100 (docs/perf.md).
   std::optional<bool> int8_filters;
   // Dispatches that differ only in sizes and small constants share one
   // program and read those as parameters (--share-programs;

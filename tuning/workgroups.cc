@@ -156,6 +156,31 @@ double Distance(const DispatchKey& a, const DispatchKey& b) {
 // Farther than this (e.g. every extent 2x off and more), a bucket says little.
 constexpr double kMaxBucketDistance = 4.0;
 
+// "int8_filter_bits": 8 or 32 for both storage precisions, or an object
+// {"fp32": bits, "fp16": bits} with either or both.
+absl::Status ParseInt8FilterBits(const json& j, const std::string& source, Table& t) {
+  auto bits = [&](const json& v, const std::string& where, int64_t& field) {
+    if (!v.is_number_integer() || (v.get<int64_t>() != 8 && v.get<int64_t>() != 32)) {
+      return Bad(source, where, "expected 8 or 32");
+    }
+    field = v.get<int64_t>();
+    return absl::OkStatus();
+  };
+  if (!j.is_object()) {
+    if (absl::Status s = bits(j, "int8_filter_bits", t.int8_filter_bits_fp32); !s.ok()) return s;
+    t.int8_filter_bits_fp16 = t.int8_filter_bits_fp32;
+    return absl::OkStatus();
+  }
+  for (const auto& [key, v] : j.items()) {
+    const std::string where = "int8_filter_bits." + key;
+    if (key != "fp32" && key != "fp16") return Bad(source, where, "expected the keys fp32 and fp16");
+    if (absl::Status s = bits(v, where, key == "fp32" ? t.int8_filter_bits_fp32 : t.int8_filter_bits_fp16); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string DispatchKey::ToString() const {
@@ -214,11 +239,7 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
     t.*field = v.get<int64_t>();
   }
   if (j.contains("int8_filter_bits")) {
-    const json& v = j["int8_filter_bits"];
-    if (!v.is_number_integer() || (v.get<int64_t>() != 8 && v.get<int64_t>() != 32)) {
-      return Bad(source, "int8_filter_bits", "expected 8 or 32");
-    }
-    t.int8_filter_bits = v.get<int64_t>();
+    if (absl::Status s = ParseInt8FilterBits(j["int8_filter_bits"], source, t); !s.ok()) return s;
   }
   if (j.contains("accuracy")) {
     if (!j["accuracy"].is_array()) return Bad(source, "accuracy", "expected an array");
@@ -266,7 +287,14 @@ std::string SerializeTable(const Table& t) {
   if (t.program_threads > 0) out += fmt::format("  \"program_threads\": {},\n", t.program_threads);
   if (t.conv_block_x > 0) out += fmt::format("  \"conv_block_x\": {},\n", t.conv_block_x);
   if (t.conv_block_slices > 0) out += fmt::format("  \"conv_block_slices\": {},\n", t.conv_block_slices);
-  if (t.int8_filter_bits > 0) out += fmt::format("  \"int8_filter_bits\": {},\n", t.int8_filter_bits);
+  if (t.int8_filter_bits_fp32 > 0 && t.int8_filter_bits_fp32 == t.int8_filter_bits_fp16) {
+    out += fmt::format("  \"int8_filter_bits\": {},\n", t.int8_filter_bits_fp32);
+  } else if (t.int8_filter_bits_fp32 > 0 || t.int8_filter_bits_fp16 > 0) {
+    json bits = json::object();
+    if (t.int8_filter_bits_fp32 > 0) bits["fp32"] = t.int8_filter_bits_fp32;
+    if (t.int8_filter_bits_fp16 > 0) bits["fp16"] = t.int8_filter_bits_fp16;
+    out += fmt::format("  \"int8_filter_bits\": {},\n", JsonText(bits));
+  }
   out += "  \"entries\": [";
   for (size_t i = 0; i < entries.size(); ++i) out += (i ? ",\n    " : "\n    ") + JsonText(entries[i]);
   out += entries.empty() ? "]" : "\n  ]";

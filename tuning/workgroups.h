@@ -76,10 +76,12 @@ struct Table {
   // row, output slices); 0: not said.
   int64_t conv_block_x = 0, conv_block_slices = 0;
   // "int8_filter_bits": how an int8 model's filters are stored on this GPU,
-  // whichever ran it faster: 8 (as 8-bit integers, scaled in the shader) or
-  // 32 (as floats, like the float model's); 0: not said
-  // (GpuDelegateOptions::int8_filters).
-  int64_t int8_filter_bits = 0;
+  // whichever ran it faster: 8 (as 8-bit integers, their sums scaled in the
+  // shader) or 32 (as floats, like the float model's). One number for both
+  // storage precisions, or {"fp32": bits, "fp16": bits}: the answer differs
+  // between them, fp16 storage halving a float filter's bytes already
+  // (docs/perf.md). 0: not said (GpuDelegateOptions::int8_filters).
+  int64_t int8_filter_bits_fp32 = 0, int8_filter_bits_fp16 = 0;
 };
 
 // Parses and checks a table; errors name `source` and the bad field.

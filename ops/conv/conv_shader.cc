@@ -26,36 +26,52 @@ bool HasBias(const NodeContext& ctx, int bias_input) {
 
 // 8-bit filters (NodeContext::int8_filters): the integers in an i8vec4
 // buffer, and after them in a vec4 one each output slice's scales, then the
-// bias. weights_at(i) scales vec4 i by its slice's scales.
+// bias.
 constexpr const char* kFilterInts = "filter_q";
 constexpr const char* kFilterScales = "filter_scale";
 
-bool HasInt8Filter(const GeneratedShader& g) {
-  return std::any_of(g.code.buffers.begin(), g.code.buffers.end(),
-                     [](const BufferDecl& b) { return b.name == kFilterScales; });
-}
-
-// Appends the bias to the float constants (the weights, or an 8-bit
+// Appends the bias to float constants `buffer` (the weights, or an 8-bit
 // filter's scales) and returns where it starts (a parameter), or "" without
 // one.
-std::string AppendBias(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
+std::string AppendBias(const NodeContext& ctx, GeneratedShader& g, size_t buffer, int bias_input, int channels) {
   if (!HasBias(ctx, bias_input)) return "";
   const std::vector<float> padded = PaddedBias(ctx, bias_input, channels);
-  std::vector<float>& weights = g.constants.at(HasInt8Filter(g) ? 1 : 0);
+  std::vector<float>& weights = g.constants.at(buffer);
   const size_t offset = weights.size() / 4;
   weights.insert(weights.end(), padded.begin(), padded.end());
   return g.code.params.Int("bias_at", static_cast<int64_t>(offset));
 }
 
-// The bias of output slice `slice` from AppendBias's start.
-std::string BiasAt(const GeneratedShader& g, const std::string& start, const std::string& slice) {
-  if (start.empty()) return "vec4(0.0)";
-  return fmt::format("{}_at({} + {})", HasInt8Filter(g) ? kFilterScales : "weights", start, slice);
-}
+// A convolution's filter and bias as AddConvFilter stored them. Sums over
+// an 8-bit filter's integers are scaled once, at the end: a multiply per
+// output instead of per weight. Such sums reach 127 / scale times the
+// output, past fp16's range, so they are always highp.
+struct ConvFilter {
+  bool int8 = false;
+  std::string bias;  // where the bias starts in its buffer (a parameter), "" without one
 
-std::string BiasOf(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
-  const std::string start = AppendBias(ctx, g, bias_input, channels);
-  return BiasAt(g, start, "s");
+  std::string Bias(const std::string& slice) const {
+    if (bias.empty()) return "vec4(0.0)";
+    return fmt::format("{}_at({} + {})", int8 ? kFilterScales : "weights", bias, slice);
+  }
+  // An accumulator's start for output slice `slice`: its bias, added first
+  // as the CPU reference does, or zero for a sum scaled at the end.
+  std::string Start(const std::string& slice) const { return int8 ? "vec4(0.0)" : Bias(slice); }
+  // A sum started at zero, finished: scaled if 8-bit, then the bias.
+  std::string Finished(const std::string& sum, const std::string& slice) const {
+    const std::string scaled = int8 ? fmt::format("{} * {}_at({})", sum, kFilterScales, slice) : sum;
+    return bias.empty() ? scaled : fmt::format("{} + {}", scaled, Bias(slice));
+  }
+  // The statement that ends accumulator `acc` begun at Start(slice).
+  std::string End(const std::string& acc, const std::string& slice) const {
+    return int8 ? fmt::format("  {} = {};\n", acc, Finished(acc, slice)) : "";
+  }
+  std::string Precision(const NodeContext& ctx) const { return int8 ? "highp " : glsl::AccumulatorPrecision(ctx); }
+};
+
+// "vec4 acc = <the start of output slice s>;".
+std::string AccumulatorStart(const NodeContext& ctx, const ConvFilter& f) {
+  return "  " + f.Precision(ctx) + "vec4 acc = " + f.Start("s") + ";\n";
 }
 
 // The filter of an int8 model as 8-bit integers and a scale per output
@@ -88,34 +104,34 @@ std::optional<Int8Filter> Int8FilterOf(const Tensor& w, int out_channels) {
 }
 
 // Node input `filter`'s OHWI weights packed O4I4 in `order` as the
-// shader's first constants: 8-bit where the context asks and the filter is
-// an int8 model's, else floats. Either way weights_at(i) is vec4 i's values:
-// an 8-bit one is scaled by its output slice's scales (the block's columns
-// run over its four output channels), or by the one of its output channel
-// (kOutputRows: the block's rows are its output channels).
-void AddConvFilter(const NodeContext& ctx, GeneratedShader& g, int filter, int out_channels, int kh, int kw,
-                   int in_channels, layout::BlockOrder order = layout::BlockOrder::kInputColumns) {
+// shader's first constants, and node input `bias_input`'s bias after them:
+// 8-bit where the context asks and the filter is an int8 model's, else
+// floats. Either way weights_at(i) is vec4 i of the packed filter.
+ConvFilter AddConvFilter(const NodeContext& ctx, GeneratedShader& g, int filter, int bias_input, int out_channels,
+                         int kh, int kw, int in_channels,
+                         layout::BlockOrder order = layout::BlockOrder::kInputColumns) {
   const Tensor& w = ctx.input(static_cast<size_t>(filter));
   std::optional<Int8Filter> int8;
   if (ctx.int8_filters && !ctx.support_only) int8 = Int8FilterOf(w, out_channels);
+  ConvFilter f;
   if (!int8) {
     g.constants = {PackUnlessSupportOnly(ctx, [&] {
       const std::vector<float> ohwi = ConstantFloats(w);
       return layout::ToConvWeightsO4I4(ohwi.data(), out_channels, kh, kw, in_channels, order).values;
     })};
-    return;
+    f.bias = AppendBias(ctx, g, 0, bias_input, out_channels);
+    return f;
   }
+  f.int8 = true;
   g.code.buffers.back() = {kFilterInts, kInt8Vec4, BufferAccess::kRead};
   g.code.buffers.push_back({kFilterScales, "vec4", BufferAccess::kRead});
-  const int in_slices = (in_channels + 3) / 4;
-  const std::string per_slice = g.code.params.Int("filter_vec4s_per_slice", int64_t{kh} * kw * in_slices * 4);
-  const std::string row = order == layout::BlockOrder::kOutputRows ? "[(i) % 4]" : "";
   // In the body, not in ShaderCode::shared: a shader without shared
   // memory may take any workgroup (the tables').
-  g.code.body.insert(0, fmt::format("#define weights_at(i) ({}_at(i) * {}_at((i) / {}){})\n", kFilterInts,
-                                    kFilterScales, per_slice, row));
+  g.code.body.insert(0, fmt::format("#define weights_at(i) {}_at(i)\n", kFilterInts));
   g.constants = {layout::ToConvWeightsO4I4(int8->ints.data(), out_channels, kh, kw, in_channels, order).values,
                  layout::PadToSlices(int8->scales.data(), out_channels)};
+  f.bias = AppendBias(ctx, g, 1, bias_input, out_channels);
+  return f;
 }
 
 // A tap's sum over input slices of in0 at (iy, ix), O4I4 weights of a
@@ -164,7 +180,8 @@ GeneratedShader StartConvShader(const NodeContext& ctx, const layout::Bhwc& out,
 }
 
 std::string BiasInit(const NodeContext& ctx, GeneratedShader& g, int bias_input, int channels) {
-  return "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = " + BiasOf(ctx, g, bias_input, channels) + ";\n";
+  const ConvFilter weights{false, AppendBias(ctx, g, 0, bias_input, channels)};
+  return AccumulatorStart(ctx, weights);
 }
 
 std::string WindowLoops(ShaderParams& params, const layout::Bhwc& in, const ConvGeometry& g, const std::string& inner,
@@ -213,11 +230,11 @@ std::vector<float> PackedConvWeights(const Tensor& w, int out_channels, int kh, 
 namespace {
 
 // A convolution's shader over `out` with node input 1's OHWI weights packed
-// O4I4 (AddConvFilter).
+// O4I4 and input 2's bias (AddConvFilter).
 GeneratedShader StartPlainConv(const NodeContext& ctx, const ConvGeometry& geometry, const layout::Bhwc& in,
-                               const layout::Bhwc& out) {
+                               const layout::Bhwc& out, ConvFilter& filter) {
   GeneratedShader g = StartConvShader(ctx, out, 0);
-  AddConvFilter(ctx, g, 1, out.channels, geometry.kh, geometry.kw, in.channels);
+  filter = AddConvFilter(ctx, g, 1, 2, out.channels, geometry.kh, geometry.kw, in.channels);
   return g;
 }
 
@@ -258,7 +275,8 @@ std::array<uint32_t, 3> SharedOutputGroups(const layout::Bhwc& out, int per_grou
 absl::StatusOr<GeneratedShader> LaneConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                          const layout::Bhwc& in, const layout::Bhwc& out) {
   GeneratedShader g = StartConvShader(ctx, out, 0);
-  AddConvFilter(ctx, g, 1, out.channels, geometry.kh, geometry.kw, in.channels, layout::BlockOrder::kOutputRows);
+  const ConvFilter filter =
+      AddConvFilter(ctx, g, 1, 2, out.channels, geometry.kh, geometry.kw, in.channels, layout::BlockOrder::kOutputRows);
   g.code.workgroup = {4, kLaneOutputsPerGroup, 1};
   g.groups = SharedOutputGroups(out, kLaneOutputsPerGroup);
   g.code.shared = fmt::format("shared highp float partial[{}][4];\n", kLaneOutputsPerGroup);
@@ -278,7 +296,7 @@ absl::StatusOr<GeneratedShader> LaneConv(const NodeContext& ctx, const ConvGeome
       "      }}\n",
       fmt::arg("is", params.Int("in0_s", in.slices())), fmt::arg("read", glsl::Read(params, "in0", in, "b", "is", "iy", "ix")),
       fmt::arg("kh", params.Int("filter_h", geometry.kh)), fmt::arg("kw", params.Int("filter_w", geometry.kw)));
-  g.code.body += "  highp vec4 bias = " + BiasOf(ctx, g, 2, out.channels) + ";\n  highp float sum = bias[t];\n" +
+  g.code.body += "  highp vec4 start = " + filter.Start("s") + ";\n  highp float sum = start[t];\n" +
                  WindowLoops(params, in, geometry, inner);
   g.code.body +=
       "  partial[l][t] = sum;\n"
@@ -286,21 +304,21 @@ absl::StatusOr<GeneratedShader> LaneConv(const NodeContext& ctx, const ConvGeome
       "  barrier();\n"
       "  if (t != 0 || !in_range) return;\n"
       "  highp vec4 acc = vec4(partial[l][0], partial[l][1], partial[l][2], partial[l][3]);\n";
-  g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
+  g.code.body += filter.End("acc", "s") + glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
   return g;
 }
 
 absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                                           const layout::Bhwc& in, const layout::Bhwc& out) {
-  GeneratedShader g = StartPlainConv(ctx, geometry, in, out);
+  ConvFilter filter;
+  GeneratedShader g = StartPlainConv(ctx, geometry, in, out, filter);
   g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
   g.groups = SharedOutputGroups(out, kOutputsPerGroup);
   g.code.shared = fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
   g.prologue = SharedOutputPrologue(g.code.params, out, kOutputsPerGroup);
   const std::string inner =
       InputSlices(g.code.params, in, geometry.kh, geometry.kw, "t", fmt::format("is += {}", kSplit));
-  g.code.body += "  " + glsl::AccumulatorPrecision(ctx) + "vec4 acc = vec4(0.0);\n" +
-                 WindowLoops(g.code.params, in, geometry, inner);
+  g.code.body += "  " + filter.Precision(ctx) + "vec4 acc = vec4(0.0);\n" + WindowLoops(g.code.params, in, geometry, inner);
   g.code.body += fmt::format(
       "  partial[l][t] = acc;\n"
       "  memoryBarrierShared();\n"
@@ -309,7 +327,7 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
       "  acc = vec4(0.0);\n"
       "  MGD_LOOP for (int k = 0; k < {split}; ++k) acc += partial[l][k];\n",
       fmt::arg("split", kSplit));
-  g.code.body += "  acc += " + BiasOf(ctx, g, 2, out.channels) + ";\n";
+  g.code.body += "  acc = " + filter.Finished("acc", "s") + ";\n";
   g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
   return g;
 }
@@ -328,18 +346,17 @@ bool KeepsPixels(const ConvGeometry& g, const layout::Bhwc& in, const layout::Bh
 // pixels, each input vec4 once for its slices.
 GeneratedShader BlockedConv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
                             const layout::Bhwc& in, const layout::Bhwc& out, OutputBlock block) {
-  GeneratedShader g = StartPlainConv(ctx, geometry, in, out);
+  ConvFilter filter;
+  GeneratedShader g = StartPlainConv(ctx, geometry, in, out, filter);
   g.block = block;
   g.groups = GridFor(out, g.code.workgroup, block);
   ShaderParams& params = g.code.params;
   g.prologue = glsl::BlockPrologue(params, out, block);
-  const std::string bias = AppendBias(ctx, g, 2, out.channels);
   auto acc = [](int j, int i) { return fmt::format("acc{}_{}", j, i); };
   std::string& body = g.code.body;
   for (int j = 0; j < block.slices; ++j) {
     for (int i = 0; i < block.x; ++i) {
-      body += fmt::format("  {}vec4 {} = {};\n", glsl::AccumulatorPrecision(ctx), acc(j, i),
-                          BiasAt(g, bias, fmt::format("s + {}", j)));
+      body += fmt::format("  {}vec4 {} = {};\n", filter.Precision(ctx), acc(j, i), filter.Start(fmt::format("s + {}", j)));
     }
   }
   const std::string is = params.Int("in0_s", in.slices()), kh = params.Int("filter_h", geometry.kh),
@@ -394,7 +411,7 @@ GeneratedShader BlockedConv(const NodeContext& ctx, const ConvGeometry& geometry
       fmt::arg("slices", slices_loop));
   for (int j = 0; j < block.slices; ++j) {
     for (int i = 0; i < block.x; ++i) {
-      body += glsl::Activation(activation, acc(j, i));
+      body += filter.End(acc(j, i), fmt::format("s + {}", j)) + glsl::Activation(activation, acc(j, i));
       body += fmt::format("  vec4 value{} = vec4({});\n", j * block.x + i, acc(j, i));
     }
   }
@@ -435,10 +452,12 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
   if (const OutputBlock block = ConvBlock(ctx, out); !block.single()) {
     return BlockedConv(ctx, geometry, activation, in, out, block);
   }
-  GeneratedShader g = StartPlainConv(ctx, geometry, in, out);
+  ConvFilter filter;
+  GeneratedShader g = StartPlainConv(ctx, geometry, in, out, filter);
   const std::string inner = InputSlices(g.code.params, in, geometry.kh, geometry.kw, "0", "++is");
-  const std::string bias = BiasInit(ctx, g, 2, out.channels);
-  g.code.body += Finish(bias + WindowLoops(g.code.params, in, geometry, inner), activation);
+  g.code.body += Finish(AccumulatorStart(ctx, filter) + WindowLoops(g.code.params, in, geometry, inner) +
+                            filter.End("acc", "s"),
+                        activation);
   return g;
 }
 
@@ -456,11 +475,12 @@ absl::StatusOr<GeneratedShader> TransposeConvolution(const NodeContext& ctx, int
   const Shape& w = ctx.input(static_cast<size_t>(weights_input)).shape;
   const int kh = w[1], kw = w[2];
   GeneratedShader g = StartConvShader(ctx, *out, input);
-  AddConvFilter(ctx, g, weights_input, out->channels, kh, kw, in->channels);
-  g.code.body += BiasInit(ctx, g, bias_input, out->channels);
+  const ConvFilter filter = AddConvFilter(ctx, g, weights_input, bias_input, out->channels, kh, kw, in->channels);
+  g.code.body += AccumulatorStart(ctx, filter);
   ShaderParams& params = g.code.params;
   const std::string inner = InputSlices(params, *in, kh, kw, "0", "++is");
-  g.code.body += glsl::TransposedWindowLoops(params, *in, kh, kw, stride_h, stride_w, pad_h, pad_w, inner);
+  g.code.body += glsl::TransposedWindowLoops(params, *in, kh, kw, stride_h, stride_w, pad_h, pad_w, inner) +
+                 filter.End("acc", "s");
   g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
   return g;
 }

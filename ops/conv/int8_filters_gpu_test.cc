@@ -1,6 +1,6 @@
 // 8-bit filters on the GPU (shaders::NodeContext::int8_filters): a float
 // filter that keeps the parameters of the int8 one it was dequantized from
-// is stored as 8-bit integers and scaled in the shader. Each convolution
+// is stored as 8-bit integers, its sums scaled in the shader. Each convolution
 // shader that reads it so (plain, blocked, split, transposed, a fully
 // connected layer as a 1x1 convolution) gives the CPU's float results
 // within the op bounds, on both APIs and precisions; one whose values are
@@ -48,7 +48,21 @@ struct Stored {
   int int8_buffers = 0;  // dispatches' i8vec4 buffers
   size_t constant_bytes = 0;
   int free_workgroups = 0;  // dispatches that may take the tables' workgroups
+  // Accumulators of 8-bit shaders that are not highp: their sums of
+  // integers reach 127 / scale times the output, past fp16's range.
+  int mediump_sums = 0;
 };
+
+// Accumulators ("vec4 acc...") that `code` declares in mediump.
+int MediumpAccumulators(const shaders::ShaderCode& code) {
+  if (!code.mediump) return 0;
+  int n = 0;
+  const std::string& body = code.body;
+  for (size_t at = body.find("vec4 acc"); at != std::string::npos; at = body.find("vec4 acc", at + 1)) {
+    n += at < 6 || body.compare(at - 6, 6, "highp ") != 0;
+  }
+  return n;
+}
 
 class Int8FiltersGpuTest : public testing::DelegateTest {
  protected:
@@ -61,6 +75,9 @@ class Int8FiltersGpuTest : public testing::DelegateTest {
     options.api = GetParam().api;
     options.precision = Precision::Of(GetParam().fp16);
     options.validation = true;
+    // mediump arithmetic even on software GPUs, so that the accumulators'
+    // precision is checked there too.
+    options.keep_fp16_arithmetic = true;
     options.int8_filters = int8_filters;
     options.workgroups = tuning::Table{};
     options.workgroups->conv_block_x = conv_block_x;
@@ -72,7 +89,11 @@ class Int8FiltersGpuTest : public testing::DelegateTest {
     auto outputs = Run(graph, inputs, delegate->get());
     for (const CompiledModel& m : keeper.models()) {
       for (const CompiledDispatch& d : m.dispatches) {
-        for (const shaders::BufferDecl& b : d.code.buffers) stored.int8_buffers += b.element_type == shaders::kInt8Vec4;
+        for (const shaders::BufferDecl& b : d.code.buffers) {
+          if (b.element_type != shaders::kInt8Vec4) continue;
+          ++stored.int8_buffers;
+          stored.mediump_sums += MediumpAccumulators(d.code);
+        }
         stored.free_workgroups += d.grid[0] != 0;
       }
       for (const auto& c : m.constants) stored.constant_bytes += c.size();
@@ -140,12 +161,34 @@ TEST_P(Int8FiltersGpuTest, EachConvolutionShaderReadsThemAsTheirValues) {
       EXPECT_EQ(as_8bit.free_workgroups, as_float.free_workgroups);
       if (c.reads_8bit) {
         EXPECT_EQ(as_8bit.int8_buffers, 1);
+        EXPECT_EQ(as_8bit.mediump_sums, 0);
         EXPECT_LT(as_8bit.constant_bytes, as_float.constant_bytes);
       } else {
         EXPECT_EQ(as_8bit.int8_buffers, 0);
         EXPECT_EQ(as_8bit.constant_bytes, as_float.constant_bytes);
       }
     }
+  }
+}
+
+// Unset in the options, the choice is the tables' for the delegate's
+// storage precision ("int8_filter_bits": {"fp32": bits, "fp16": bits}).
+TEST_P(Int8FiltersGpuTest, TheTablesChooseForEachStoragePrecision) {
+  for (const bool fp16_says_8 : {true, false}) {
+    SCOPED_TRACE(fp16_says_8 ? "fp16: 8, fp32: 32" : "fp16: 32, fp32: 8");
+    GpuDelegateOptions options;
+    options.api = GetParam().api;
+    options.precision = Precision::Of(GetParam().fp16);
+    options.workgroups = tuning::Table{};
+    options.workgroups->int8_filter_bits_fp16 = fp16_says_8 ? 8 : 32;
+    options.workgroups->int8_filter_bits_fp32 = fp16_says_8 ? 32 : 8;
+    auto delegate = GpuDelegate::Create(options);
+    ASSERT_TRUE(delegate.ok()) << delegate.status();
+    EXPECT_EQ((*delegate)->int8_filters(), GetParam().fp16 == fp16_says_8);
+    options.int8_filters = false;  // the option wins
+    delegate = GpuDelegate::Create(options);
+    ASSERT_TRUE(delegate.ok()) << delegate.status();
+    EXPECT_FALSE((*delegate)->int8_filters());
   }
 }
 

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <map>
+#include <tuple>
+#include <utility>
 #include <random>
 
 #include "tuning/tuner.h"
@@ -120,7 +122,7 @@ TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
                         Case{"program_threads", &Table::program_threads, 3, "1025"},
                         Case{"conv_block_x", &Table::conv_block_x, 8, "17"},
                         Case{"conv_block_slices", &Table::conv_block_slices, 2, "17"},
-                        Case{"int8_filter_bits", &Table::int8_filter_bits, 32, "16"}}) {
+                        Case{"int8_filter_bits", &Table::int8_filter_bits_fp32, 32, "16"}}) {
     SCOPED_TRACE(c.name);
     const std::string head = R"({"format": "mgd-workgroups", "version": 1, ")" + c.name + "\": ";
     auto table = ParseTable(head + std::to_string(c.value) + "}", "t.json");
@@ -138,6 +140,39 @@ TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
       ASSERT_FALSE(t.ok()) << bad;
       EXPECT_THAT(std::string(t.status().message()), HasSubstr("bad.json: " + c.name)) << bad;
     }
+  }
+}
+
+// "int8_filter_bits": one number for both storage precisions, or one for
+// each.
+TEST(WorkgroupTable, Int8FilterBitsPerStorage) {
+  auto parse = [](const std::string& bits) {
+    return ParseTable(R"({"format": "mgd-workgroups", "version": 1, "int8_filter_bits": )" + bits + "}", "t.json");
+  };
+  auto both = parse("8");
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_EQ(both->int8_filter_bits_fp32, 8);
+  EXPECT_EQ(both->int8_filter_bits_fp16, 8);
+  EXPECT_THAT(SerializeTable(*both), HasSubstr("\"int8_filter_bits\": 8,"));
+  for (const auto& [text, fp32, fp16] : {std::tuple{R"({"fp32": 8, "fp16": 32})", 8, 32},
+                                         std::tuple{R"({"fp16": 8})", 0, 8}, std::tuple{R"({"fp32": 32})", 32, 0}}) {
+    SCOPED_TRACE(text);
+    auto t = parse(text);
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->int8_filter_bits_fp32, fp32);
+    EXPECT_EQ(t->int8_filter_bits_fp16, fp16);
+    auto again = ParseTable(SerializeTable(*t), "again");
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->int8_filter_bits_fp32, fp32);
+    EXPECT_EQ(again->int8_filter_bits_fp16, fp16);
+  }
+  for (const auto& [bad, where] : {std::pair{R"({"fp8": 8})", "int8_filter_bits.fp8: expected the keys fp32 and fp16"},
+                                   std::pair{R"({"fp16": 16})", "int8_filter_bits.fp16: expected 8 or 32"},
+                                   std::pair{R"({"fp32": "8"})", "int8_filter_bits.fp32: expected 8 or 32"},
+                                   std::pair{"[8, 32]", "int8_filter_bits: expected 8 or 32"}}) {
+    auto t = parse(bad);
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_THAT(std::string(t.status().message()), HasSubstr(std::string("t.json: ") + where)) << bad;
   }
 }
 

@@ -74,6 +74,16 @@ nlohmann::json CacheEvents(const GpuDelegate* delegate) {
   return delegate ? nlohmann::json(delegate->cache_events()) : nlohmann::json::array();
 }
 
+GpuMemory GpuMemoryOf(const GpuDelegate* delegate) {
+  GpuMemory m;
+  if (delegate == nullptr) return m;
+  for (const GpuDelegate::MemoryUse& use : delegate->memory_uses()) {
+    m.activation_bytes += use.bytes;
+    m.constant_bytes += use.constant_bytes;
+  }
+  return m;
+}
+
 absl::Status FollowCompiledModel(const Graph& graph, RunOptions& run) {
   const auto metadata = graph.metadata.find(kCompiledMetadataName);
   if (metadata == graph.metadata.end()) return absl::OkStatus();

@@ -1,6 +1,7 @@
 // Which backend a command runs on, and the GPU delegate for it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -38,5 +39,13 @@ absl::Status FollowCompiledModel(const Graph& graph, RunOptions& run);
 nlohmann::json PrepareSteps(const GpuDelegate* delegate);
 // What its compilation cache did ([] for the CPU).
 nlohmann::json CacheEvents(const GpuDelegate* delegate);
+
+// The GPU memory the delegate's partitions take (zero for the CPU):
+// activations, and constants (weights; an int8 model's filters 8-bit or
+// float).
+struct GpuMemory {
+  uint64_t activation_bytes = 0, constant_bytes = 0;
+};
+GpuMemory GpuMemoryOf(const GpuDelegate* delegate);
 
 }  // namespace mgd::cli

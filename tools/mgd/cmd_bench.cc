@@ -246,14 +246,7 @@ absl::Status Bench(const BenchOptions& given) {
                       {"gpu_ms", Percentile(per_dispatch_ms[i], 0.5)}});
   }
   const double p50 = Percentile(run_ms, 0.5);
-  // The GPU memory the model takes (quantized models' filters: 8-bit or float).
-  uint64_t activation_bytes = 0, constant_bytes = 0;
-  if (backend.delegate != nullptr) {
-    for (const GpuDelegate::MemoryUse& use : backend.delegate->memory_uses()) {
-      activation_bytes += use.bytes;
-      constant_bytes += use.constant_bytes;
-    }
-  }
+  const GpuMemory memory = GpuMemoryOf(backend.delegate.get());
   if (options.run.json) {
     nlohmann::json j = {
         {"backend", backend.backend},
@@ -268,8 +261,8 @@ absl::Status Bench(const BenchOptions& given) {
         {"gpu_ms", {{"p50", backend.delegate ? nlohmann::json(Percentile(gpu_total_ms, 0.5)) : nlohmann::json(nullptr)}}},
         {"dispatches", dispatches.size()},
         {"partitions", interpreter.partitions().size()},
-        {"activation_bytes", activation_bytes},
-        {"constant_bytes", constant_bytes},
+        {"activation_bytes", memory.activation_bytes},
+        {"constant_bytes", memory.constant_bytes},
         {"per_op", per_op}};
     if (in_flight) {
       j["in_flight"] = {{"invokes", options.in_flight},

@@ -232,12 +232,10 @@ absl::Status Run(const RunOptions& given) {
     }
   }
   // Where the GPU partitions' activations live.
-  uint64_t activation_bytes = 0, constant_bytes = 0;
+  const GpuMemory memory = GpuMemoryOf(backend.delegate.get());
   std::vector<std::string> plans;
   if (backend.delegate != nullptr) {
     for (const GpuDelegate::MemoryUse& use : backend.delegate->memory_uses()) {
-      activation_bytes += use.bytes;
-      constant_bytes += use.constant_bytes;
       plans.push_back(fmt::format("{}:{}", memory::StrategyName(use.strategy), memory::ProblemName(use.problem)));
     }
   }
@@ -269,8 +267,8 @@ absl::Status Run(const RunOptions& given) {
                          {{"total_ms", r.timing.total_ms},
                           {"in_delegates_ms", r.timing.in_delegates_ms},
                           {"gpu_ms", r.timing.device_ms ? nlohmann::json(*r.timing.device_ms) : nlohmann::json(nullptr)}}},
-                        {"activation_bytes", activation_bytes},
-                        {"constant_bytes", constant_bytes},
+                        {"activation_bytes", memory.activation_bytes},
+                        {"constant_bytes", memory.constant_bytes},
                         {"memory_plans", plans},
                         {"dispatches", dispatches},
                         {"programs", programs},
@@ -304,8 +302,8 @@ absl::Status Run(const RunOptions& given) {
   }
   if (!plans.empty()) {
     fmt::print("memory   {:.1f} KiB of activations ({}), {:.1f} KiB of constants\n",
-               static_cast<double>(activation_bytes) / 1024, fmt::join(plans, ", "),
-               static_cast<double>(constant_bytes) / 1024);
+               static_cast<double>(memory.activation_bytes) / 1024, fmt::join(plans, ", "),
+               static_cast<double>(memory.constant_bytes) / 1024);
   }
   fmt::print("prepare  {:.1f} ms\nrun      {:.1f} ms\n", prepare_ms, run_ms);
   for (const std::string& line : lines) fmt::print("{}\n", line);
