@@ -17,29 +17,6 @@ using quantized::Multiplier;
 using quantized::MultiplyByQuantizedMultiplier;
 using quantized::Params;
 
-// f(output index, index into a, index into b) over the broadcast output.
-template <typename F>
-void ForEachBroadcast(const Shape& a, const Shape& b, const Shape& out, F f) {
-  const auto sa = BroadcastStrides(a, out), sb = BroadcastStrides(b, out);
-  const int64_t n = NumElements(out);
-  std::vector<int> index(out.size(), 0);
-  int64_t ia = 0, ib = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    f(i, ia, ib);
-    for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) {
-      const auto ud = static_cast<size_t>(d);
-      if (++index[ud] < out[ud]) {
-        ia += sa[ud];
-        ib += sb[ud];
-        break;
-      }
-      ia -= sa[ud] * (out[ud] - 1);
-      ib -= sb[ud] * (out[ud] - 1);
-      index[ud] = 0;
-    }
-  }
-}
-
 class QuantizedBinaryKernel : public Kernel {
  public:
   absl::Status Prepare(KernelContext& ctx) override {
@@ -78,8 +55,9 @@ class QuantizedBinaryKernel : public Kernel {
       InvokeXnnpack(a, b, y);
       return absl::OkStatus();
     }
-    ForEachBroadcast(a.shape, b.shape, y.shape, [&](int64_t i, int64_t ia, int64_t ib) {
-      const int32_t p = quantized::Read(a, ia) - a_.zero_point, q = quantized::Read(b, ib) - b_.zero_point;
+    ForEachBroadcast(y.shape, {BroadcastStrides(a.shape, y.shape), BroadcastStrides(b.shape, y.shape)},
+                     [&](int64_t i, const int64_t* o) {
+      const int32_t p = quantized::Read(a, o[0]) - a_.zero_point, q = quantized::Read(b, o[1]) - b_.zero_point;
       int32_t v = 0;
       if (mul_) {
         v = MultiplyByQuantizedMultiplier(p * q, output_);
@@ -113,8 +91,9 @@ class QuantizedBinaryKernel : public Kernel {
   }
 
   void InvokeXnnpack(const TensorRef& a, const TensorRef& b, const TensorRef& y) const {
-    ForEachBroadcast(a.shape, b.shape, y.shape, [&](int64_t i, int64_t ia, int64_t ib) {
-      const int32_t p = quantized::Read(a, ia), q = quantized::Read(b, ib);
+    ForEachBroadcast(y.shape, {BroadcastStrides(a.shape, y.shape), BroadcastStrides(b.shape, y.shape)},
+                     [&](int64_t i, const int64_t* o) {
+      const int32_t p = quantized::Read(a, o[0]), q = quantized::Read(b, o[1]);
       int32_t v = 0;
       if (mul_) {
         // qs8-vmul's fp32 requantization: rounded to nearest even.

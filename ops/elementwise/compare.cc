@@ -31,27 +31,6 @@ absl::Status ValidateSelect(const NodeChecker& c) {
   return c.OutputType(0, c.In(1).type);
 }
 
-// f(output index, each operand's offset) over `out`, each operand read
-// through its broadcast strides (a template, so that the loop inlines f).
-template <typename F>
-void ForEachBroadcast(const Shape& out, const std::vector<std::vector<int64_t>>& strides, F f) {
-  const size_t rank = out.size();
-  std::vector<int> index(rank, 0);
-  std::vector<int64_t> offsets(strides.size(), 0);
-  const int64_t n = NumElements(out);
-  for (int64_t i = 0; i < n; ++i) {
-    f(i, offsets.data());
-    for (size_t d = rank; d-- > 0;) {
-      if (++index[d] < out[d]) {
-        for (size_t k = 0; k < strides.size(); ++k) offsets[k] += strides[k][d];
-        break;
-      }
-      for (size_t k = 0; k < strides.size(); ++k) offsets[k] -= strides[k][d] * (out[d] - 1);
-      index[d] = 0;
-    }
-  }
-}
-
 template <typename T>
 bool Compare(OpKind op, T a, T b) {
   switch (op) {

@@ -6,9 +6,11 @@
 // (OpDefinition::gpu_bools), int32 ones only inputs CAST reads as given.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "model/graph.h"
 #include "ops/op_definition.h"
 
 namespace mgd::ops {
@@ -39,6 +41,27 @@ std::vector<OpDefinition> CastOps();
 absl::StatusOr<Shape> BroadcastShape(const KernelContext& ctx, const Shape& a, const Shape& b);
 // Strides of `shape` seen through the output shape `out`: 0 on broadcast dims.
 std::vector<int64_t> BroadcastStrides(const Shape& shape, const Shape& out);
+
+// f(output index, each operand's offset) over `out`, each operand read
+// through its broadcast strides (a template, so that the loop inlines f).
+template <typename F>
+void ForEachBroadcast(const Shape& out, const std::vector<std::vector<int64_t>>& strides, F f) {
+  const size_t rank = out.size();
+  std::vector<int> index(rank, 0);
+  std::vector<int64_t> offsets(strides.size(), 0);
+  const int64_t n = NumElements(out);
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, offsets.data());
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < out[d]) {
+        for (size_t k = 0; k < strides.size(); ++k) offsets[k] += strides[k][d];
+        break;
+      }
+      for (size_t k = 0; k < strides.size(); ++k) offsets[k] -= strides[k][d] * (out[d] - 1);
+      index[d] = 0;
+    }
+  }
+}
 
 // The ops' OpDefinition::elementwise and their shader of their own.
 absl::StatusOr<shaders::ElementwiseUpdate> ElementwiseUpdateOf(const shaders::NodeContext& ctx, int fused_input,
