@@ -73,6 +73,14 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
   [ -n "$bytes_8bit" ] && [ -n "$bytes_float" ] && [ "$bytes_8bit" -lt "$bytes_float" ] \
     || fail "8-bit filters take $bytes_8bit constant bytes, float ones $bytes_float"
   expect_error "bad --int8-filters" 2 "int8-filters.*4" -- run "$work/face_int8.tflite" --int8-filters 4
+  # tune times them both ways and writes the faster for the precision tuned.
+  if expect_ok "tune int8 filters" tune "$work/face_int8.tflite" --backend vulkan --max-candidates 1 \
+      --out "$work/wg_int8.json" --json; then
+    grep -qE '"int8_filters":\{"bits":(8|32),.*"models":1\}' "$work/out" \
+      || fail "tune measured no int8 filters: $(head -c 400 "$work/out")"
+    grep -qE '"int8_filter_bits": \{"fp32":(8|32)\}' "$work/wg_int8.json" \
+      || fail "tune wrote no int8_filter_bits for fp32: $(grep int8 "$work/wg_int8.json")"
+  fi
 fi
 expect_ok "quantize --int8-io" quantize "$face" --random-samples 2 --int8-io --per-tensor --out "$work/io.tflite"
 head -c 49152 /dev/urandom >"$work/in8.raw"
@@ -180,6 +188,7 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
   # The tuner: a table that run then uses, with the same outputs.
   if expect_ok "tune" tune "$face" --backend vulkan --max-candidates 2 --out "$work/wg.json"; then
     grep -qE "dispatches .* in [0-9.]+ s; GPU time" "$work/out" || fail "tune printed no summary: $(cat "$work/out")"
+    ! grep -q "int8_filter_bits" "$work/wg.json" || fail "tune of a float model chose int8 filters"
     if expect_ok "run --workgroups" run "$face" --backend vulkan --input "$face_input" --workgroups "$work/wg.json" \
         --output-dir "$work/tuned" --json; then
       grep -q '"source":"table"' "$work/out" || fail "run --workgroups used no table entry: $(head -c 400 "$work/out")"

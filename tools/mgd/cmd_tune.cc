@@ -23,6 +23,7 @@
 #include "delegate/tune.h"
 #include "tools/mgd/accuracy_guard.h"
 #include "tools/mgd/layer_errors.h"
+#include "tools/mgd/tune_int8_filters.h"
 
 namespace mgd::cli {
 namespace {
@@ -88,6 +89,11 @@ absl::StatusOr<GuardResult> GuardModel(const TuneOptions& options, const std::st
   entry.fp32_layers = guard.fp32_layers;
   tuning::Merge(table, entry);
   return guard;
+}
+
+nlohmann::json Int8FiltersJson(const Int8FilterChoice& c) {
+  if (c.models == 0) return nullptr;
+  return {{"bits", c.bits}, {"models", c.models}, {"int8_ms", c.int8_ms}, {"float_ms", c.float_ms}};
 }
 
 }  // namespace
@@ -159,6 +165,11 @@ absl::Status Tune(const TuneOptions& options) {
     summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     summaries.push_back(summary);
   }
+  // How int8 models' filters are stored, timed over the tuned workgroups.
+  Int8FilterChoice int8_filters;
+  if (!options.skip_workgroups) {
+    MGD_ASSIGN_OR_RETURN(int8_filters, TuneInt8Filters(options.models, run, backend.backend, table));
+  }
   const std::string text = tuning::SerializeTable(table);
   if (absl::Status s = WriteFileAtomically(options.out, text.data(), text.size()); !s.ok()) {
     return absl::Status(s.code(), "--out " + std::string(s.message()));
@@ -179,7 +190,8 @@ absl::Status Tune(const TuneOptions& options) {
     }
     std::printf("%s\n", JsonText(nlohmann::json{{"backend", backend.backend}, {"device", backend.device}, {"precision", options.precision},
                                       {"table", options.out}, {"entries", table.entries.size()},
-                                      {"accuracy_entries", table.accuracy.size()}, {"models", models}}
+                                      {"accuracy_entries", table.accuracy.size()}, {"models", models},
+                                      {"int8_filters", Int8FiltersJson(int8_filters)}}
                            ).c_str());
     return absl::OkStatus();
   }
@@ -201,6 +213,11 @@ absl::Status Tune(const TuneOptions& options) {
     fmt::print("{}: {} dispatches ({} newly tuned) in {:.1f} s; GPU time of those dispatches {:.1f} us with the default "
                "calculator, {:.1f} us tuned ({:+.1f}%)\n",
                s.model, s.dispatches, s.tuned, s.seconds, s.default_us, s.tuned_us, -gain);
+  }
+  if (int8_filters.models > 0) {
+    fmt::print("int8 filters: {:.2f} ms 8-bit, {:.2f} ms as floats (median invokes summed over {} model(s) with 8-bit "
+               "filters): \"int8_filter_bits\" {} for {}\n",
+               int8_filters.int8_ms, int8_filters.float_ms, int8_filters.models, int8_filters.bits, options.precision);
   }
   fmt::print("table    {} ({} entries, {} accuracy entries)\n", options.out, table.entries.size(), table.accuracy.size());
   return absl::OkStatus();
