@@ -44,8 +44,8 @@ std::string AppendBias(const NodeContext& ctx, GeneratedShader& g, size_t buffer
 
 // A convolution's filter and bias as AddConvFilter stored them. Sums over
 // an 8-bit filter's integers are scaled once, at the end: a multiply per
-// output instead of per weight. Such sums reach 127 / scale times the
-// output, past fp16's range, so they are always highp.
+// output instead of per weight. Such sums are the output over the scale,
+// and can pass fp16's range, so they are always highp.
 struct ConvFilter {
   bool int8 = false;
   std::string bias;  // where the bias starts in its buffer (a parameter), "" without one

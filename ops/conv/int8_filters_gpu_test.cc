@@ -49,7 +49,7 @@ struct Stored {
   size_t constant_bytes = 0;
   int free_workgroups = 0;  // dispatches that may take the tables' workgroups
   // Accumulators of 8-bit shaders that are not highp: their sums of
-  // integers reach 127 / scale times the output, past fp16's range.
+  // integers are the output over the scale, and can pass fp16's range.
   int mediump_sums = 0;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <memory>
 
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
@@ -22,30 +23,40 @@ bool HasInt8Constants(const Graph& graph) {
   });
 }
 
-struct Timed {
-  double median_ms = 0;
+// Model `graph` prepared on its own delegate with its filters 8-bit or as
+// floats, once, so that the rounds time invokes only.
+struct Prepared {
+  BackendChoice backend;  // outlives the interpreter, which uses its delegate
+  std::unique_ptr<Interpreter> interpreter;
   uint64_t constant_bytes = 0;
 };
 
-// Model `graph`'s median invoke with its filters 8-bit or as floats.
-absl::StatusOr<Timed> TimeModel(const std::string& path, const Graph& graph, GpuDelegateOptions options,
-                                const std::string& backend, const tuning::Table& table, bool int8_filters) {
+absl::StatusOr<Prepared> Prepare(const std::string& path, const Graph& graph, GpuDelegateOptions options,
+                                 const std::string& backend, const tuning::Table& table, bool int8_filters) {
   options.workgroups = table;
   options.int8_filters = int8_filters;
-  MGD_ASSIGN_OR_RETURN(BackendChoice choice, ChooseBackend(backend, options));
-  if (choice.delegate == nullptr) return absl::FailedPreconditionError("no GPU found");
+  Prepared p;
+  MGD_ASSIGN_OR_RETURN(p.backend, ChooseBackend(backend, options));
+  if (p.backend.delegate == nullptr) return absl::FailedPreconditionError("no GPU found");
   InterpreterOptions interpreter_options;
-  interpreter_options.delegates.push_back(choice.delegate.get());
+  interpreter_options.delegates.push_back(p.backend.delegate.get());
   auto interpreter = Interpreter::Create(graph, std::move(interpreter_options));
   if (!interpreter.ok()) return WithModelPath(path, interpreter.status());
+  p.interpreter = std::move(*interpreter);
+  p.constant_bytes = GpuMemoryOf(p.backend.delegate.get()).constant_bytes;
+  return p;
+}
+
+// The median of kRuns invokes after kWarmup ones.
+absl::StatusOr<double> MedianInvokeMs(const std::string& path, Interpreter& interpreter) {
   std::vector<double> ms;
   for (int i = 0; i < kWarmup + kRuns; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    if (absl::Status s = (*interpreter)->Invoke(); !s.ok()) return WithModelPath(path, s);
+    if (absl::Status s = interpreter.Invoke(); !s.ok()) return WithModelPath(path, s);
     if (i >= kWarmup) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::nth_element(ms.begin(), ms.begin() + kRuns / 2, ms.end());
-  return Timed{ms[kRuns / 2], GpuMemoryOf(choice.delegate.get()).constant_bytes};
+  return ms[kRuns / 2];
 }
 
 }  // namespace
@@ -57,19 +68,18 @@ absl::StatusOr<Int8FilterChoice> TuneInt8Filters(const std::vector<std::string>&
   for (const std::string& path : models) {
     MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(path));
     if (!HasInt8Constants(graph)) continue;
-    double best_int8 = std::numeric_limits<double>::infinity(), best_float = best_int8;
-    uint64_t int8_bytes = 0, float_bytes = 0;
-    for (int round = 0; round < kRounds; ++round) {
-      MGD_ASSIGN_OR_RETURN(const Timed as_int8, TimeModel(path, graph, options, backend, table, true));
-      MGD_ASSIGN_OR_RETURN(const Timed as_float, TimeModel(path, graph, options, backend, table, false));
-      best_int8 = std::min(best_int8, as_int8.median_ms);
-      best_float = std::min(best_float, as_float.median_ms);
-      int8_bytes = as_int8.constant_bytes;
-      float_bytes = as_float.constant_bytes;
-    }
+    MGD_ASSIGN_OR_RETURN(Prepared as_int8, Prepare(path, graph, options, backend, table, true));
+    MGD_ASSIGN_OR_RETURN(Prepared as_float, Prepare(path, graph, options, backend, table, false));
     // Filters that no shader stores 8-bit (depthwise only, off the grid)
     // say nothing about the choice.
-    if (int8_bytes == float_bytes) continue;
+    if (as_int8.constant_bytes == as_float.constant_bytes) continue;
+    double best_int8 = std::numeric_limits<double>::infinity(), best_float = best_int8;
+    for (int round = 0; round < kRounds; ++round) {
+      MGD_ASSIGN_OR_RETURN(const double int8_ms, MedianInvokeMs(path, *as_int8.interpreter));
+      MGD_ASSIGN_OR_RETURN(const double float_ms, MedianInvokeMs(path, *as_float.interpreter));
+      best_int8 = std::min(best_int8, int8_ms);
+      best_float = std::min(best_float, float_ms);
+    }
     ++choice.models;
     choice.int8_ms += best_int8;
     choice.float_ms += best_float;
