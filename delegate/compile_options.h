@@ -31,6 +31,8 @@ struct CompileOptions {
   shaders::OutputBlock conv_block = shaders::kConvBlock;
   // shaders::NodeContext::int8_filters (GpuDelegateOptions::int8_filters).
   bool int8_filters = false;
+  // shaders::NodeContext::int8_dot (GpuDelegate::int8_dot).
+  bool int8_dot = false;
 };
 
 // Every field of `options`, as text.

@@ -169,6 +169,7 @@ class Builder {
     ctx.split_conv_outputs = options_.split_conv_outputs;
     ctx.conv_block = options_.conv_block;
     ctx.int8_filters = options_.int8_filters;
+    ctx.int8_dot = options_.int8_dot;
     auto shader = shaders::GenerateShader(ctx);
     if (!shader.ok() && group.producer >= 0) {
       // The planner asked with the default options; with these the

@@ -215,6 +215,14 @@ bool GpuDelegate::int8_filters() const {
                           fp16 ? 32 : 8) == 8;
 }
 
+bool GpuDelegate::int8_dot() const {
+  if (!int8_filters() || !device_->info().int8_dot_products) return false;
+  if (options_.int8_dot) return *options_.int8_dot;
+  const bool fp16 = options_.precision.half_storage();
+  return tuning::FirstSet(tables_, fp16 ? &tuning::Table::int8_dot_products_fp16 : &tuning::Table::int8_dot_products_fp32,
+                          false);
+}
+
 CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& structure_digest) const {
   CompileOptions compile;
   compile.precision = options_.precision;
@@ -237,6 +245,7 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& s
   compile.conv_block.slices =
       static_cast<int>(tuning::FirstSet(tables_, &tuning::Table::conv_block_slices, shaders::kConvBlock.slices));
   compile.int8_filters = int8_filters();
+  compile.int8_dot = int8_dot();
   compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;
   compile.memory.problem = needs_.every_tensor ? std::optional(memory::Problem::kSharedObjects) : options_.memory_problem;
   compile.memory.alignment = device_->info().limits.storage_buffer_offset_alignment;

@@ -71,6 +71,12 @@ struct GpuDelegateOptions {
   // 8-bit with fp32 storage and floats with fp16, which ran faster on an
   // H100 (docs/perf.md).
   std::optional<bool> int8_filters;
+  // With 8-bit filters, whether convolutions whose input lies on an int8
+  // grid sum in integer dot products of four (shaders::NodeContext::int8_dot)
+  // where the device has them (GpuInfo::int8_dot_products; Vulkan's
+  // shaderIntegerDotProduct). Unset: what the device's table measured faster
+  // ("int8_dot_products"), else not.
+  std::optional<bool> int8_dot;
   // Dispatches that differ only in sizes and small constants share one
   // program and read those as parameters (--share-programs;
   // shaders/parameters.h): a third of the programs to compile, for starts
@@ -178,6 +184,9 @@ class GpuDelegate : public Delegate {
   // Whether an int8 model's filters stay 8-bit on this GPU
   // (GpuDelegateOptions::int8_filters, else the tables' int8_filter_bits).
   bool int8_filters() const;
+  // Whether its convolutions sum in integer dot products
+  // (GpuDelegateOptions::int8_dot, else the tables' int8_dot_products).
+  bool int8_dot() const;
   // The tables consulted, in precedence (the user's, the built-in one).
   const std::vector<const tuning::Table*>& workgroup_tables() const { return tables_; }
   // What the compilation cache did at each prepare: "hit", "stored", or

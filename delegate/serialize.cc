@@ -67,6 +67,7 @@ std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& m) {
     w.Put<uint8_t>(c.half_storage);
     w.Put<uint8_t>(c.mediump);
     w.Put<uint8_t>(c.dont_unroll);
+    w.Put<uint8_t>(c.int8_dot);
     w.Put<uint32_t>(static_cast<uint32_t>(d.bindings.size()));
     for (const CompiledBinding& b : d.bindings) {
       w.Put<int32_t>(b.buffer);
@@ -165,6 +166,7 @@ absl::StatusOr<CompiledModel> Parse(const uint8_t* data, size_t size, const std:
     c.half_storage = r.Get<uint8_t>("dispatch.half_storage") != 0;
     c.mediump = r.Get<uint8_t>("dispatch.mediump") != 0;
     c.dont_unroll = r.Get<uint8_t>("dispatch.dont_unroll") != 0;
+    c.int8_dot = r.Get<uint8_t>("dispatch.int8_dot") != 0;
     d.bindings.resize(r.Count("dispatch.bindings", 5));
     for (CompiledBinding& b : d.bindings) {
       b.buffer = r.Get<int32_t>("binding.buffer");

@@ -16,9 +16,10 @@
 namespace mgd {
 
 inline constexpr uint32_t kCompiledModelMagic = 0x4D43474D;  // "MGCM" little-endian
-inline constexpr uint32_t kCompiledModelVersion = 5;  // 2: SPIR-V per dispatch; 3: GL binaries, pipeline cache;
+inline constexpr uint32_t kCompiledModelVersion = 6;  // 2: SPIR-V per dispatch; 3: GL binaries, pipeline cache;
                                                       // 4: fp16 weights in fp16, Vulkan module identifiers;
-                                                      // 5: declared shader parameters
+                                                      // 5: declared shader parameters;
+                                                      // 6: integer dot products
 
 std::vector<uint8_t> SerializeCompiledModel(const CompiledModel& model);
 absl::StatusOr<CompiledModel> ParseCompiledModel(const uint8_t* data, size_t size);

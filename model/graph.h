@@ -115,6 +115,9 @@ struct Tensor {
   // resets it (TFLite's variable tensors). Never constant, never written by
   // a node's outputs.
   bool is_variable = false;
+  // TFLite's quantization parameters. A float activation has them only
+  // where passes/int8_as_float.h gives them (the reader drops a file's, as
+  // TFLite ignores them): its values then lie on that int8 grid.
   std::optional<Quantization> quantization;
   std::optional<Sparsity> sparsity;
 };

@@ -181,7 +181,11 @@ class Converter {
       tensor.is_constant = false;
       tensor.data = ConstantBytes();
     }
-    if (const auto* q = t.quantization(); q != nullptr && q->scale() != nullptr && q->scale()->size() > 0) {
+    // A float activation's parameters are dropped, as TFLite ignores them:
+    // in mgd they say that its values lie on that grid (passes/int8_as_float.h).
+    const bool float_activation = tensor.type == DataType::kFloat32 && !tensor.is_constant;
+    if (const auto* q = t.quantization();
+        q != nullptr && q->scale() != nullptr && q->scale()->size() > 0 && !float_activation) {
       Quantization quant;
       quant.scale.assign(q->scale()->begin(), q->scale()->end());
       if (q->zero_point() != nullptr) quant.zero_point.assign(q->zero_point()->begin(), q->zero_point()->end());

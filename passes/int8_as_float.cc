@@ -39,6 +39,14 @@ std::vector<float> Dequantized(const Tensor& t) {
   return v;
 }
 
+// The grid of 8-bit activation `t` as int8 parameters: a uint8 tensor's
+// values q - zero point are (q - 128) - (zero point - 128).
+Quantization Int8Grid(const Tensor& t) {
+  Quantization grid = *t.quantization;
+  if (t.type == DataType::kUInt8) grid.zero_point[0] -= 128;
+  return grid;
+}
+
 // The FAKE_QUANT that rounds onto an 8-bit tensor's grid: its ends are the
 // type's lowest and highest values.
 ops::FakeQuantAttributes GridOf(const Tensor& t) {
@@ -118,9 +126,12 @@ class Rewriter {
         real_[t] = NewFloat(static_cast<int>(t), "_real");
       } else {
         tensor.type = DataType::kFloat32;
-        tensor.quantization.reset();
         real_[t] = static_cast<int>(t);
       }
+      // Every node that writes the float tensor rounds onto the grid or
+      // moves values that lie on it (Rewrite), so it keeps the grid, as an
+      // int8 one: a GPU may then sum it in integers (Int8Grid).
+      out_.tensors[static_cast<size_t>(real_[t])].quantization = Int8Grid(original);
     }
     return absl::OkStatus();
   }

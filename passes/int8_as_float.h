@@ -8,6 +8,11 @@
 // give it (within a quantum: float sums, another rounding of ties).
 // QUANTIZE becomes that rounding, DEQUANTIZE of an activation a copy. The
 // graph's own inputs and outputs keep their types, converted at its edges.
+// The float activations keep their grid as int8 parameters (a uint8
+// tensor's zero point less 128): their values are (q - zero point) x scale
+// for integers q in [-128, 127], which a GPU may sum in integers
+// (shaders::NodeContext::int8_dot). Only this pass says so: the reader drops
+// what a file says of a float activation, as TFLite ignores it.
 #pragma once
 
 #include "absl/status/statusor.h"

@@ -105,6 +105,14 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
   // Both dialects accept precision statements; GLSL 4.50 for Vulkan turns
   // mediump into RelaxedPrecision.
   if (dialect == Dialect::kVulkan && code.dont_unroll) s += "#extension GL_EXT_control_flow_attributes : require\n";
+  if (dialect == Dialect::kVulkan && code.int8_dot) {
+    // OpSDot (4450) with PackedVectorFormat4x8Bit (0), through
+    // GL_EXT_spirv_intrinsics: Debian's glslang has no GLSL spelling of it.
+    s += "#extension GL_EXT_spirv_intrinsics : require\n"
+         "spirv_instruction(extensions = [\"SPV_KHR_integer_dot_product\"], capabilities = [6019, 6018], id = 4450)\n"
+         "int mgd_sdot(int a, int b, spirv_literal int packed_vector_format);\n"
+         "#define mgd_dot4x8(a, b) mgd_sdot(a, b, 0)\n";
+  }
   s += code.mediump ? "precision mediump float;\n" : "precision highp float;\n";
   s += "precision highp int;\n";
   // No name: dispatches alike but for it share one program.
@@ -119,6 +127,18 @@ std::string Emit(Dialect dialect, const ShaderCode& code) {
   if (code.half_storage) {
     s += "vec4 mgd_unpack(uvec2 u) { return vec4(unpackHalf2x16(u.x), unpackHalf2x16(u.y)); }\n"
          "uvec2 mgd_pack(vec4 v) { return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw)); }\n";
+  }
+  if (code.int8_dot) {
+    s += "int mgd_quantized(highp vec4 v, highp float inv_scale, int zero_point) {\n"
+         "  ivec4 q = clamp(ivec4(roundEven(v * inv_scale)) + zero_point, -128, 127);\n"
+         "  return (q.x & 255) | ((q.y & 255) << 8) | ((q.z & 255) << 16) | (q.w << 24);\n"
+         "}\n";
+    if (dialect == Dialect::kGles) {
+      s += "int mgd_dot4x8(int a, int b) {\n"
+           "  ivec4 x = (ivec4(a) << ivec4(24, 16, 8, 0)) >> 24, y = (ivec4(b) << ivec4(24, 16, 8, 0)) >> 24;\n"
+           "  return x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;\n"
+           "}\n";
+    }
   }
   for (size_t i = 0; i < code.buffers.size(); ++i) {
     const BufferDecl& b = code.buffers[i];

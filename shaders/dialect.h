@@ -83,6 +83,12 @@ struct ShaderCode {
   // The body marks each of its loops `MGD_LOOP for (...)`; Emit defines
   // MGD_LOOP as the attribute or as nothing.
   bool dont_unroll = false;
+  // The body sums 8-bit integers: int mgd_quantized(vec4 v, float
+  // inv_scale, int zero_point) packs v's values on that grid into an int's
+  // four bytes (x lowest), and int mgd_dot4x8(int a, int b) is the dot
+  // product of two such ints: OpSDot on Vulkan (the device must have
+  // shaderIntegerDotProduct), shifts and multiplies on GLES.
+  bool int8_dot = false;
 };
 
 std::string Emit(Dialect dialect, const ShaderCode& code);

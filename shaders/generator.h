@@ -82,6 +82,10 @@ struct NodeContext {
   // integers and scaled in the shader: a quarter of fp32's memory and
   // traffic, half of fp16's. False: stored as any float constant.
   bool int8_filters = false;
+  // ... and convolutions whose input lies on an int8 grid (an int8 model's,
+  // passes/int8_as_float.h) sum the integers in dot products of four
+  // (ShaderCode::int8_dot): only where the device has them, on Vulkan.
+  bool int8_dot = false;
   // An elementwise operand (input position) that is the input of a fused
   // channel PAD: it has fewer channels, and reads as zeros past them.
   int channel_padded_operand = -1;

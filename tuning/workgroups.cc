@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "base/files.h"
@@ -156,29 +157,39 @@ double Distance(const DispatchKey& a, const DispatchKey& b) {
 // Farther than this (e.g. every extent 2x off and more), a bucket says little.
 constexpr double kMaxBucketDistance = 4.0;
 
-// "int8_filter_bits": 8 or 32 for both storage precisions, or an object
-// {"fp32": bits, "fp16": bits} with either or both.
-absl::Status ParseInt8FilterBits(const json& j, const std::string& source, Table& t) {
-  auto bits = [&](const json& v, const std::string& where, int64_t& field) {
-    if (!v.is_number_integer() || (v.get<int64_t>() != 8 && v.get<int64_t>() != 32)) {
-      return Bad(source, where, "expected 8 or 32");
-    }
-    field = v.get<int64_t>();
-    return absl::OkStatus();
-  };
+// A field said once for both storage precisions, or as an object
+// {"fp32": value, "fp16": value} with either or both; `one` checks a value
+// and stores it.
+template <typename Field, typename One>
+absl::Status ParsePerStorage(const json& j, const std::string& source, const std::string& name, Field& fp32, Field& fp16,
+                             One one) {
   if (!j.is_object()) {
-    if (absl::Status s = bits(j, "int8_filter_bits", t.int8_filter_bits_fp32); !s.ok()) return s;
-    t.int8_filter_bits_fp16 = t.int8_filter_bits_fp32;
+    if (absl::Status s = one(j, name, fp32); !s.ok()) return s;
+    fp16 = fp32;
     return absl::OkStatus();
   }
   for (const auto& [key, v] : j.items()) {
-    const std::string where = "int8_filter_bits." + key;
+    const std::string where = name + "." + key;
     if (key != "fp32" && key != "fp16") return Bad(source, where, "expected the keys fp32 and fp16");
-    if (absl::Status s = bits(v, where, key == "fp32" ? t.int8_filter_bits_fp32 : t.int8_filter_bits_fp16); !s.ok()) {
-      return s;
-    }
+    if (absl::Status s = one(v, where, key == "fp32" ? fp32 : fp16); !s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+// The same field as text: one value where both are set alike, else an
+// object of those set; nothing where neither is.
+template <typename Field, typename IsSet>
+std::string SerializePerStorage(const std::string& name, const Field& fp32, const Field& fp16, IsSet is_set) {
+  auto value = [](const Field& f) {
+    if constexpr (std::is_same_v<Field, std::optional<bool>>) return json(*f);
+    else return json(f);
+  };
+  if (is_set(fp32) && fp32 == fp16) return fmt::format("  \"{}\": {},\n", name, JsonText(value(fp32)));
+  if (!is_set(fp32) && !is_set(fp16)) return "";
+  json j = json::object();
+  if (is_set(fp32)) j["fp32"] = value(fp32);
+  if (is_set(fp16)) j["fp16"] = value(fp16);
+  return fmt::format("  \"{}\": {},\n", name, JsonText(j));
 }
 
 }  // namespace
@@ -238,8 +249,32 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
     }
     t.*field = v.get<int64_t>();
   }
+  // "int8_filter_bits": 8 or 32; "int8_dot_products": true or false.
   if (j.contains("int8_filter_bits")) {
-    if (absl::Status s = ParseInt8FilterBits(j["int8_filter_bits"], source, t); !s.ok()) return s;
+    auto bits = [&](const json& v, const std::string& where, int64_t& field) {
+      if (!v.is_number_integer() || (v.get<int64_t>() != 8 && v.get<int64_t>() != 32)) {
+        return Bad(source, where, "expected 8 or 32");
+      }
+      field = v.get<int64_t>();
+      return absl::OkStatus();
+    };
+    if (absl::Status s = ParsePerStorage(j["int8_filter_bits"], source, "int8_filter_bits", t.int8_filter_bits_fp32,
+                                         t.int8_filter_bits_fp16, bits);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (j.contains("int8_dot_products")) {
+    auto flag = [&](const json& v, const std::string& where, std::optional<bool>& field) {
+      if (!v.is_boolean()) return Bad(source, where, "expected true or false");
+      field = v.get<bool>();
+      return absl::OkStatus();
+    };
+    if (absl::Status s = ParsePerStorage(j["int8_dot_products"], source, "int8_dot_products", t.int8_dot_products_fp32,
+                                         t.int8_dot_products_fp16, flag);
+        !s.ok()) {
+      return s;
+    }
   }
   if (j.contains("accuracy")) {
     if (!j["accuracy"].is_array()) return Bad(source, "accuracy", "expected an array");
@@ -287,14 +322,10 @@ std::string SerializeTable(const Table& t) {
   if (t.program_threads > 0) out += fmt::format("  \"program_threads\": {},\n", t.program_threads);
   if (t.conv_block_x > 0) out += fmt::format("  \"conv_block_x\": {},\n", t.conv_block_x);
   if (t.conv_block_slices > 0) out += fmt::format("  \"conv_block_slices\": {},\n", t.conv_block_slices);
-  if (t.int8_filter_bits_fp32 > 0 && t.int8_filter_bits_fp32 == t.int8_filter_bits_fp16) {
-    out += fmt::format("  \"int8_filter_bits\": {},\n", t.int8_filter_bits_fp32);
-  } else if (t.int8_filter_bits_fp32 > 0 || t.int8_filter_bits_fp16 > 0) {
-    json bits = json::object();
-    if (t.int8_filter_bits_fp32 > 0) bits["fp32"] = t.int8_filter_bits_fp32;
-    if (t.int8_filter_bits_fp16 > 0) bits["fp16"] = t.int8_filter_bits_fp16;
-    out += fmt::format("  \"int8_filter_bits\": {},\n", JsonText(bits));
-  }
+  out += SerializePerStorage("int8_filter_bits", t.int8_filter_bits_fp32, t.int8_filter_bits_fp16,
+                             [](int64_t bits) { return bits > 0; });
+  out += SerializePerStorage("int8_dot_products", t.int8_dot_products_fp32, t.int8_dot_products_fp16,
+                             [](const std::optional<bool>& dot) { return dot.has_value(); });
   out += "  \"entries\": [";
   for (size_t i = 0; i < entries.size(); ++i) out += (i ? ",\n    " : "\n    ") + JsonText(entries[i]);
   out += entries.empty() ? "]" : "\n  ]";
@@ -346,6 +377,13 @@ std::vector<std::string> Fp32Layers(const std::vector<const Table*>& tables, con
 int64_t FirstSet(const std::vector<const Table*>& tables, int64_t Table::*field, int64_t fallback) {
   for (const Table* t : tables) {
     if (t->*field > 0) return t->*field;
+  }
+  return fallback;
+}
+
+bool FirstSet(const std::vector<const Table*>& tables, std::optional<bool> Table::*field, bool fallback) {
+  for (const Table* t : tables) {
+    if ((t->*field).has_value()) return *(t->*field);
   }
   return fallback;
 }

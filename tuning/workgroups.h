@@ -82,6 +82,11 @@ struct Table {
   // between them, fp16 storage halving a float filter's bytes already
   // (docs/perf.md). 0: not said (GpuDelegateOptions::int8_filters).
   int64_t int8_filter_bits_fp32 = 0, int8_filter_bits_fp16 = 0;
+  // "int8_dot_products": whether, with 8-bit filters, convolutions of an
+  // int8 model sum in integer dot products on this GPU (where it has them)
+  // because that ran faster: true or false, or {"fp32": ..., "fp16": ...};
+  // unset: not said (GpuDelegateOptions::int8_dot).
+  std::optional<bool> int8_dot_products_fp32, int8_dot_products_fp16;
 };
 
 // Parses and checks a table; errors name `source` and the bad field.
@@ -99,6 +104,8 @@ std::vector<std::string> Fp32Layers(const std::vector<const Table*>& tables, con
 // The first table's `field` that is set (above 0), else `fallback`:
 // FirstSet(tables, &Table::split_conv_outputs, shaders::kSplitConvOutputs).
 int64_t FirstSet(const std::vector<const Table*>& tables, int64_t Table::*field, int64_t fallback);
+// The first table's `field` that is set, else `fallback`.
+bool FirstSet(const std::vector<const Table*>& tables, std::optional<bool> Table::*field, bool fallback);
 
 bool Matches(const GpuMatch& match, const gpu::GpuInfo& info);
 // The tables compiled into mgd (tuning/tables/*.json).

@@ -62,6 +62,9 @@ struct GpuInfo {
   // Shaders can ask for IEEE Inf and NaN in fp32 arithmetic (Vulkan's
   // shaderSignedZeroInfNanPreserveFloat32; GLSL ES has no way to ask).
   bool ieee_inf_nan = false;
+  // Dot products of four packed 8-bit integers in shaders (Vulkan's
+  // shaderIntegerDotProduct; not asked of GLES).
+  bool int8_dot_products = false;
   bool subgroups = false;
   uint32_t subgroup_size = 0;
   bool timestamps = false;

@@ -148,6 +148,17 @@ std::array<uint32_t, 3> SpirvLocalSize(const std::vector<uint32_t>& words) {
   return {1, 1, 1};
 }
 
+bool SpirvDeclaresCapability(const std::vector<uint32_t>& words, uint32_t capability) {
+  constexpr uint32_t kOpCapability = 17;
+  for (size_t i = 5; i < words.size();) {
+    const uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
+    if (count == 0 || count > words.size() - i) break;
+    if (opcode == kOpCapability && count == 2 && words[i + 1] == capability) return true;
+    i += count;
+  }
+  return false;
+}
+
 std::string DisassembleSpirv(const std::vector<uint32_t>& words) {
   spvtools::SpirvTools tools(kTargetEnv);
   std::string text;

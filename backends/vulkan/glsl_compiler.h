@@ -38,6 +38,11 @@ absl::StatusOr<SpirvModule> LoadSpirv(const std::string& name, std::vector<uint3
 // none); safe on words that were never validated.
 std::array<uint32_t, 3> SpirvLocalSize(const std::vector<uint32_t>& words);
 
+// Whether the module declares OpCapability `capability`; safe on words that
+// were never validated.
+bool SpirvDeclaresCapability(const std::vector<uint32_t>& words, uint32_t capability);
+inline constexpr uint32_t kSpirvDotProductCapability = 6019;  // DotProduct (SPV_KHR_integer_dot_product)
+
 // SPIR-V disassembly (for dumps and error messages).
 std::string DisassembleSpirv(const std::vector<uint32_t>& words);
 

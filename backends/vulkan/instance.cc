@@ -180,6 +180,17 @@ Features QueryFeatures(VkPhysicalDevice device, uint32_t api_version) {
   return f;
 }
 
+bool HasIntegerDotProduct(VkPhysicalDevice device, uint32_t api_version) {
+  if (api_version < VK_API_VERSION_1_3 && !HasExtension(device, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) {
+    return false;
+  }
+  VkPhysicalDeviceShaderIntegerDotProductFeatures dot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  features.pNext = &dot;
+  vkGetPhysicalDeviceFeatures2(device, &features);
+  return dot.shaderIntegerDotProduct == VK_TRUE;
+}
+
 GpuInfo QueryInfo(VkPhysicalDevice device, uint32_t instance_version) {
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
@@ -239,6 +250,7 @@ GpuInfo QueryInfo(VkPhysicalDevice device, uint32_t instance_version) {
     vkGetPhysicalDeviceProperties2(device, &props2);
     info.ieee_inf_nan = controls.shaderSignedZeroInfNanPreserveFloat32 == VK_TRUE;
   }
+  info.int8_dot_products = HasIntegerDotProduct(device, api);
   uint32_t timestamp_bits = 0;
   ComputeQueueFamily(device, &timestamp_bits);
   info.timestamps = timestamp_bits > 0 && l.timestampPeriod > 0;

@@ -56,6 +56,9 @@ struct Features {
   bool has_float16_struct = false;
 };
 Features QueryFeatures(VkPhysicalDevice device, uint32_t api_version);
+// Whether shaders can take dot products of packed 8-bit integers
+// (shaderIntegerDotProduct: Vulkan 1.3 or VK_KHR_shader_integer_dot_product).
+bool HasIntegerDotProduct(VkPhysicalDevice device, uint32_t api_version);
 
 // The device as GpuInfo (API version capped at the instance's).
 GpuInfo QueryInfo(VkPhysicalDevice device, uint32_t instance_version);

@@ -127,6 +127,14 @@ absl::Status VulkanDevice::Init(Priority priority) {
   // IEEE Inf and NaN in shaders where the driver can promise them
   // (CompileGlsl's preserve_inf_nan).
   if (info_.ieee_inf_nan && device_api_ < VK_API_VERSION_1_2) extensions.push_back("VK_KHR_shader_float_controls");
+  // Integer dot products where the device has them (GpuInfo::int8_dot_products).
+  VkPhysicalDeviceShaderIntegerDotProductFeatures dot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  if (info_.int8_dot_products) {
+    dot.shaderIntegerDotProduct = VK_TRUE;
+    dot.pNext = features.pNext;
+    features.pNext = &dot;
+    if (device_api_ < VK_API_VERSION_1_3) extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  }
   EnableInterop(device_api_, extensions, features);
   // The queue's priority against other processes' (the driver's default is
   // medium); high may need privileges the app lacks: then medium.

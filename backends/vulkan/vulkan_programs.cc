@@ -23,6 +23,10 @@ absl::StatusOr<std::unique_ptr<Program>> VulkanDevice::CreateProgram(const Progr
   auto module = source.spirv.empty() ? CompileGlsl(source.name, source.glsl, kOptimizeSpirv, info_.ieee_inf_nan)
                                      : LoadSpirv(source.name, source.spirv);
   if (!module.ok()) return module.status();
+  if (!info_.int8_dot_products && SpirvDeclaresCapability(module->words, kSpirvDotProductCapability)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "program '{}' takes integer dot products, which this device lacks (shaderIntegerDotProduct)", source.name));
+  }
   if (absl::Status s = CheckProgramLimits(info_, source, module->workgroup_size); !s.ok()) return s;
   p->workgroup = module->workgroup_size;
   p->spirv_words = std::move(module->words);

@@ -74,34 +74,6 @@ std::string AccumulatorStart(const NodeContext& ctx, const ConvFilter& f) {
   return "  " + f.Precision(ctx) + "vec4 acc = " + f.Start("s") + ";\n";
 }
 
-// The filter of an int8 model as 8-bit integers and a scale per output
-// channel, when it is one: float values that are exactly (integer x scale)
-// for the per-channel (axis 0) or per-tensor parameters it was dequantized
-// with (kept by passes/int8_as_float.h), the integers within int8's range.
-struct Int8Filter {
-  std::vector<float> ints;    // OHWI, each an integer in [-128, 127]
-  std::vector<float> scales;  // per output channel
-};
-
-std::optional<Int8Filter> Int8FilterOf(const Tensor& w, int out_channels) {
-  if (w.type != DataType::kFloat32 || !w.quantization.has_value() || w.shape.empty()) return std::nullopt;
-  const Quantization& q = *w.quantization;
-  const bool per_channel = q.scale.size() > 1;
-  if (q.scale.empty() || (per_channel && (q.quantized_dimension != 0 || static_cast<int>(q.scale.size()) != out_channels))) {
-    return std::nullopt;
-  }
-  Int8Filter f;
-  f.ints = ConstantFloats(w);
-  const size_t per_output = f.ints.size() / static_cast<size_t>(out_channels);
-  for (int o = 0; o < out_channels; ++o) f.scales.push_back(q.scale[per_channel ? static_cast<size_t>(o) : 0]);
-  for (size_t i = 0; i < f.ints.size(); ++i) {
-    const float scale = f.scales[i / per_output];
-    const float k = std::nearbyint(f.ints[i] / scale);
-    if (!(k >= -128.0f && k <= 127.0f) || k * scale != f.ints[i]) return std::nullopt;
-    f.ints[i] = k;
-  }
-  return f;
-}
 
 // Node input `filter`'s OHWI weights packed O4I4 in `order` as the
 // shader's first constants, and node input `bias_input`'s bias after them:
@@ -157,6 +129,26 @@ std::vector<float> PaddedBias(const NodeContext& ctx, int bias_input, int channe
   if (!HasBias(ctx, bias_input)) return std::vector<float>(static_cast<size_t>((channels + 3) / 4 * 4), 0.0f);
   const std::vector<float> bias = ConstantFloats(ctx.input(static_cast<size_t>(bias_input)));
   return layout::PadToSlices(bias.data(), channels);
+}
+
+std::optional<Int8Filter> Int8FilterOf(const Tensor& w, int out_channels) {
+  if (w.type != DataType::kFloat32 || !w.quantization.has_value() || w.shape.empty()) return std::nullopt;
+  const Quantization& q = *w.quantization;
+  const bool per_channel = q.scale.size() > 1;
+  if (q.scale.empty() || (per_channel && (q.quantized_dimension != 0 || static_cast<int>(q.scale.size()) != out_channels))) {
+    return std::nullopt;
+  }
+  Int8Filter f;
+  f.ints = ConstantFloats(w);
+  const size_t per_output = f.ints.size() / static_cast<size_t>(out_channels);
+  for (int o = 0; o < out_channels; ++o) f.scales.push_back(q.scale[per_channel ? static_cast<size_t>(o) : 0]);
+  for (size_t i = 0; i < f.ints.size(); ++i) {
+    const float scale = f.scales[i / per_output];
+    const float k = std::nearbyint(f.ints[i] / scale);
+    if (!(k >= -128.0f && k <= 127.0f) || k * scale != f.ints[i]) return std::nullopt;
+    f.ints[i] = k;
+  }
+  return f;
 }
 
 ConvGeometry Geometry(const NodeContext& ctx, const layout::Bhwc& in, Padding padding, int kh, int kw, int sh, int sw,
@@ -449,6 +441,7 @@ absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry&
     return ctx.precision.half_storage() ? SplitConv(ctx, geometry, activation, in, out)
                                         : LaneConv(ctx, geometry, activation, in, out);
   }
+  if (std::optional<GeneratedShader> dot = DotConv(ctx, geometry, activation, in, out)) return *std::move(dot);
   if (const OutputBlock block = ConvBlock(ctx, out); !block.single()) {
     return BlockedConv(ctx, geometry, activation, in, out, block);
   }

@@ -7,6 +7,7 @@
 // mat4 * vec4's dot-product-first order.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,23 @@ shaders::OutputBlock ConvBlock(const shaders::NodeContext& ctx, const layout::Bh
 // A 1x1 CONV_2D computing its input's DEPTHWISE_CONV_2D (ctx.producer) in
 // the same shader (depthwise_pointwise.cc).
 absl::StatusOr<shaders::GeneratedShader> DepthwisePointwise(const shaders::NodeContext& ctx);
+
+// The filter of an int8 model as 8-bit integers and a scale per output
+// channel, when it is one: float values that are exactly (integer x scale)
+// for the per-channel (axis 0) or per-tensor parameters it was dequantized
+// with (kept by passes/int8_as_float.h), the integers within int8's range.
+struct Int8Filter {
+  std::vector<float> ints;    // OHWI, each an integer in [-128, 127]
+  std::vector<float> scales;  // per output channel
+};
+std::optional<Int8Filter> Int8FilterOf(const Tensor& w, int out_channels);
+
+// A CONV_2D (or a FULLY_CONNECTED as a 1x1 one) of an int8 model summed in
+// integer dot products (shaders::NodeContext::int8_dot), when it is one:
+// its input on an int8 grid, its filter 8-bit (conv_dot.cc).
+std::optional<shaders::GeneratedShader> DotConv(const shaders::NodeContext& ctx, const ConvGeometry& geometry,
+                                                Activation activation, const layout::Bhwc& in,
+                                                const layout::Bhwc& out);
 
 // OHWI weights [out_channels, kh, kw, in_channels] in the O4I4 layout.
 std::vector<float> PackedConvWeights(const Tensor& w, int out_channels, int kh, int kw, int in_channels);

@@ -72,6 +72,11 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
   bytes_float=$(constant_bytes)
   [ -n "$bytes_8bit" ] && [ -n "$bytes_float" ] && [ "$bytes_8bit" -lt "$bytes_float" ] \
     || fail "8-bit filters take $bytes_8bit constant bytes, float ones $bytes_float"
+  # lavapipe has integer dot products: the convolutions then sum in them.
+  expect_ok "int8 dot products" run "$work/face_int8.tflite" --backend vulkan --int8-filters dot --input "$face_input" --json && \
+    grep -q '"int8_filters":"8-bit dot products"' "$work/out" || fail "--int8-filters dot: $(head -c 300 "$work/out")"
+  expect_ok "no dot products on GL" run "$work/face_int8.tflite" --backend gl --int8-filters dot --input "$face_input" --json && \
+    grep -q '"int8_filters":"8-bit"' "$work/out" || fail "--int8-filters dot on GL: $(head -c 300 "$work/out")"
   expect_error "bad --int8-filters" 2 "int8-filters.*4" -- run "$work/face_int8.tflite" --int8-filters 4
   # tune times them both ways and writes the faster for the precision tuned.
   if expect_ok "tune int8 filters" tune "$work/face_int8.tflite" --backend vulkan --max-candidates 1 \
@@ -80,6 +85,9 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
       || fail "tune measured no int8 filters: $(head -c 400 "$work/out")"
     grep -qE '"int8_filter_bits": \{"fp32":(8|32)\}' "$work/wg_int8.json" \
       || fail "tune wrote no int8_filter_bits for fp32: $(grep int8 "$work/wg_int8.json")"
+    grep -qE '"dot":(true|false),"dot_ms":[0-9.]+' "$work/out" && \
+      grep -qE '"int8_dot_products": \{"fp32":(true|false)\}' "$work/wg_int8.json" \
+      || fail "tune timed no dot products: $(grep int8 "$work/wg_int8.json")"
   fi
 fi
 expect_ok "quantize --int8-io" quantize "$face" --random-samples 2 --int8-io --per-tensor --out "$work/io.tflite"

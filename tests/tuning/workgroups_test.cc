@@ -18,6 +18,7 @@ namespace mgd::tuning {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 gpu::GpuInfo Desktop() {
   gpu::GpuInfo info;
@@ -170,6 +171,38 @@ TEST(WorkgroupTable, Int8FilterBitsPerStorage) {
                                    std::pair{R"({"fp16": 16})", "int8_filter_bits.fp16: expected 8 or 32"},
                                    std::pair{R"({"fp32": "8"})", "int8_filter_bits.fp32: expected 8 or 32"},
                                    std::pair{"[8, 32]", "int8_filter_bits: expected 8 or 32"}}) {
+    auto t = parse(bad);
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_THAT(std::string(t.status().message()), HasSubstr(std::string("t.json: ") + where)) << bad;
+  }
+}
+
+TEST(WorkgroupTable, Int8DotProductsPerStorage) {
+  auto parse = [](const std::string& dot) {
+    return ParseTable(R"({"format": "mgd-workgroups", "version": 1, "int8_dot_products": )" + dot + "}", "t.json");
+  };
+  using Dot = std::optional<bool>;
+  for (const auto& [text, fp32, fp16] : {std::tuple{"true", Dot(true), Dot(true)},
+                                         std::tuple{R"({"fp32": false, "fp16": true})", Dot(false), Dot(true)},
+                                         std::tuple{R"({"fp16": false})", Dot(), Dot(false)}}) {
+    SCOPED_TRACE(text);
+    auto t = parse(text);
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->int8_dot_products_fp32, fp32);
+    EXPECT_EQ(t->int8_dot_products_fp16, fp16);
+    auto again = ParseTable(SerializeTable(*t), "again");
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->int8_dot_products_fp32, fp32);
+    EXPECT_EQ(again->int8_dot_products_fp16, fp16);
+  }
+  // Unsaid, nothing is written; a table that says false is not one that says nothing.
+  EXPECT_THAT(SerializeTable(Table{}), Not(HasSubstr("int8_dot_products")));
+  const Table unsaid, says_false = *parse("false");
+  EXPECT_TRUE(FirstSet({&unsaid, &says_false}, &Table::int8_dot_products_fp32, true) == false);
+  EXPECT_TRUE(FirstSet({&unsaid}, &Table::int8_dot_products_fp16, true));
+  for (const auto& [bad, where] : {std::pair{"1", "int8_dot_products: expected true or false"},
+                                   std::pair{R"({"fp32": "yes"})", "int8_dot_products.fp32: expected true or false"},
+                                   std::pair{R"({"fp64": true})", "int8_dot_products.fp64: expected the keys fp32 and fp16"}}) {
     auto t = parse(bad);
     ASSERT_FALSE(t.ok()) << bad;
     EXPECT_THAT(std::string(t.status().message()), HasSubstr(std::string("t.json: ") + where)) << bad;

@@ -112,7 +112,10 @@ absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
   options.precision = Precision::Of(run.precision == "fp16");
   options.fusion = !run.no_fusion;
   options.int8_as_float = !run.int8_integer;
-  if (run.int8_filters != "auto") options.int8_filters = run.int8_filters == "8";
+  if (run.int8_filters != "auto") {
+    options.int8_filters = run.int8_filters != "float";
+    options.int8_dot = run.int8_filters == "dot";
+  }
   options.share_programs = run.share_programs;
   options.keep_fp16_arithmetic = run.fp16_arithmetic;
   options.fp32_layers = run.fp32_layers;

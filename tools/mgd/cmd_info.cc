@@ -33,6 +33,7 @@ nlohmann::json ToJson(const gpu::GpuInfo& i) {
           {"fp16_arithmetic", i.fp16_arithmetic},
           {"storage_16bit", i.storage_16bit},
           {"ieee_inf_nan", i.ieee_inf_nan},
+          {"int8_dot_products", i.int8_dot_products},
           {"subgroups", i.subgroups},
           {"subgroup_size", i.subgroup_size},
           {"timestamps", i.timestamps},
@@ -94,13 +95,14 @@ absl::Status Info(const InfoOptions& options) {
         text.push_back(fmt::format(
             "{:<7} {} ({}, {})\n        driver {} {}, API {}\n        workgroup <= {} invocations ({}x{}x{}), "
             "shared {} KiB, {} storage buffers, push constants {} B\n        fp16 {}, 16-bit storage {}, "
-            "subgroups {} (size {}), timestamps {}, IEEE Inf/NaN {}{}",
+            "subgroups {} (size {}), timestamps {}, IEEE Inf/NaN {}, int8 dot products {}{}",
             gpu::ApiName(api), info.device_name, info.vendor, gpu::DeviceTypeName(info.type), info.driver_name,
             info.driver_version, info.api_version, l.max_workgroup_invocations, l.max_workgroup_size[0],
             l.max_workgroup_size[1], l.max_workgroup_size[2], l.max_shared_memory_bytes / 1024,
             l.max_storage_buffers_per_shader, l.max_push_constant_bytes, info.fp16_arithmetic ? "yes" : "no",
             info.storage_16bit ? "yes" : "no", info.subgroups ? "yes" : "no", info.subgroup_size,
-            info.timestamps ? "yes" : "no", info.ieee_inf_nan ? "yes" : "no", info.clamped_limits ? "\n        (limits clamped to GLES 3.1 minimums)" : "") + measured);
+            info.timestamps ? "yes" : "no", info.ieee_inf_nan ? "yes" : "no",
+            info.int8_dot_products ? "yes" : "no", info.clamped_limits ? "\n        (limits clamped to GLES 3.1 minimums)" : "") + measured);
       }
       if (devices->empty()) text.push_back(fmt::format("{:<7} no device", gpu::ApiName(api)));
     }

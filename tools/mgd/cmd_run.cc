@@ -245,9 +245,11 @@ absl::Status Run(const RunOptions& given) {
   const char* int8 = interpreter->int8_as_float()                 ? "float"
                      : HasInt8Activations(interpreter->graph()) ? "integer"
                                                                   : nullptr;
-  // How the GPU stores such a model's filters: "8-bit" or "float"
-  // (GpuDelegateOptions::int8_filters); null where no GPU runs it as float.
+  // How the GPU stores such a model's filters: "8-bit dot products",
+  // "8-bit" or "float" (GpuDelegateOptions::int8_filters, int8_dot); null
+  // where no GPU runs it as float.
   const char* int8_filters = !interpreter->int8_as_float() || backend.delegate == nullptr ? nullptr
+                             : backend.delegate->int8_dot()                               ? "8-bit dot products"
                              : backend.delegate->int8_filters()                           ? "8-bit"
                                                                                           : "float";
   if (options.json) {

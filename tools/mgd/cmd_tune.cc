@@ -93,7 +93,13 @@ absl::StatusOr<GuardResult> GuardModel(const TuneOptions& options, const std::st
 
 nlohmann::json Int8FiltersJson(const Int8FilterChoice& c) {
   if (c.models == 0) return nullptr;
-  return {{"bits", c.bits}, {"models", c.models}, {"int8_ms", c.int8_ms}, {"float_ms", c.float_ms}};
+  // dot_ms and dot: null where the device has no integer dot products.
+  return {{"bits", c.bits},
+          {"models", c.models},
+          {"int8_ms", c.int8_ms},
+          {"float_ms", c.float_ms},
+          {"dot_ms", c.dot_ms ? nlohmann::json(*c.dot_ms) : nlohmann::json(nullptr)},
+          {"dot", c.dot_ms ? nlohmann::json(c.dot) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace
@@ -215,9 +221,11 @@ absl::Status Tune(const TuneOptions& options) {
                s.model, s.dispatches, s.tuned, s.seconds, s.default_us, s.tuned_us, -gain);
   }
   if (int8_filters.models > 0) {
-    fmt::print("int8 filters: {:.2f} ms 8-bit, {:.2f} ms as floats (median invokes summed over {} model(s) with 8-bit "
-               "filters): \"int8_filter_bits\" {} for {}\n",
-               int8_filters.int8_ms, int8_filters.float_ms, int8_filters.models, int8_filters.bits, options.precision);
+    const Int8FilterChoice& c = int8_filters;
+    fmt::print("int8 filters: {:.2f} ms 8-bit, {}{:.2f} ms as floats (median invokes summed over {} model(s) with 8-bit "
+               "filters): \"int8_filter_bits\" {}{} for {}\n",
+               c.int8_ms, c.dot_ms ? fmt::format("{:.2f} ms 8-bit in dot products, ", *c.dot_ms) : "", c.float_ms,
+               c.models, c.bits, c.dot_ms ? fmt::format(", \"int8_dot_products\" {}", c.dot) : "", options.precision);
   }
   fmt::print("table    {} ({} entries, {} accuracy entries)\n", options.out, table.entries.size(), table.accuracy.size());
   return absl::OkStatus();

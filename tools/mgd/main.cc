@@ -69,9 +69,10 @@ void AddCodeOptions(CLI::App* cmd, mgd::cli::RunOptions& run, const std::string&
                 "Keep an int8 model's ops in integer arithmetic on the CPU instead of running them on the GPU as float "
                 "ops that round as they do");
   cmd->add_option("--int8-filters", run.int8_filters,
-                  "How an int8 model's filters are stored on the GPU: 8 (8-bit integers, scaled in the shader), float "
-                  "(as the float model's), or auto (what the device's table measured faster; default)")
-      ->check(CLI::IsMember({"auto", "8", "float"}));
+                  "How an int8 model's filters are stored on the GPU: 8 (8-bit integers, scaled in the shader), dot "
+                  "(8-bit, convolutions summed in integer dot products where the device has them), float (as the float "
+                  "model's), or auto (what the device's table measured faster; default)")
+      ->check(CLI::IsMember({"auto", "8", "dot", "float"}));
   cmd->add_flag("--share-programs", run.share_programs,
                 "Let dispatches that differ only in sizes and constants share a program, reading those as parameters: "
                 "fewer programs to compile, a little slower to run (GPU backends)");

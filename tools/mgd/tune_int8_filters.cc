@@ -23,18 +23,23 @@ bool HasInt8Constants(const Graph& graph) {
   });
 }
 
-// Model `graph` prepared on its own delegate with its filters 8-bit or as
-// floats, once, so that the rounds time invokes only.
+// How a setting stores the filters.
+enum class Storage { k8Bit, kDot, kFloat };
+
+// Model `graph` prepared on its own delegate with its filters stored as
+// `storage` says, once, so that the rounds time invokes only.
 struct Prepared {
   BackendChoice backend;  // outlives the interpreter, which uses its delegate
   std::unique_ptr<Interpreter> interpreter;
   uint64_t constant_bytes = 0;
+  bool dot = false;  // its convolutions take integer dot products
 };
 
 absl::StatusOr<Prepared> Prepare(const std::string& path, const Graph& graph, GpuDelegateOptions options,
-                                 const std::string& backend, const tuning::Table& table, bool int8_filters) {
+                                 const std::string& backend, const tuning::Table& table, Storage storage) {
   options.workgroups = table;
-  options.int8_filters = int8_filters;
+  options.int8_filters = storage != Storage::kFloat;
+  options.int8_dot = storage == Storage::kDot;
   Prepared p;
   MGD_ASSIGN_OR_RETURN(p.backend, ChooseBackend(backend, options));
   if (p.backend.delegate == nullptr) return absl::FailedPreconditionError("no GPU found");
@@ -44,6 +49,7 @@ absl::StatusOr<Prepared> Prepare(const std::string& path, const Graph& graph, Gp
   if (!interpreter.ok()) return WithModelPath(path, interpreter.status());
   p.interpreter = std::move(*interpreter);
   p.constant_bytes = GpuMemoryOf(p.backend.delegate.get()).constant_bytes;
+  p.dot = p.backend.delegate->int8_dot();
   return p;
 }
 
@@ -68,25 +74,37 @@ absl::StatusOr<Int8FilterChoice> TuneInt8Filters(const std::vector<std::string>&
   for (const std::string& path : models) {
     MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(path));
     if (!HasInt8Constants(graph)) continue;
-    MGD_ASSIGN_OR_RETURN(Prepared as_int8, Prepare(path, graph, options, backend, table, true));
-    MGD_ASSIGN_OR_RETURN(Prepared as_float, Prepare(path, graph, options, backend, table, false));
+    MGD_ASSIGN_OR_RETURN(Prepared as_int8, Prepare(path, graph, options, backend, table, Storage::k8Bit));
+    MGD_ASSIGN_OR_RETURN(Prepared as_float, Prepare(path, graph, options, backend, table, Storage::kFloat));
     // Filters that no shader stores 8-bit (depthwise only, off the grid)
     // say nothing about the choice.
     if (as_int8.constant_bytes == as_float.constant_bytes) continue;
-    double best_int8 = std::numeric_limits<double>::infinity(), best_float = best_int8;
+    MGD_ASSIGN_OR_RETURN(Prepared as_dot, Prepare(path, graph, options, backend, table, Storage::kDot));
+    const auto infinity = std::numeric_limits<double>::infinity();
+    double best_int8 = infinity, best_float = infinity, best_dot = infinity;
     for (int round = 0; round < kRounds; ++round) {
       MGD_ASSIGN_OR_RETURN(const double int8_ms, MedianInvokeMs(path, *as_int8.interpreter));
       MGD_ASSIGN_OR_RETURN(const double float_ms, MedianInvokeMs(path, *as_float.interpreter));
       best_int8 = std::min(best_int8, int8_ms);
       best_float = std::min(best_float, float_ms);
+      if (!as_dot.dot) continue;
+      MGD_ASSIGN_OR_RETURN(const double dot_ms, MedianInvokeMs(path, *as_dot.interpreter));
+      best_dot = std::min(best_dot, dot_ms);
     }
     ++choice.models;
     choice.int8_ms += best_int8;
     choice.float_ms += best_float;
+    if (as_dot.dot) choice.dot_ms = choice.dot_ms.value_or(0.0) + best_dot;
   }
   if (choice.models == 0) return choice;
-  choice.bits = choice.int8_ms < choice.float_ms ? 8 : 32;
-  (options.precision.half_storage() ? table.int8_filter_bits_fp16 : table.int8_filter_bits_fp32) = choice.bits;
+  const bool fp16 = options.precision.half_storage();
+  const double best_8bit = std::min(choice.int8_ms, choice.dot_ms.value_or(choice.int8_ms));
+  choice.bits = best_8bit < choice.float_ms ? 8 : 32;
+  (fp16 ? table.int8_filter_bits_fp16 : table.int8_filter_bits_fp32) = choice.bits;
+  if (choice.dot_ms) {
+    choice.dot = choice.bits == 8 && *choice.dot_ms < choice.int8_ms;
+    (fp16 ? table.int8_dot_products_fp16 : table.int8_dot_products_fp32) = choice.dot;
+  }
   return choice;
 }
 
