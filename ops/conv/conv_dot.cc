@@ -84,7 +84,7 @@ std::optional<GeneratedShader> DotConv(const NodeContext& ctx, const ConvGeometr
     g.prologue = glsl::BlockPrologue(params, out, block);
   }
   const std::string os = params.Int("out_s", out.slices()), is = params.Int("in0_s", in.slices()),
-                    kh_ = params.Int("filter_h", kh), kw_ = params.Int("filter_w", kw),
+                    kh_param = params.Int("filter_h", kh), kw_param = params.Int("filter_w", kw),
                     iw = params.Int("in0_w", in.width), zp = params.Int("in0_zero_point", grid->zero_point),
                     inv_scale = params.Float("in0_inv_scale", 1.0f / grid->scale);
   // The zero point in all four lanes: an out-of-range tap, a real 0.
@@ -111,7 +111,7 @@ std::optional<GeneratedShader> DotConv(const NodeContext& ctx, const ConvGeometr
         "        int w{j} = ((((s + {j}) * {kh} + ky) * {kw} + kx) * {is} + is) * 4;\n"
         "        int w{j}x = filter_q[w{j}], w{j}y = filter_q[w{j} + 1], w{j}z = filter_q[w{j} + 2], "
         "w{j}w = filter_q[w{j} + 3];\n",
-        fmt::arg("j", j), fmt::arg("kh", kh_), fmt::arg("kw", kw_), fmt::arg("is", is));
+        fmt::arg("j", j), fmt::arg("kh", kh_param), fmt::arg("kw", kw_param), fmt::arg("is", is));
   }
   for (int i = 0; i < block.x; ++i) {
     slices += fmt::format("        int q{0} = {1};\n        if (inside{0}) q{0} = mgd_quantized({2}, {3}, {4});\n", i,
@@ -133,9 +133,9 @@ std::optional<GeneratedShader> DotConv(const NodeContext& ctx, const ConvGeometr
       "{columns}{slices}"
       "    }}\n"
       "  }}\n",
-      fmt::arg("kh", kh_), fmt::arg("sh", params.Int("stride_h", geometry.stride_h)),
+      fmt::arg("kh", kh_param), fmt::arg("sh", params.Int("stride_h", geometry.stride_h)),
       fmt::arg("ph", params.Int("pad_h", geometry.pad_h)), fmt::arg("dh", params.Int("dilation_h", geometry.dilation_h)),
-      fmt::arg("ih", params.Int("in0_h", in.height)), fmt::arg("kw", kw_), fmt::arg("columns", columns),
+      fmt::arg("ih", params.Int("in0_h", in.height)), fmt::arg("kw", kw_param), fmt::arg("columns", columns),
       fmt::arg("slices", slices));
   for (int j = 0; j < block.slices; ++j) {
     for (int i = 0; i < block.x; ++i) {
