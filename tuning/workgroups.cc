@@ -157,12 +157,14 @@ double Distance(const DispatchKey& a, const DispatchKey& b) {
 // Farther than this (e.g. every extent 2x off and more), a bucket says little.
 constexpr double kMaxBucketDistance = 4.0;
 
-// A field said once for both storage precisions, or as an object
-// {"fp32": value, "fp16": value} with either or both; `one` checks a value
-// and stores it.
+// Table field `name` of `table`, if there: said once for both storage
+// precisions, or as an object {"fp32": value, "fp16": value} with either or
+// both; `one` checks a value and stores it.
 template <typename Field, typename One>
-absl::Status ParsePerStorage(const json& j, const std::string& source, const std::string& name, Field& fp32, Field& fp16,
-                             One one) {
+absl::Status ParsePerStorage(const json& table, const std::string& source, const std::string& name, Field& fp32,
+                             Field& fp16, One one) {
+  if (!table.contains(name)) return absl::OkStatus();
+  const json& j = table[name];
   if (!j.is_object()) {
     if (absl::Status s = one(j, name, fp32); !s.ok()) return s;
     fp16 = fp32;
@@ -250,31 +252,26 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
     t.*field = v.get<int64_t>();
   }
   // "int8_filter_bits": 8 or 32; "int8_dot_products": true or false.
-  if (j.contains("int8_filter_bits")) {
-    auto bits = [&](const json& v, const std::string& where, int64_t& field) {
-      if (!v.is_number_integer() || (v.get<int64_t>() != 8 && v.get<int64_t>() != 32)) {
-        return Bad(source, where, "expected 8 or 32");
-      }
-      field = v.get<int64_t>();
-      return absl::OkStatus();
-    };
-    if (absl::Status s = ParsePerStorage(j["int8_filter_bits"], source, "int8_filter_bits", t.int8_filter_bits_fp32,
-                                         t.int8_filter_bits_fp16, bits);
-        !s.ok()) {
-      return s;
+  auto bits = [&](const json& v, const std::string& where, int64_t& field) {
+    if (!v.is_number_integer() || (v.get<int64_t>() != 8 && v.get<int64_t>() != 32)) {
+      return Bad(source, where, "expected 8 or 32");
     }
+    field = v.get<int64_t>();
+    return absl::OkStatus();
+  };
+  auto flag = [&](const json& v, const std::string& where, std::optional<bool>& field) {
+    if (!v.is_boolean()) return Bad(source, where, "expected true or false");
+    field = v.get<bool>();
+    return absl::OkStatus();
+  };
+  if (absl::Status s = ParsePerStorage(j, source, "int8_filter_bits", t.int8_filter_bits_fp32, t.int8_filter_bits_fp16, bits);
+      !s.ok()) {
+    return s;
   }
-  if (j.contains("int8_dot_products")) {
-    auto flag = [&](const json& v, const std::string& where, std::optional<bool>& field) {
-      if (!v.is_boolean()) return Bad(source, where, "expected true or false");
-      field = v.get<bool>();
-      return absl::OkStatus();
-    };
-    if (absl::Status s = ParsePerStorage(j["int8_dot_products"], source, "int8_dot_products", t.int8_dot_products_fp32,
-                                         t.int8_dot_products_fp16, flag);
-        !s.ok()) {
-      return s;
-    }
+  if (absl::Status s =
+          ParsePerStorage(j, source, "int8_dot_products", t.int8_dot_products_fp32, t.int8_dot_products_fp16, flag);
+      !s.ok()) {
+    return s;
   }
   if (j.contains("accuracy")) {
     if (!j["accuracy"].is_array()) return Bad(source, "accuracy", "expected an array");
