@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "interpreter/interpreter.h"
 #include "model/reader.h"
@@ -32,7 +33,6 @@ struct Prepared {
   BackendChoice backend;  // outlives the interpreter, which uses its delegate
   std::unique_ptr<Interpreter> interpreter;
   uint64_t constant_bytes = 0;
-  bool dot = false;  // its convolutions take integer dot products
 };
 
 absl::StatusOr<Prepared> Prepare(const std::string& path, const Graph& graph, GpuDelegateOptions options,
@@ -49,7 +49,6 @@ absl::StatusOr<Prepared> Prepare(const std::string& path, const Graph& graph, Gp
   if (!interpreter.ok()) return WithModelPath(path, interpreter.status());
   p.interpreter = std::move(*interpreter);
   p.constant_bytes = GpuMemoryOf(p.backend.delegate.get()).constant_bytes;
-  p.dot = p.backend.delegate->int8_dot();
   return p;
 }
 
@@ -79,7 +78,13 @@ absl::StatusOr<Int8FilterChoice> TuneInt8Filters(const std::vector<std::string>&
     // Filters that no shader stores 8-bit (depthwise only, off the grid)
     // say nothing about the choice.
     if (as_int8.constant_bytes == as_float.constant_bytes) continue;
-    MGD_ASSIGN_OR_RETURN(Prepared as_dot, Prepare(path, graph, options, backend, table, Storage::kDot));
+    // Dot products only where the device has them: elsewhere that prepare
+    // would only repeat the 8-bit one.
+    std::optional<Prepared> as_dot;
+    if (as_int8.backend.delegate->device().info().int8_dot_products) {
+      MGD_ASSIGN_OR_RETURN(Prepared dot, Prepare(path, graph, options, backend, table, Storage::kDot));
+      as_dot = std::move(dot);
+    }
     const auto infinity = std::numeric_limits<double>::infinity();
     double best_int8 = infinity, best_float = infinity, best_dot = infinity;
     for (int round = 0; round < kRounds; ++round) {
@@ -87,14 +92,14 @@ absl::StatusOr<Int8FilterChoice> TuneInt8Filters(const std::vector<std::string>&
       MGD_ASSIGN_OR_RETURN(const double float_ms, MedianInvokeMs(path, *as_float.interpreter));
       best_int8 = std::min(best_int8, int8_ms);
       best_float = std::min(best_float, float_ms);
-      if (!as_dot.dot) continue;
-      MGD_ASSIGN_OR_RETURN(const double dot_ms, MedianInvokeMs(path, *as_dot.interpreter));
+      if (!as_dot) continue;
+      MGD_ASSIGN_OR_RETURN(const double dot_ms, MedianInvokeMs(path, *as_dot->interpreter));
       best_dot = std::min(best_dot, dot_ms);
     }
     ++choice.models;
     choice.int8_ms += best_int8;
     choice.float_ms += best_float;
-    if (as_dot.dot) choice.dot_ms = choice.dot_ms.value_or(0.0) + best_dot;
+    if (as_dot) choice.dot_ms = choice.dot_ms.value_or(0.0) + best_dot;
   }
   if (choice.models == 0) return choice;
   const bool fp16 = options.precision.half_storage();
