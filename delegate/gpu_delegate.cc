@@ -244,6 +244,7 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& s
       static_cast<int>(tuning::FirstSet(tables_, &tuning::Table::conv_block_x, shaders::kConvBlock.x));
   compile.conv_block.slices =
       static_cast<int>(tuning::FirstSet(tables_, &tuning::Table::conv_block_slices, shaders::kConvBlock.slices));
+  compile.conv_block.flat = tuning::FirstSet(tables_, &tuning::Table::conv_block_flat, shaders::kConvBlock.flat);
   compile.int8_filters = int8_filters();
   compile.int8_dot = int8_dot();
   compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;

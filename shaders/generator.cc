@@ -24,8 +24,10 @@ bool SameBhwc(const Shape& a, const Shape& b) {
 
 std::array<uint32_t, 3> BlockedExtent(const layout::Bhwc& s, OutputBlock block) {
   auto up = [](int n, int b) { return static_cast<uint32_t>((n + b - 1) / b); };
-  return {up(s.width, block.x), static_cast<uint32_t>(s.height),
-          static_cast<uint32_t>(s.batch) * up(s.slices(), block.slices)};
+  const uint32_t x = up(s.width, block.x), y = static_cast<uint32_t>(s.height);
+  const uint32_t z = static_cast<uint32_t>(s.batch) * up(s.slices(), block.slices);
+  if (block.flat) return {x * y, 1, z};
+  return {x, y, z};
 }
 
 std::array<uint32_t, 3> GridFor(const layout::Bhwc& s, const std::array<uint32_t, 3>& wg, OutputBlock block) {

@@ -48,6 +48,12 @@ constexpr int64_t kSplitConvOutputs = 8192;
 // all its pixels).
 struct OutputBlock {
   int x = 1, slices = 1;
+  // The grid's x runs over every row's blocks, row after row (y is 1):
+  // for GPUs that vectorize invocations along x alone. llvmpipe runs 8
+  // consecutive x invocations as one SIMD vector, so a 14-pixel row in
+  // blocks of 7 (a grid 2 wide in x) filled 2 of its 8 lanes, and a 7-pixel
+  // one 1 (docs/perf.md: MobileNet v1 1.8x faster on lavapipe flat).
+  bool flat = false;
   int count() const { return x * slices; }
   bool single() const { return count() == 1; }
 };
@@ -177,7 +183,8 @@ bool TakesProducer(const Graph& graph, int producer, int consumer);
 // `workgroup`.
 std::array<uint32_t, 3> GridFor(const layout::Bhwc& shape, const std::array<uint32_t, 3>& workgroup,
                                 OutputBlock block = {});
-// The invocations (x, y, batch * slice) that cover `shape` in blocks.
+// The invocations (x, y, batch * slice) that cover `shape` in blocks
+// ((x blocks * y, 1, batch * slice) when flat).
 std::array<uint32_t, 3> BlockedExtent(const layout::Bhwc& shape, OutputBlock block = {});
 
 

@@ -48,7 +48,8 @@ namespace glsl {
 std::string OutputPrologue(ShaderParams& params, const layout::Bhwc& out, bool linear = false);
 // The prologue of a shader whose invocations compute blocks of outputs
 // (OutputBlock): declares y, b and the block's first output x, s, and
-// returns when that one lies outside `out`.
+// returns when that one lies outside `out`; a flat block finds x and y
+// from the grid's x (BlockedExtent).
 std::string BlockPrologue(ShaderParams& params, const layout::Bhwc& out, OutputBlock block);
 // `per_output` (which reads `value`, x, s and out_index, and stores) once
 // for each output of the block that lies inside `out`, `value` being the

@@ -103,14 +103,23 @@ std::string BlockPrologue(ShaderParams& params, const layout::Bhwc& o, OutputBlo
       o.batch == 1 ? fmt::format("  int b = 0, s = z * {};\n", block.slices)
                    : fmt::format("  int b = z / {0}, s = (z - b * {0}) * {1};\n",
                                  params.Int("out_slice_blocks", slice_blocks), block.slices);
+  const std::string z = params.Int("out_block_z", static_cast<int64_t>(o.batch) * slice_blocks);
+  if (block.flat) {
+    return fmt::format(
+        "  int row_block = int(gl_GlobalInvocationID.x), z = int(gl_GlobalInvocationID.z);\n"
+        "  int x = (row_block % {XB}) * {bx}, y = row_block / {XB};\n"
+        "  if (y >= {H} || z >= {Z}) return;\n"
+        "{bs}",
+        fmt::arg("bx", block.x), fmt::arg("XB", params.Int("out_x_blocks", (o.width + block.x - 1) / block.x)),
+        fmt::arg("H", params.Int("out_h", o.height)), fmt::arg("Z", z), fmt::arg("bs", batch_and_slice));
+  }
   return fmt::format(
       "  int x = int(gl_GlobalInvocationID.x) * {bx}, y = int(gl_GlobalInvocationID.y), z = "
       "int(gl_GlobalInvocationID.z);\n"
       "  if (x >= {W} || y >= {H} || z >= {Z}) return;\n"
       "{bs}",
       fmt::arg("bx", block.x), fmt::arg("W", params.Int("out_w", o.width)), fmt::arg("H", params.Int("out_h", o.height)),
-      fmt::arg("Z", params.Int("out_block_z", static_cast<int64_t>(o.batch) * slice_blocks)),
-      fmt::arg("bs", batch_and_slice));
+      fmt::arg("Z", z), fmt::arg("bs", batch_and_slice));
 }
 
 std::string ForEachBlockOutput(ShaderParams& params, const layout::Bhwc& o, OutputBlock block,

@@ -75,6 +75,10 @@ struct Table {
   // convolution's invocation computes (shaders::OutputBlock: pixels along a
   // row, output slices); 0: not said.
   int64_t conv_block_x = 0, conv_block_slices = 0;
+  // "conv_block_flat": whether those blocks' grid runs over every row's
+  // blocks in x (shaders::OutputBlock::flat), for GPUs that vectorize
+  // invocations along x alone (llvmpipe); unset: not said (false).
+  std::optional<bool> conv_block_flat;
   // "int8_filter_bits": how an int8 model's filters are stored on this GPU,
   // whichever ran it faster: 8 (as 8-bit integers, their sums scaled in the
   // shader) or 32 (as floats, like the float model's). One number for both

@@ -5,7 +5,9 @@
 #include <array>
 #include <cmath>
 
+#include "delegate/observer.h"
 #include "ops/conv/conv.h"
+#include "ops/conv/conv_shader.h"
 #include "ops/elementwise/elementwise.h"
 #include "tests/delegate/delegate_fixture.h"
 #include "tests/graph_builder.h"
@@ -33,7 +35,8 @@ TEST_P(ConvGpuTest, Conv2dMatchesTheCpu) {
       {5, 6, 17, 9, 1, 1, 1, Padding::kValid, Activation::kNone, true},
       {6, 6, 8, 4, 2, 2, 1, Padding::kSame, Activation::kTanh, true},
       {10, 3, 1, 1, 5, 3, 1, Padding::kSame, Activation::kReluN1To1, true},
-      // Deep inputs, few outputs: the split-reduction shader.
+      // Deep inputs, few outputs: the split-reduction shader where the
+      // GPU's table has it (SplitSumsMatchTheCpu forces it).
       {4, 5, 70, 9, 3, 1, 1, Padding::kSame, Activation::kRelu, true},
       {7, 7, 128, 40, 1, 1, 1, Padding::kValid, Activation::kNone, false},
   };
@@ -59,6 +62,43 @@ TEST_P(ConvGpuTest, Conv2dMatchesTheCpu) {
     b.Output(y);
     ExpectSameAsCpu(b.Build(), {Uniform(static_cast<size_t>(c.h * c.w * c.ci), seed++)});
   }
+}
+
+// Deep inputs and few outputs split each sum across invocations that add
+// their partial sums in shared memory, on every GPU whose table lets them
+// (lavapipe's and llvmpipe's say 1: never).
+TEST_P(ConvGpuTest, SplitSumsMatchTheCpu) {
+  CompiledModelKeeper keeper;
+  GpuDelegateOptions options;
+  options.api = GetParam().api;
+  options.precision = Precision::Of(GetParam().fp16);
+  options.validation = true;
+  options.workgroups = tuning::Table{};
+  options.workgroups->split_conv_outputs = shaders::kSplitConvOutputs;
+  options.observers = {&keeper};
+  auto delegate = GpuDelegate::Create(options);
+  ASSERT_TRUE(delegate.ok()) << delegate.status();
+  for (const ConvCase& c : {ConvCase{4, 5, 70, 9, 3, 1, 1, Padding::kSame, Activation::kRelu, true},
+                            ConvCase{7, 7, 128, 40, 1, 1, 1, Padding::kValid, Activation::kNone, false}}) {
+    SCOPED_TRACE(::testing::Message() << c.h << "x" << c.w << "x" << c.ci << " -> " << c.co << " k" << c.k);
+    OneOp g;
+    const int x = g.Input({1, c.h, c.w, c.ci});
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.k * c.k * c.ci));
+    std::vector<int> inputs = {x, g.Const({c.co, c.k, c.k, c.ci}, scale)};
+    if (c.bias) inputs.push_back(g.Const({c.co}));
+    Conv2dAttributes a;
+    a.padding = c.padding;
+    a.activation = c.activation;
+    const int oh = c.padding == Padding::kSame ? c.h : c.h - c.k + 1, ow = c.padding == Padding::kSame ? c.w : c.w - c.k + 1;
+    g.Out(g.Op(OpKind::kConv2d, a, inputs, {{1, oh, ow, c.co}}));
+    const Graph graph = g.b.Build();
+    const auto cpu = Run(graph, g.data, nullptr);
+    ExpectNear(Run(graph, g.data, delegate->get()), cpu);
+    ASSERT_FALSE(keeper.models().empty());
+    ASSERT_EQ(keeper.models().back().dispatches.size(), 3u);  // in, the convolution, out
+    EXPECT_NE(keeper.models().back().dispatches[1].code.shared, "");
+  }
+  EXPECT_THAT((*delegate)->device().validation_messages(), ::testing::IsEmpty());
 }
 
 TEST_P(ConvGpuTest, DepthwiseConv2dMatchesTheCpu) {
@@ -155,17 +195,24 @@ TEST_P(ConvGpuTest, TransposedConvolutions) {
 }
 
 // Convolutions whose invocations compute blocks of outputs (the tables'
-// conv_block_x and conv_block_slices): rows the block's width does not
-// divide, a padded last slice, two images, 3x3 filters whose block's pixels
-// reach past the padding at different taps (strided, dilated), and a fused
-// activation and ADD applied to each output of a block.
+// conv_block_x and conv_block_slices), in a grid of rows and columns or
+// flat (conv_block_flat: every row's blocks along x): rows the block's
+// width does not divide, a padded last slice, two images, 3x3 filters whose
+// block's pixels reach past the padding at different taps (strided,
+// dilated), and a fused activation and ADD applied to each output of a
+// block.
 TEST_P(ConvGpuTest, BlocksOfOutputsMatchTheCpu) {
   struct Case {
     Shape in;
     int out_channels, k, stride = 1, dilation = 1;
   };
-  for (auto [bx, bs] : {std::array<int, 2>{1, 1}, {3, 1}, {4, 2}, {8, 4}, {5, 3}}) {
-    SCOPED_TRACE(::testing::Message() << "block " << bx << "x" << bs);
+  struct Block {
+    int x, slices;
+    bool flat = false;
+  };
+  for (const auto& [bx, bs, flat] : {Block{1, 1}, {3, 1}, {4, 2}, {8, 4}, {5, 3}, {1, 1, true}, {3, 1, true}, {8, 4, true},
+                              {5, 3, true}}) {
+    SCOPED_TRACE(::testing::Message() << "block " << bx << "x" << bs << (flat ? " flat" : ""));
     GpuDelegateOptions options;
     options.api = GetParam().api;
     options.precision = Precision::Of(GetParam().fp16);
@@ -173,6 +220,7 @@ TEST_P(ConvGpuTest, BlocksOfOutputsMatchTheCpu) {
     options.workgroups = tuning::Table{};
     options.workgroups->conv_block_x = bx;
     options.workgroups->conv_block_slices = bs;
+    options.workgroups->conv_block_flat = flat;
     auto delegate = GpuDelegate::Create(options);
     ASSERT_TRUE(delegate.ok()) << delegate.status();
     for (const Case& c : {Case{{1, 5, 13, 20}, 24, 1}, Case{{2, 4, 9, 7}, 10, 1}, Case{{1, 6, 11, 12}, 22, 3},
@@ -197,7 +245,7 @@ TEST_P(ConvGpuTest, BlocksOfOutputsMatchTheCpu) {
       ExpectNear(Run(graph, g.data, delegate->get()), cpu);
       // One dispatch for both nodes (the ADD linked after each output of a
       // block), and blocks but the single output cover the output with fewer
-      // invocations.
+      // invocations, flat ones in a grid one row high.
       std::array<uint32_t, 3> grid{};
       for (const GpuDelegate::DispatchInfo& d : (*delegate)->dispatch_infos().back()) {
         if (d.nodes == std::vector<int>{0, 1}) grid = d.grid;
@@ -207,10 +255,27 @@ TEST_P(ConvGpuTest, BlocksOfOutputsMatchTheCpu) {
         EXPECT_EQ(grid[0] * grid[1] * grid[2], outputs);
       } else {
         EXPECT_LT(grid[0] * grid[1] * grid[2], outputs);
+        EXPECT_EQ(grid[1] == 1, flat || out[1] == 1) << grid[0] << "x" << grid[1] << "x" << grid[2];
       }
     }
     EXPECT_THAT((*delegate)->device().validation_messages(), ::testing::IsEmpty());
   }
+}
+
+// A flat grid of blocks (conv_block_flat) is kept while every row's blocks
+// fit the 65535 workgroups of x with any workgroup; a single output per
+// invocation has no blocks to lay out.
+TEST(ConvBlock, FlatWhereTheGridFitsAnyWorkgroup) {
+  shaders::NodeContext ctx;
+  ctx.conv_block = {8, 2, true};
+  EXPECT_TRUE(ConvBlock(ctx, {1, 14, 14, 512}).flat);
+  EXPECT_TRUE(ConvBlock(ctx, {1, 65535, 8, 8}).flat);
+  EXPECT_FALSE(ConvBlock(ctx, {1, 65536, 8, 8}).flat);
+  EXPECT_FALSE(ConvBlock(ctx, {1, 40000, 9, 8}).flat);  // 2 blocks a row
+  ctx.conv_block = {1, 1, true};
+  EXPECT_FALSE(ConvBlock(ctx, {1, 14, 14, 512}).flat);
+  ctx.conv_block = {8, 2, false};
+  EXPECT_FALSE(ConvBlock(ctx, {1, 14, 14, 512}).flat);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ConvGpuTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);

@@ -82,7 +82,8 @@ bool SplitPays(const shaders::NodeContext& ctx, const layout::Bhwc& in, const la
 // The block of outputs (shaders::OutputBlock) each invocation of a plain
 // convolution over `out` computes: ctx.conv_block in slices that divide the
 // output's (so that weight reads stay inside the filter) and, where it can,
-// in a width that divides the rows.
+// in a width that divides the rows; flat where ctx.conv_block is and the
+// flat grid fits any workgroup.
 shaders::OutputBlock ConvBlock(const shaders::NodeContext& ctx, const layout::Bhwc& out);
 
 // A 1x1 CONV_2D computing its input's DEPTHWISE_CONV_2D (ctx.producer) in

@@ -7,6 +7,7 @@
 // split sums.
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include "delegate/observer.h"
 #include "ops/conv/conv.h"
@@ -102,7 +103,7 @@ std::vector<std::vector<float>> GridInput(const DotCase& c) {
 
 class Int8DotGpuTest : public testing::DelegateTest {
  protected:
-  GpuDelegateOptions Options(int conv_block_x) const {
+  GpuDelegateOptions Options(int conv_block_x, bool flat = false) const {
     GpuDelegateOptions options;
     options.api = GetParam().api;
     options.precision = Precision::Of(GetParam().fp16);
@@ -112,6 +113,9 @@ class Int8DotGpuTest : public testing::DelegateTest {
     options.workgroups = tuning::Table{};
     options.workgroups->conv_block_x = conv_block_x;
     options.workgroups->conv_block_slices = 2;
+    options.workgroups->conv_block_flat = flat;
+    // The deep case splits its sums on every GPU (lavapipe's table says 1).
+    options.workgroups->split_conv_outputs = shaders::kSplitConvOutputs;
     return options;
   }
   bool DeviceHasThem() {
@@ -131,14 +135,14 @@ TEST_P(Int8DotGpuTest, SumsGiveTheIntegerKernelsResultsWithinAQuantum) {
   };
   const bool dot = GetParam().api == gpu::Api::kVulkan && DeviceHasThem();
   for (const DotCase& c : cases) {
-    for (int block_x : {1, 4}) {
-      SCOPED_TRACE(::testing::Message() << c.name << ", blocks of " << block_x);
+    for (const auto& [block_x, flat] : {std::pair{1, false}, {4, false}, {4, true}}) {
+      SCOPED_TRACE(::testing::Message() << c.name << ", blocks of " << block_x << (flat ? " (flat)" : ""));
       float output_scale = 0.0f;
       const Graph graph = Int8Layer(c, output_scale);
       const auto inputs = GridInput(c);
       const auto integer = Run(graph, inputs, nullptr);
       CompiledModelKeeper keeper;
-      GpuDelegateOptions options = Options(block_x);
+      GpuDelegateOptions options = Options(block_x, flat);
       options.observers = {&keeper};
       auto delegate = GpuDelegate::Create(options);
       ASSERT_TRUE(delegate.ok()) << delegate.status();

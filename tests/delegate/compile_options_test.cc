@@ -32,6 +32,7 @@ TEST(CompileOptionsText, EveryFieldChangesTheKey) {
   vary([](CompileOptions& o) { o.split_conv_outputs = 32768; });
   vary([](CompileOptions& o) { o.conv_block.x = 1; });
   vary([](CompileOptions& o) { o.conv_block.slices = 4; });
+  vary([](CompileOptions& o) { o.conv_block.flat = true; });
   vary([](CompileOptions& o) { o.fusion = !o.fusion; });
   vary([](CompileOptions& o) { o.int8_filters = !o.int8_filters; });
   vary([](CompileOptions& o) { o.int8_dot = !o.int8_dot; });

@@ -144,6 +144,28 @@ TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
   }
 }
 
+// "conv_block_flat": true or false, kept through a round trip; unset says
+// nothing.
+TEST(WorkgroupTable, ConvBlockFlat) {
+  const std::string head = R"({"format": "mgd-workgroups", "version": 1, "conv_block_flat": )";
+  for (const bool flat : {true, false}) {
+    auto table = ParseTable(head + (flat ? "true" : "false") + "}", "t.json");
+    ASSERT_TRUE(table.ok()) << table.status();
+    EXPECT_EQ(table->conv_block_flat, flat);
+    auto again = ParseTable(SerializeTable(*table), "again");
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->conv_block_flat, flat);
+    const Table unset;
+    EXPECT_EQ(FirstSet({&unset, &*table}, &Table::conv_block_flat, !flat), flat);
+    EXPECT_EQ(SerializeTable(unset).find("conv_block_flat"), std::string::npos);
+  }
+  for (const char* bad : {"1", "\"yes\"", "null"}) {
+    auto t = ParseTable(head + bad + "}", "bad.json");
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_THAT(std::string(t.status().message()), HasSubstr("bad.json: conv_block_flat")) << bad;
+  }
+}
+
 // "int8_filter_bits": one number for both storage precisions, or one for
 // each.
 TEST(WorkgroupTable, Int8FilterBitsPerStorage) {
