@@ -82,6 +82,8 @@ class Int8FiltersGpuTest : public testing::DelegateTest {
     options.workgroups = tuning::Table{};
     options.workgroups->conv_block_x = conv_block_x;
     options.workgroups->conv_block_slices = 1;
+    // The split case splits its sums on every GPU (lavapipe's table says 1).
+    options.workgroups->split_conv_outputs = shaders::kSplitConvOutputs;
     options.observers = {&keeper};
     auto delegate = GpuDelegate::Create(options);
     EXPECT_TRUE(delegate.ok()) << delegate.status();
