@@ -64,9 +64,10 @@ TEST_P(ConvGpuTest, Conv2dMatchesTheCpu) {
   }
 }
 
-// Deep inputs and few outputs split each sum across invocations that add
-// their partial sums in shared memory, on every GPU whose table lets them
-// (lavapipe's and llvmpipe's say 1: never).
+// Deep inputs and few outputs split each output's work across invocations
+// that combine it in shared memory (fp16: partial sums over every 8th input
+// slice; fp32: one invocation per output channel), on every GPU whose table
+// lets them (lavapipe's and llvmpipe's say 1: never).
 TEST_P(ConvGpuTest, SplitSumsMatchTheCpu) {
   CompiledModelKeeper keeper;
   GpuDelegateOptions options;
@@ -89,7 +90,8 @@ TEST_P(ConvGpuTest, SplitSumsMatchTheCpu) {
     Conv2dAttributes a;
     a.padding = c.padding;
     a.activation = c.activation;
-    const int oh = c.padding == Padding::kSame ? c.h : c.h - c.k + 1, ow = c.padding == Padding::kSame ? c.w : c.w - c.k + 1;
+    const bool same = c.padding == Padding::kSame;
+    const int oh = same ? c.h : c.h - c.k + 1, ow = same ? c.w : c.w - c.k + 1;
     g.Out(g.Op(OpKind::kConv2d, a, inputs, {{1, oh, ow, c.co}}));
     const Graph graph = g.b.Build();
     const auto cpu = Run(graph, g.data, nullptr);
@@ -210,8 +212,8 @@ TEST_P(ConvGpuTest, BlocksOfOutputsMatchTheCpu) {
     int x, slices;
     bool flat = false;
   };
-  for (const auto& [bx, bs, flat] : {Block{1, 1}, {3, 1}, {4, 2}, {8, 4}, {5, 3}, {1, 1, true}, {3, 1, true}, {8, 4, true},
-                              {5, 3, true}}) {
+  for (const auto& [bx, bs, flat] :
+       {Block{1, 1}, {3, 1}, {4, 2}, {8, 4}, {5, 3}, {1, 1, true}, {3, 1, true}, {8, 4, true}, {5, 3, true}}) {
     SCOPED_TRACE(::testing::Message() << "block " << bx << "x" << bs << (flat ? " flat" : ""));
     GpuDelegateOptions options;
     options.api = GetParam().api;
