@@ -27,6 +27,10 @@ namespace {
 
 std::string Message(const absl::Status& s) { return std::string(s.message()); }
 
+// The convolution settings where no table says: the shaders' defaults.
+const tuning::ConvSettings kDefaultConvSettings{shaders::kConvBlock.x, shaders::kConvBlock.slices,
+                                                shaders::kConvBlock.flat, shaders::kSplitConvOutputs};
+
 // TFLite's "reduced_precision_support" metadata: a model that says it needs
 // fp32 accumulation ("fp16" without "accfp16") keeps its sums in fp32.
 bool WantsFp32Accumulation(const Graph& graph) {
@@ -76,7 +80,20 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
   }
   auto delegate = std::unique_ptr<GpuDelegate>(new GpuDelegate(options, std::move(*device)));
   if (delegate->options_.workgroups) delegate->tables_.push_back(&*delegate->options_.workgroups);
-  if (const tuning::Table* builtin = tuning::BuiltinTableFor(delegate->device_->info())) delegate->tables_.push_back(builtin);
+  if (const tuning::Table* builtin = tuning::BuiltinTableFor(delegate->device_->info())) {
+    // Its entries were tuned for the grids of its own convolution settings:
+    // where the user's table changes those, they would misfit (2-D
+    // workgroups over a flat grid one row high).
+    const bool other_settings =
+        options.workgroups && tuning::ConvSettingsOf({&*options.workgroups, builtin}, kDefaultConvSettings) !=
+                                  tuning::ConvSettingsOf({builtin}, kDefaultConvSettings);
+    if (!options.builtin_workgroups || other_settings) {
+      delegate->builtin_settings_ = *builtin;
+      delegate->builtin_settings_->entries.clear();
+      builtin = &*delegate->builtin_settings_;
+    }
+    delegate->tables_.push_back(builtin);
+  }
   // The tables as the cache token names them, once (serializing the H200's
   // table at every prepare took a few ms).
   std::string tables;
@@ -215,6 +232,8 @@ bool GpuDelegate::int8_filters() const {
                           fp16 ? 32 : 8) == 8;
 }
 
+tuning::ConvSettings GpuDelegate::conv_settings() const { return tuning::ConvSettingsOf(tables_, kDefaultConvSettings); }
+
 bool GpuDelegate::int8_dot() const {
   if (!int8_filters() || !device_->info().int8_dot_products) return false;
   if (options_.int8_dot) return *options_.int8_dot;
@@ -239,12 +258,9 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& s
   }
   if (compile.precision.half_arithmetic()) compile.fp32_layers = Fp32LayersFor(graph, structure_digest);
   compile.dont_unroll = device_->info().is_software();
-  compile.split_conv_outputs = tuning::FirstSet(tables_, &tuning::Table::split_conv_outputs, shaders::kSplitConvOutputs);
-  compile.conv_block.x =
-      static_cast<int>(tuning::FirstSet(tables_, &tuning::Table::conv_block_x, shaders::kConvBlock.x));
-  compile.conv_block.slices =
-      static_cast<int>(tuning::FirstSet(tables_, &tuning::Table::conv_block_slices, shaders::kConvBlock.slices));
-  compile.conv_block.flat = tuning::FirstSet(tables_, &tuning::Table::conv_block_flat, shaders::kConvBlock.flat);
+  const tuning::ConvSettings conv = conv_settings();
+  compile.split_conv_outputs = conv.split_conv_outputs;
+  compile.conv_block = {static_cast<int>(conv.block_x), static_cast<int>(conv.block_slices), conv.flat};
   compile.int8_filters = int8_filters();
   compile.int8_dot = int8_dot();
   compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;

@@ -21,6 +21,7 @@
 #include "delegate/observer.h"
 #include "memory/strategy.h"
 #include "shaders/precision.h"
+#include "tuning/conv_settings.h"
 #include "tuning/workgroups.h"
 #include "interpreter/delegate.h"
 #include "interpreter/interpreter.h"
@@ -90,6 +91,12 @@ struct GpuDelegateOptions {
   // A workgroup table (--workgroups) ahead of the built-in one for the GPU;
   // Create fails when it is for another GPU.
   std::optional<tuning::Table> workgroups;
+  // Whether the built-in table's workgroup entries apply; its settings
+  // (blocks, split sums, int8 filters...) do either way where `workgroups`
+  // leaves them unset. Its entries also step aside where `workgroups`
+  // changes its convolution settings, and mgd tune --conv-settings turns
+  // them off: entries tuned for one block's grids misfit another's.
+  bool builtin_workgroups = true;
   // The compilation cache's folder (--cache-dir); empty: no cache.
   std::string cache_dir;
   // Names the model in cache tokens instead of a hash of its bytes, as
@@ -187,6 +194,9 @@ class GpuDelegate : public Delegate {
   // Whether its convolutions sum in integer dot products
   // (GpuDelegateOptions::int8_dot, else the tables' int8_dot_products).
   bool int8_dot() const;
+  // The convolutions' blocks and split sums: the tables' settings, else
+  // shaders' defaults.
+  tuning::ConvSettings conv_settings() const;
   // The tables consulted, in precedence (the user's, the built-in one).
   const std::vector<const tuning::Table*>& workgroup_tables() const { return tables_; }
   // What the compilation cache did at each prepare: "hit", "stored", or
@@ -242,6 +252,9 @@ class GpuDelegate : public Delegate {
   std::vector<MemoryUse> memory_uses_;
   std::vector<std::vector<DispatchInfo>> dispatch_infos_;
   std::vector<const tuning::Table*> tables_;
+  // The built-in table without its entries (GpuDelegateOptions::
+  // builtin_workgroups off).
+  std::optional<tuning::Table> builtin_settings_;
   std::string tables_digest_;  // SHA-256 of the tables, for cache tokens
   std::vector<std::string> fp32_layers_;
   std::vector<std::string> cache_events_;

@@ -110,7 +110,7 @@ std::string BlockPrologue(ShaderParams& params, const layout::Bhwc& o, OutputBlo
         "  int x = (row_block % {XB}) * {bx}, y = row_block / {XB};\n"
         "  if (y >= {H} || z >= {Z}) return;\n"
         "{bs}",
-        fmt::arg("bx", block.x), fmt::arg("XB", params.Int("out_x_blocks", (o.width + block.x - 1) / block.x)),
+        fmt::arg("bx", block.x), fmt::arg("XB", params.Int("out_x_blocks", BlockedExtent(o, {block.x, block.slices})[0])),
         fmt::arg("H", params.Int("out_h", o.height)), fmt::arg("Z", z), fmt::arg("bs", batch_and_slice));
   }
   return fmt::format(

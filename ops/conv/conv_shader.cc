@@ -430,8 +430,7 @@ OutputBlock ConvBlock(const NodeContext& ctx, const layout::Bhwc& out) {
   // A flat grid of blocks must fit the 65535 workgroups every device
   // allows in x with any workgroup; rows of that many blocks fill a SIMD
   // vector's lanes without it.
-  const int64_t row_blocks = (out.width + block.x - 1) / block.x;
-  block.flat = block.flat && !block.single() && row_blocks * out.height <= 65535;
+  block.flat = block.flat && !block.single() && BlockedExtent(out, {block.x, block.slices, true})[0] <= 65535;
   return block;
 }
 

@@ -1,9 +1,14 @@
 // The tuner on the GPU (lavapipe/llvmpipe in CI): a small model tuned into a
 // table, the table written and read back, and a delegate given it uses it
 // for every dispatch that may change its workgroup, with outputs identical
-// to those with the default calculator.
+// to those with the default calculator; the built-in table's entries set
+// aside where a user's table changes its convolution settings.
 #include "delegate/tune.h"
 
+#include <algorithm>
+#include <map>
+
+#include "model/reader.h"
 #include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "tests/delegate/delegate_fixture.h"
@@ -99,6 +104,50 @@ TEST_P(TuneTest, TunedTableIsUsedAndChangesNoOutput) {
   for (size_t k = 0; k < outputs.size(); ++k) {
     EXPECT_EQ(std::memcmp(outputs[k].data(), reference[k].data(), outputs[k].size() * 4), 0) << "output " << k;
   }
+}
+
+// The built-in table's entries were tuned for the grids of its own
+// convolution settings: a user's table that changes those settings sets
+// them aside (each dispatch then takes the default calculator's workgroup or
+// its generator's), one that leaves or restates them keeps them.
+TEST_P(TuneTest, BuiltinEntriesStepAsideForOtherConvolutionSettings) {
+  auto probe = Make(GetParam(), std::nullopt);
+  ASSERT_NE(probe, nullptr);
+  const tuning::Table* builtin = tuning::BuiltinTableFor(probe->device().info());
+  const bool has_entries = builtin != nullptr && std::any_of(builtin->entries.begin(), builtin->entries.end(), [&](const auto& e) {
+    return e.key.fp16 == GetParam().fp16;
+  });
+  if (!has_entries) GTEST_SKIP() << "no built-in entries for " << probe->device().info().device_name << " in this precision";
+  auto graph = ReadModelFile(testing::DataPath("models/face_detection_short_range.tflite"));
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  auto sources = [&](const tuning::Table& table) {
+    std::map<std::string, int> count;
+    auto delegate = Make(GetParam(), table);
+    if (delegate == nullptr) return count;
+    InterpreterOptions interpreter_options;
+    interpreter_options.delegates.push_back(delegate.get());
+    auto interpreter = Interpreter::Create(*graph, std::move(interpreter_options));
+    EXPECT_TRUE(interpreter.ok()) << interpreter.status();
+    for (const auto& partition : delegate->dispatch_infos()) {
+      for (const GpuDelegate::DispatchInfo& d : partition) ++count[d.source];
+    }
+    return count;
+  };
+  tuning::Table silent;  // says nothing of the settings
+  silent.name = "silent.json";
+  const std::map<std::string, int> kept = sources(silent);
+  EXPECT_GT(kept.count("table") + kept.count("bucket"), 0u);
+  tuning::Table restated = silent;
+  tuning::SetConvSettings(restated, probe->conv_settings());
+  EXPECT_EQ(sources(restated), kept);
+  tuning::Table other = silent;
+  tuning::ConvSettings settings = probe->conv_settings();
+  settings.flat = !settings.flat;
+  settings.block_x = settings.block_x == 1 ? 2 : 1;
+  tuning::SetConvSettings(other, settings);
+  const std::map<std::string, int> aside = sources(other);
+  EXPECT_FALSE(aside.empty());
+  EXPECT_EQ(aside.count("table") + aside.count("bucket") + aside.count("op_rule"), 0u);
 }
 
 TEST_P(TuneTest, ATableForAnotherGpuIsRefused) {

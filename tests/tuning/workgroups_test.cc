@@ -258,6 +258,20 @@ TEST(WorkgroupTable, BuiltinTablesParseAndMatchTheirGpus) {
   mali.device_name = "Mali-G715";
   ASSERT_NE(BuiltinTableFor(mali), nullptr);
   EXPECT_THAT(BuiltinTableFor(mali)->name, HasSubstr("mali"));
+  // An H100 gets its own table (tuned there, 1x1 blocks like the H200's),
+  // not the H200's, on each API.
+  gpu::GpuInfo h100 = Desktop();
+  h100.device_name = "NVIDIA H100 80GB HBM3";
+  ASSERT_NE(BuiltinTableFor(h100), nullptr);
+  EXPECT_THAT(BuiltinTableFor(h100)->name, HasSubstr("nvidia_h100_vulkan"));
+  EXPECT_TRUE(BuiltinTableFor(h100)->tuned);
+  EXPECT_EQ(BuiltinTableFor(h100)->conv_block_x, 1);
+  h100.api = gpu::Api::kGles;
+  h100.vendor = "NVIDIA Corporation";
+  h100.device_name = "NVIDIA H100 80GB HBM3/PCIe/SSE2";
+  ASSERT_NE(BuiltinTableFor(h100), nullptr);
+  EXPECT_THAT(BuiltinTableFor(h100)->name, HasSubstr("nvidia_h100_gl"));
+  EXPECT_THAT(BuiltinTableFor(Desktop())->name, HasSubstr("nvidia_h200_vulkan"));
   gpu::GpuInfo other = Desktop();
   other.vendor = "Intel";
   other.device_name = "Arc A770";

@@ -23,6 +23,7 @@
 #include "delegate/tune.h"
 #include "tools/mgd/accuracy_guard.h"
 #include "tools/mgd/layer_errors.h"
+#include "tools/mgd/tune_conv_settings.h"
 #include "tools/mgd/tune_int8_filters.h"
 
 namespace mgd::cli {
@@ -102,6 +103,18 @@ nlohmann::json Int8FiltersJson(const Int8FilterChoice& c) {
           {"dot", c.dot_ms ? nlohmann::json(c.dot) : nlohmann::json(nullptr)}};
 }
 
+nlohmann::json ConvSearchJson(const std::optional<tuning::ConvSearch>& search) {
+  if (!search) return nullptr;
+  auto settings = [](const tuning::ConvSettings& c) {
+    return nlohmann::json{{"conv_block_x", c.block_x}, {"conv_block_slices", c.block_slices}, {"conv_block_flat", c.flat},
+                          {"split_conv_outputs", c.split_conv_outputs}};
+  };
+  nlohmann::json tried = nlohmann::json::array();
+  for (const auto& t : search->tried) tried.push_back({{"step", t.step}, {"settings", settings(t.settings)}, {"ms", t.ms}});
+  return {{"start", settings(search->start)}, {"start_ms", search->start_ms}, {"best", settings(search->best)},
+          {"best_ms", search->best_ms}, {"tried", tried}};
+}
+
 }  // namespace
 
 absl::Status Tune(const TuneOptions& options) {
@@ -110,17 +123,17 @@ absl::Status Tune(const TuneOptions& options) {
   if (!options.inputs.empty() && (!options.accuracy || options.models.size() != 1)) {
     return UsageError("--input is the representative input of --accuracy, for one model");
   }
-  if (options.skip_workgroups && !options.accuracy) return UsageError("--skip-workgroups leaves nothing to do without --accuracy");
+  if (options.skip_workgroups && !options.accuracy && !options.conv_settings) {
+    return UsageError("--skip-workgroups leaves nothing to do without --accuracy or --conv-settings");
+  }
   RunOptions run;
   run.precision = options.precision;
   MGD_ASSIGN_OR_RETURN(GpuDelegateOptions gpu_options, DelegateOptionsFrom(run));
-  TuningRecorder recorder;  // outlives the delegate
-  gpu_options.observers.push_back(&recorder);
   if (options.backend == "cpu") return UsageError("--backend cpu: there are no workgroups to tune on the CPU");
-  MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(options.backend, gpu_options));
-  if (backend.delegate == nullptr) return absl::FailedPreconditionError("no GPU found: nothing to tune");
-  GpuDelegate& delegate = *backend.delegate;
-  const gpu::GpuInfo& info = delegate.device().info();
+  MGD_ASSIGN_OR_RETURN(BackendChoice probe, ChooseBackend(options.backend, gpu_options));
+  if (probe.delegate == nullptr) return absl::FailedPreconditionError("no GPU found: nothing to tune");
+  const gpu::GpuInfo info = probe.delegate->device().info();
+  const std::string api = probe.backend;  // "auto" resolved, for the delegates made below
   if (!info.timestamps && !options.skip_workgroups) return absl::FailedPreconditionError(fmt::format("{}: no GPU timestamps to tune with", info.device_name));
 
   tuning::Table table;
@@ -139,6 +152,22 @@ absl::Status Tune(const TuneOptions& options) {
   if (!options.skip_workgroups) table.tuned = true;
   table.notes = fmt::format("Tuned by mgd tune on {} ({}, driver {}, {}).", info.device_name, gpu::ApiName(info.api),
                             info.driver_version, info.api_version);
+  // The convolution settings first: the workgroups are then tuned for the
+  // grids those settings give.
+  std::optional<tuning::ConvSearch> conv;
+  if (options.conv_settings) {
+    gpu_options.workgroups = table;
+    MGD_ASSIGN_OR_RETURN(BackendChoice current, ChooseBackend(api, gpu_options));
+    auto search = TuneConvSettings(options.models, run, api, current.delegate->conv_settings(), table);
+    if (!search.ok()) return search.status();
+    conv = std::move(*search);
+  }
+  probe = {};
+  TuningRecorder recorder;  // outlives the delegate
+  gpu_options.observers.push_back(&recorder);
+  gpu_options.workgroups = table;
+  MGD_ASSIGN_OR_RETURN(BackendChoice backend, ChooseBackend(api, gpu_options));
+  GpuDelegate& delegate = *backend.delegate;
 
   std::map<std::string, tuning::Entry> done;  // key -> result, across models
   std::vector<ModelSummary> summaries;
@@ -197,11 +226,17 @@ absl::Status Tune(const TuneOptions& options) {
     std::printf("%s\n", JsonText(nlohmann::json{{"backend", backend.backend}, {"device", backend.device}, {"precision", options.precision},
                                       {"table", options.out}, {"entries", table.entries.size()},
                                       {"accuracy_entries", table.accuracy.size()}, {"models", models},
-                                      {"int8_filters", Int8FiltersJson(int8_filters)}}
+                                      {"int8_filters", Int8FiltersJson(int8_filters)}, {"conv_settings", ConvSearchJson(conv)}}
                            ).c_str());
     return absl::OkStatus();
   }
   fmt::print("device   {} ({}), {}\n", backend.device, backend.backend, options.precision);
+  if (conv) {
+    fmt::print("convolutions: {} ({:.2f} ms, median invokes summed over {} model(s)); before: {} ({:.2f} ms); "
+               "{} settings timed\n",
+               conv->best.ToString(), conv->best_ms, options.models.size(), conv->start.ToString(), conv->start_ms,
+               conv->tried.size());
+  }
   for (const ModelSummary& s : summaries) {
     if (s.guard) {
       const GuardResult& g = *s.guard;

@@ -127,6 +127,8 @@ struct TuneOptions {
   std::string precision = "fp32";
   int max_candidates = 24;
   bool skip_workgroups = false;
+  // Search the table's convolution settings first (tools/mgd/tune_conv_settings.h).
+  bool conv_settings = false;
   // The accuracy guard (tools/mgd/accuracy_guard.h): fp16 against fp32 on
   // `inputs` (none: generated), every output held to `budget`.
   bool accuracy = false;

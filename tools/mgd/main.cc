@@ -178,7 +178,11 @@ int main(int argc, char** argv) {
   tune_cmd->add_option("--out", tune.out, "Table to write (merged into when it exists)")->required();
   AddBackendOptions(tune_cmd, tune.backend, tune.precision, "auto|vulkan|gl");
   tune_cmd->add_option("--max-candidates", tune.max_candidates, "Workgroups tried per dispatch at most (default 24)");
-  tune_cmd->add_flag("--skip-workgroups", tune.skip_workgroups, "Time no workgroups (with --accuracy: only the guard)");
+  tune_cmd->add_flag("--skip-workgroups", tune.skip_workgroups,
+                     "Time no workgroups (with --accuracy or --conv-settings: only those)");
+  tune_cmd->add_flag("--conv-settings", tune.conv_settings,
+                     "First search the convolutions' blocks and split sums (the table's conv_block_x, conv_block_slices, "
+                     "conv_block_flat, split_conv_outputs), timing the models end to end");
   tune_cmd->add_flag("--accuracy", tune.accuracy,
                      "The fp16 accuracy guard: find the layers whose fp16 arithmetic breaks an output's budget on the "
                      "--input (fp16 against the GPU's fp32) and list them in the table, to compute in fp32");

@@ -1,0 +1,60 @@
+// The convolution settings a workgroup table holds beside its entries
+// ("conv_block_x", "conv_block_slices", "conv_block_flat",
+// "split_conv_outputs"), and mgd tune --conv-settings's search over them:
+// whole models timed end to end under each candidate, one setting at a time,
+// since a block or a split changes which dispatches a model has, not only how
+// one of them runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "tuning/workgroups.h"
+
+namespace mgd::tuning {
+
+struct ConvSettings {
+  // The block of outputs a plain convolution's invocation computes
+  // (shaders::OutputBlock) and whether its grid is flat.
+  int64_t block_x = 1, block_slices = 1;
+  bool flat = false;
+  // Convolutions with at most this many output vec4s split each sum across
+  // invocations (1: none does).
+  int64_t split_conv_outputs = 1;
+  std::string ToString() const;  // "block 8x2 flat, split sums up to 8192 outputs"
+  bool operator==(const ConvSettings&) const = default;
+};
+
+// The settings `tables` give, in order of precedence; `defaults` where none
+// says.
+ConvSettings ConvSettingsOf(const std::vector<const Table*>& tables, const ConvSettings& defaults);
+void SetConvSettings(Table& table, const ConvSettings& settings);
+
+// The end-to-end time (ms, summed over the models) of each of `candidates`,
+// measured together so that the machine's drift falls on all of them alike.
+using MeasureFn = std::function<absl::StatusOr<std::vector<double>>(const std::vector<ConvSettings>& candidates)>;
+
+struct ConvSearch {
+  ConvSettings start, best;
+  double start_ms = 0, best_ms = 0;  // as measured in the first and last step
+  struct Tried {
+    int step = 0;
+    ConvSettings settings;
+    double ms = 0;
+  };
+  std::vector<Tried> tried;
+};
+
+// Steps, each measuring the settings so far against their variations: the
+// block (1, 2, 4, 8 pixels by 1, 2 slices), then the other flatness (for a
+// block of more than one output), then split sums (none, or up to 2048,
+// 8192 or 32768 outputs); last, what they chose against `start`. A
+// variation replaces the settings so far only when it is faster by
+// `min_gain` (a fraction) in the same step, so that noise does not move a
+// table.
+absl::StatusOr<ConvSearch> SearchConvSettings(const ConvSettings& start, const MeasureFn& measure, double min_gain = 0.02);
+
+}  // namespace mgd::tuning
