@@ -380,6 +380,8 @@ expect_error "impossible workgroup" 2 "entries\[0\].workgroup: \[2048,1,1\] is i
   -- run "$face" --input "$face_input" --workgroups "$work/big.json"
 expect_error "missing table" 2 "--workgroups /no/table.json: cannot open" -- run "$face" --input "$face_input" --workgroups /no/table.json
 expect_error "tune on the cpu" 2 "--backend cpu: there are no workgroups to tune" -- tune "$face" --backend cpu --out "$work/x.json"
+expect_error "tune with nothing to do" 2 "--skip-workgroups leaves nothing to do without --accuracy or --conv-settings" \
+  -- tune "$face" --skip-workgroups --out "$work/x.json"
 expect_error "compare without dumps" 2 "/no/dump/tensors.json: cannot open the file \(No such file or directory\): is it a folder written by mgd run --dump-tensors\?" \
   -- compare /no/dump "$work"
 expect_error "plan on the cpu" 2 "--backend cpu: the CPU path has no GPU memory to plan" -- plan "$face" --backend cpu

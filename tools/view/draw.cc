@@ -132,6 +132,9 @@ bool Canvas::Init(std::string& error) {
   image_program_ = Link(kVertex, kImageFragment, error);
   flat_program_ = image_program_ != 0 ? Link(kVertex, kFlatFragment, error) : 0;
   if (flat_program_ == 0) return false;
+  auto image = [&](const char* name) { return glGetUniformLocation(image_program_, name); };
+  image_uniforms_ = {image("viewport"), image("mode"), image("tint"), image("lo"), image("hi"), image("channels")};
+  flat_viewport_ = glGetUniformLocation(flat_program_, "viewport");
   frame_texture_ = NewTexture();
   grid_texture_ = NewTexture();
   float_texture_ = NewTexture(GL_NEAREST);  // float textures filter only with OES_texture_float_linear
@@ -162,12 +165,13 @@ void Canvas::DrawTexture(GLuint texture, const Frame& frame, const Placement& at
   const auto [x1, y1] = at(static_cast<float>(frame.width), static_cast<float>(frame.height));
   const float quad[] = {x0, y0, 0, 0, x1, y0, 1, 0, x0, y1, 0, 1, x1, y1, 1, 1};
   glUseProgram(image_program_);
-  glUniform2f(glGetUniformLocation(image_program_, "viewport"), static_cast<float>(width_), static_cast<float>(height_));
-  glUniform1i(glGetUniformLocation(image_program_, "mode"), mode);
-  glUniform4fv(glGetUniformLocation(image_program_, "tint"), 1, tint.data());
-  glUniform1f(glGetUniformLocation(image_program_, "lo"), lo);
-  glUniform1f(glGetUniformLocation(image_program_, "hi"), hi > lo ? hi : lo + 1.0f);
-  glUniform1i(glGetUniformLocation(image_program_, "channels"), channels);
+  const ImageUniforms& u = image_uniforms_;
+  glUniform2f(u.viewport, static_cast<float>(width_), static_cast<float>(height_));
+  glUniform1i(u.mode, mode);
+  glUniform4fv(u.tint, 1, tint.data());
+  glUniform1f(u.lo, lo);
+  glUniform1f(u.hi, hi > lo ? hi : lo + 1.0f);
+  glUniform1i(u.channels, channels);
   glActiveTexture(GL_TEXTURE0);
   glBindTexture(GL_TEXTURE_2D, texture);
   glBindBuffer(GL_ARRAY_BUFFER, vertex_buffer_);
@@ -313,7 +317,7 @@ float Canvas::Text(float x, float y, const std::string& text, float scale, const
 void Canvas::Flush() {
   if (triangles_.empty()) return;
   glUseProgram(flat_program_);
-  glUniform2f(glGetUniformLocation(flat_program_, "viewport"), static_cast<float>(width_), static_cast<float>(height_));
+  glUniform2f(flat_viewport_, static_cast<float>(width_), static_cast<float>(height_));
   glBindBuffer(GL_ARRAY_BUFFER, vertex_buffer_);
   glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(triangles_.size() * sizeof(float)), triangles_.data(),
                GL_STREAM_DRAW);

@@ -68,6 +68,11 @@ class Canvas {
 
   int width_ = 0, height_ = 0;
   GLuint image_program_ = 0, flat_program_ = 0;
+  // Their uniforms' locations, looked up once at Init (not at every draw).
+  struct ImageUniforms {
+    GLint viewport = -1, mode = -1, tint = -1, lo = -1, hi = -1, channels = -1;
+  } image_uniforms_;
+  GLint flat_viewport_ = -1;
   GLuint frame_texture_ = 0, grid_texture_ = 0, float_texture_ = 0;
   GLuint staging_ = 0;  // the frame on its way to the texture and a shared buffer
   GLuint vertex_array_ = 0, vertex_buffer_ = 0;
