@@ -101,7 +101,23 @@ absl::StatusOr<Graph> Pipeline::StageGraph(Stage stage, const Key& size, int cop
 
 absl::StatusOr<Interpreter*> Pipeline::Make(Stage stage, const Key& size, int copies) {
   const auto key = std::make_tuple(stage, size, copies);
-  if (auto it = interpreters_.find(key); it != interpreters_.end()) return it->second.get();
+  if (auto it = interpreters_.find(key); it != interpreters_.end()) {
+    it->second.last_frame = frame_;
+    return it->second.interpreter.get();
+  }
+  // Room first: the least recently used graph that neither this frame nor
+  // interpreter() / landmark_interpreter() uses.
+  while (interpreters_.size() >= kMaxPrepared) {
+    auto oldest = interpreters_.end();
+    for (auto it = interpreters_.begin(); it != interpreters_.end(); ++it) {
+      const Interpreter* p = it->second.interpreter.get();
+      if (it->second.last_frame == frame_ || p == current_ || p == current_landmarks_) continue;
+      if (oldest == interpreters_.end() || it->second.last_frame < oldest->second.last_frame) oldest = it;
+    }
+    if (oldest == interpreters_.end()) break;
+    bound_.erase(oldest->second.interpreter.get());
+    interpreters_.erase(oldest);
+  }
   MGD_ASSIGN_OR_RETURN(Graph graph, StageGraph(stage, size, copies));
   InterpreterOptions options;
   options.delegates = options_.delegates;
@@ -109,7 +125,7 @@ absl::StatusOr<Interpreter*> Pipeline::Make(Stage stage, const Key& size, int co
   options.measure_timing = options_.measure_timing;
   MGD_ASSIGN_OR_RETURN(std::unique_ptr<Interpreter> interpreter, Interpreter::Create(std::move(graph), std::move(options)));
   Interpreter* raw = interpreter.get();
-  interpreters_[key] = std::move(interpreter);
+  interpreters_[key] = {std::move(interpreter), frame_};
   return raw;
 }
 
@@ -335,6 +351,7 @@ absl::StatusOr<Result> Pipeline::Run(const Frame& frame) {
     return absl::InvalidArgumentError(fmt::format("the image is {}x{}, outside 1..{} a side and {} pixels", width, height,
                                                   kMaxImageSide, kMaxImagePixels));
   }
+  ++frame_;
   Result result;
   if (spec_.segmenter) {
     MGD_RETURN_IF_ERROR(Segment(frame, result));

@@ -116,6 +116,9 @@ class Pipeline {
   // image's size, and the landmark model's (placements).
   const Interpreter* interpreter() const { return current_; }
   const Interpreter* landmark_interpreter() const { return current_landmarks_; }
+  // How many graphs are prepared (kept for the next frames of their size).
+  size_t prepared_graphs() const { return interpreters_.size(); }
+  static constexpr size_t kMaxPrepared = 8;
 
  private:
   enum class Stage { kDetector, kLandmarks, kSegmenter };
@@ -151,7 +154,15 @@ class Pipeline {
   std::vector<float> anchors_;
   std::array<int, 2> landmark_mask_size_{1, 1};  // width, height of the landmark model's mask
   LandmarkOutputs landmark_outputs_;             // where each of a copy's outputs is (graphs.h)
-  std::map<std::tuple<Stage, Key, int>, std::unique_ptr<Interpreter>> interpreters_;
+  // The graphs prepared per stage, image size and copies, the least recently
+  // used dropped past kMaxPrepared: an app that shows images of many sizes
+  // (a gallery) must not keep every size's GPU memory.
+  struct Prepared {
+    std::unique_ptr<Interpreter> interpreter;
+    uint64_t last_frame = 0;  // the frame that last used it
+  };
+  std::map<std::tuple<Stage, Key, int>, Prepared> interpreters_;
+  uint64_t frame_ = 0;  // counts Process calls
   Interpreter* current_ = nullptr;
   Interpreter* current_landmarks_ = nullptr;
   std::map<Interpreter*, GpuBuffer> bound_;  // the app's buffer each interpreter's image input is bound to

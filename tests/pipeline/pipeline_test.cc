@@ -289,6 +289,33 @@ TEST(PipelineTest, FullRangeFindsTheFace) {
   }
 }
 
+// Images of many sizes (a gallery) keep at most kMaxPrepared graphs, the
+// least recently used dropped; a size seen again is prepared again and gives
+// the same answer.
+TEST(PipelineTest, GraphsOfManySizesAreBounded) {
+  auto p = Pipeline::Create("face", {Models(), {}, nullptr});
+  ASSERT_TRUE(p.ok()) << p.status();
+  auto photo = ReadImage(Photo());
+  ASSERT_TRUE(photo.ok()) << photo.status();
+  auto first = (*p)->Process(*photo);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->detections.size(), 1u);
+  for (int i = 0; i < static_cast<int>(Pipeline::kMaxPrepared) + 3; ++i) {
+    const Image gray{40 + i, 30 + 2 * i, 3, std::vector<uint8_t>(static_cast<size_t>(40 + i) * (30 + 2 * i) * 3, 128)};
+    auto r = (*p)->Process(gray);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_LE((*p)->prepared_graphs(), Pipeline::kMaxPrepared);
+    ASSERT_NE((*p)->interpreter(), nullptr);
+    EXPECT_EQ((*p)->interpreter()->graph().tensors[(*p)->interpreter()->graph().inputs[0]].shape[2], 40 + i);
+  }
+  EXPECT_EQ((*p)->prepared_graphs(), Pipeline::kMaxPrepared);
+  auto again = (*p)->Process(*photo);
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->detections.size(), 1u);
+  EXPECT_EQ(again->detections[0].box, first->detections[0].box);
+  EXPECT_EQ((*p)->prepared_graphs(), Pipeline::kMaxPrepared);
+}
+
 double MeanDistance(const Detection& a, const Detection& b) {
   double sum = 0;
   for (size_t i = 0; i < a.landmarks.size(); ++i) {
