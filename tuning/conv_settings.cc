@@ -28,6 +28,11 @@ void SetConvSettings(Table& table, const ConvSettings& settings) {
   table.split_conv_outputs = settings.split_conv_outputs;
 }
 
+bool SaysConvSettings(const Table& table) {
+  return table.conv_block_x > 0 || table.conv_block_slices > 0 || table.conv_block_flat.has_value() ||
+         table.split_conv_outputs > 0;
+}
+
 absl::StatusOr<ConvSearch> SearchConvSettings(const ConvSettings& start, const MeasureFn& measure, double min_gain) {
   ConvSearch search;
   search.start = search.best = start;

@@ -32,6 +32,8 @@ struct ConvSettings {
 // says.
 ConvSettings ConvSettingsOf(const std::vector<const Table*>& tables, const ConvSettings& defaults);
 void SetConvSettings(Table& table, const ConvSettings& settings);
+// Whether `table` sets any of the four fields.
+bool SaysConvSettings(const Table& table);
 
 // The end-to-end time (ms, summed over the models) of each of `candidates`,
 // measured together so that the machine's drift falls on all of them alike.

@@ -112,6 +112,11 @@ TEST(ConvSettings, ReadInPrecedenceAndWrittenBack) {
   const ConvSettings defaults = Settings(2, 2, false, 8192);
   EXPECT_EQ(ConvSettingsOf({&user, &builtin}, defaults), Settings(4, 2, true, 1));
   EXPECT_EQ(ConvSettingsOf({}, defaults), defaults);
+  EXPECT_TRUE(SaysConvSettings(user));
+  EXPECT_FALSE(SaysConvSettings(Table{}));
+  Table flat_only;
+  flat_only.conv_block_flat = false;
+  EXPECT_TRUE(SaysConvSettings(flat_only));
   Table out;
   SetConvSettings(out, Settings(8, 1, false, 32768));
   EXPECT_EQ(ConvSettingsOf({&out, &builtin}, defaults), Settings(8, 1, false, 32768));

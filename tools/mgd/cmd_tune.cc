@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -231,6 +232,11 @@ absl::Status Tune(const TuneOptions& options) {
     return absl::OkStatus();
   }
   fmt::print("device   {} ({}), {}\n", backend.device, backend.backend, options.precision);
+  const auto& tables = delegate.workgroup_tables();
+  if (!conv && std::none_of(tables.begin(), tables.end(), [](const tuning::Table* t) { return tuning::SaysConvSettings(*t); })) {
+    fmt::print("note     no table sets this GPU's convolution blocks or split sums, so the defaults ran; "
+               "--conv-settings searches them (docs/tools.md)\n");
+  }
   if (conv) {
     fmt::print("convolutions: {} ({:.2f} ms, median invokes summed over {} model(s)); before: {} ({:.2f} ms); "
                "{} settings timed\n",
