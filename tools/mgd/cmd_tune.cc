@@ -157,9 +157,10 @@ absl::Status Tune(const TuneOptions& options) {
   // grids those settings give.
   std::optional<tuning::ConvSearch> conv;
   if (options.conv_settings) {
-    gpu_options.workgroups = table;
-    MGD_ASSIGN_OR_RETURN(BackendChoice current, ChooseBackend(api, gpu_options));
-    auto search = TuneConvSettings(options.models, run, api, current.delegate->conv_settings(), table);
+    // From what the models compile with now: the --out table's fields, else
+    // the built-in table's or the defaults (the probe has no other table).
+    const tuning::ConvSettings start = tuning::ConvSettingsOf({&table}, probe.delegate->conv_settings());
+    auto search = TuneConvSettings(options.models, run, api, start, table);
     if (!search.ok()) return search.status();
     conv = std::move(*search);
   }

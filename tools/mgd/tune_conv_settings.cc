@@ -16,12 +16,18 @@ absl::StatusOr<tuning::ConvSearch> TuneConvSettings(const std::vector<std::strin
   options.builtin_workgroups = false;
   tuning::Table settings_only = table;
   settings_only.entries.clear();
+  std::vector<Graph> graphs;  // read once for every step of the search
+  for (const std::string& path : models) {
+    MGD_ASSIGN_OR_RETURN(Graph graph, ReadModelFile(path));
+    graphs.push_back(std::move(graph));
+  }
   // Each model's candidates prepared together and timed in alternating
   // rounds; a candidate's time is the sum of its models' better rounds.
   auto measure = [&](const std::vector<tuning::ConvSettings>& candidates) -> absl::StatusOr<std::vector<double>> {
     std::vector<double> sums(candidates.size(), 0.0);
-    for (const std::string& path : models) {
-      MGD_ASSIGN_OR_RETURN(const Graph graph, ReadModelFile(path));
+    for (size_t k = 0; k < models.size(); ++k) {
+      const std::string& path = models[k];
+      const Graph& graph = graphs[k];
       std::vector<TimedModel> prepared;
       for (const tuning::ConvSettings& c : candidates) {
         tuning::SetConvSettings(settings_only, c);
