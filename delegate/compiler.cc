@@ -152,19 +152,24 @@ class Builder {
     const Precision precision = PrecisionOf(group);
     shaders::NodeContext ctx{&graph_, group.head, &head, precision, {}};
     // The shader's input 0 is what the first node of the group reads: the
-    // producer's input when there is one, past a fused PAD.
-    Node producer;
+    // source's or the producer's input when there is one, past a fused PAD.
+    Node producer, source;
     if (group.producer >= 0) {
       producer = graph_.nodes[static_cast<size_t>(group.producer)];
       ctx.producer = &producer;
       ctx.producer_index = group.producer;
     }
-    Node& reader = group.producer >= 0 ? producer : head;
+    if (group.source >= 0) {
+      source = graph_.nodes[static_cast<size_t>(group.source)];
+      ctx.source = &source;
+      ctx.source_index = group.source;
+    }
+    Node& reader = group.source >= 0 ? source : group.producer >= 0 ? producer : head;
     if (group.input_pad >= 0) {
       reader.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_pad)].inputs[0];
       ctx.pad = group.pad;
     }
-    if (group.producer >= 0) head.inputs[0] = producer.inputs[0];
+    if (group.producer >= 0) head.inputs[0] = reader.inputs[0];
     ctx.workgroup_reduction = group.output_pad < 0;
     ctx.split_conv_outputs = options_.split_conv_outputs;
     ctx.conv_block = options_.conv_block;
@@ -173,16 +178,22 @@ class Builder {
     auto shader = shaders::GenerateShader(ctx);
     if (!shader.ok() && group.producer >= 0) {
       // The planner asked with the default options; with these the
-      // consumer's generator declined its producer: two dispatches.
+      // consumer's generator declined its producer: a dispatch each.
       FusedGroup made_first;
-      made_first.head = group.producer;
+      made_first.head = group.source >= 0 ? group.source : group.producer;
       made_first.input_pad = group.input_pad;
       made_first.pad = group.pad;
-      made_first.output = producer.outputs[0];
-      FusedGroup then = group;
-      then.producer = then.input_pad = -1;
-      then.pad = {};
+      made_first.output = graph_.nodes[static_cast<size_t>(made_first.head)].outputs[0];
       if (absl::Status s = Group(made_first); !s.ok()) return s;
+      if (group.source >= 0) {
+        FusedGroup made_next;
+        made_next.head = group.producer;
+        made_next.output = producer.outputs[0];
+        if (absl::Status s = Group(made_next); !s.ok()) return s;
+      }
+      FusedGroup then = group;
+      then.producer = then.source = then.input_pad = -1;
+      then.pad = {};
       return Group(then);
     }
     if (!shader.ok()) return Error(group.head, shader.status());
@@ -309,8 +320,9 @@ class Builder {
   }
 
   // The accuracy guard: a group any of whose nodes writes a tensor named in
-  // fp32_layers (as the model names it, or as the passes left it: a folded
-  // MUL's output is then its convolution's) computes and sums in fp32.
+  // fp32_layers (as the model names it, as the passes left it, or as a node
+  // the passes folded into it, a MUL or a RELU, named its output) computes
+  // and sums in fp32.
   Precision PrecisionOf(const FusedGroup& group) const {
     Precision p = options_.precision;
     if (options_.fp32_layers.empty() || !p.half_arithmetic()) return p;
@@ -324,7 +336,11 @@ class Builder {
       return false;
     };
     for (int n : group.nodes()) {
-      if (named(model_graph_, n) || named(graph_, n)) {
+      auto folded = plan_.folded.find(n);
+      const bool folded_named =
+          folded != plan_.folded.end() &&
+          std::any_of(folded->second.begin(), folded->second.end(), [&](int f) { return named(model_graph_, f); });
+      if (named(model_graph_, n) || named(graph_, n) || folded_named) {
         p.arithmetic = p.accumulation = ArithmeticType::kFloat32;
         break;
       }
@@ -423,7 +439,7 @@ class Builder {
 absl::StatusOr<CompiledModel> CompilePartition(const Graph& graph, const Partition& partition,
                                                const CompileOptions& options) {
   Graph own = graph;  // the passes change constants and nodes
-  Subgraph subgraph{&own, partition.nodes, {partition.outputs.begin(), partition.outputs.end()}, {}};
+  Subgraph subgraph{&own, partition.nodes, {partition.outputs.begin(), partition.outputs.end()}, {}, {}};
   if (options.fusion) {
     PassOptions passes;
     passes.same_storage = shaders::SameBhwc;

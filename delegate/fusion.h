@@ -13,12 +13,14 @@
 namespace mgd {
 
 // One dispatch: a head node, optionally a producer of its input 0 computed
-// in the head's shader, a spatial PAD read through by the head (or by its
-// producer), elementwise nodes applied to its value before the store, and a
+// in the head's shader (and a source of the producer's input 0 computed
+// before it: a squeeze-and-excitation gate's pool), a spatial PAD read
+// through by the head (or by its producer), elementwise nodes applied to its value before the store, and a
 // channel PAD applied to its write.
 struct FusedGroup {
   int head = -1;
   int producer = -1;                         // node computed inside the head's shader, making its input 0
+  int source = -1;                           // node computed before the producer, making the producer's input 0
   int input_pad = -1;                        // PAD node fused into input 0 of the producer, else of the head
   shaders::FusedPad pad;
   std::vector<std::pair<int, int>> tails;    // (node, input position that is the running value)
@@ -34,6 +36,7 @@ struct FusedGroup {
 struct FusionPlan {
   std::vector<FusedGroup> groups;            // in execution order; head -1: absorbed into another group
   std::map<int, int> aliases;                // tensor -> tensor whose buffer it shares (removed no-ops)
+  std::map<int, std::vector<int>> folded;    // node -> nodes the graph passes folded into it
 };
 
 constexpr int kMaxFusedBindings = 8;
@@ -42,8 +45,10 @@ constexpr int kMaxFusedBindings = 8;
 // producer (fusion/elementwise_tails.cc), channel PADs into the producer's
 // write (fusion/channel_pad.cc), spatial PADs into the following
 // convolution or pool (fusion/spatial_pad.cc), a depthwise convolution into
-// the 1x1 convolution that reads it (fusion/depthwise_pointwise.cc). The
-// plan's aliases are the subgraph's.
+// the 1x1 convolution that reads it (fusion/depthwise_pointwise.cc), a
+// squeeze-and-excitation gate's pool and two 1x1 convolutions into one
+// workgroup (fusion/squeeze_excite.cc). The plan's aliases are the
+// subgraph's, and so are its folded nodes.
 FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion);
 
 }  // namespace mgd

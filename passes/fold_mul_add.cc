@@ -83,6 +83,7 @@ void FoldMulAddIntoConvolutions(Subgraph& subgraph) {
       ops::SetConvolutionActivation(conv, AttributesOf<ops::ElementwiseAttributes>(m.attributes).activation);
       conv.outputs[0] = m.outputs[0];
       producer[m.outputs[0]] = it->second;
+      subgraph.folded[it->second].push_back(n);
       removed.insert(n);
       break;
     }

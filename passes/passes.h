@@ -19,7 +19,8 @@ struct GraphPass {
   void (*run)(Subgraph& subgraph, const PassOptions& options);
 };
 
-// fold_mul_add_into_convolutions, then remove_no_ops.
+// fold_mul_add_into_convolutions, fold_activations_into_convolutions, then
+// remove_no_ops.
 const std::vector<GraphPass>& GraphPasses();
 
 // Runs every pass of GraphPasses() in order.

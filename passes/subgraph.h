@@ -17,6 +17,9 @@ struct Subgraph {
   std::vector<int> nodes;      // the nodes still to run, in execution order
   std::set<int> escaping;      // tensors read outside the partition (or graph outputs)
   std::map<int, int> aliases;  // tensor -> tensor whose storage it shares (a removed no-op's output)
+  // node -> the nodes a pass folded into it (a MUL into a convolution's
+  // weights, a RELU into its activation): their outputs' names still name it.
+  std::map<int, std::vector<int>> folded;
 
   // The tensor whose storage `tensor` is.
   int Resolve(int tensor) const {

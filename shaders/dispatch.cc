@@ -48,7 +48,7 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
   return shader;
 }
 
-bool TakesProducer(const Graph& graph, int producer, int consumer) {
+bool TakesProducer(const Graph& graph, int producer, int consumer, int source) {
   const ops::OpDefinition* definition = ops::FindBuiltin(graph.nodes[static_cast<size_t>(consumer)].op);
   if (definition == nullptr || definition->gpu_with_producer.empty()) return false;
   NodeContext ctx;
@@ -61,6 +61,13 @@ bool TakesProducer(const Graph& graph, int producer, int consumer) {
   ctx.node = &node;
   ctx.producer = &made_by;
   ctx.producer_index = producer;
+  if (source >= 0) {
+    const Node& first = graph.nodes[static_cast<size_t>(source)];
+    if (made_by.inputs.empty() || first.outputs.empty() || made_by.inputs[0] != first.outputs[0]) return false;
+    node.inputs[0] = first.inputs[0];
+    ctx.source = &first;
+    ctx.source_index = source;
+  }
   ctx.precision = Precision::Fp32();  // the most shared memory a tile can take
   // Whether the GPU's blocks of convolution outputs pay better is for the
   // compile (whose options hold the GPU's block) to decide: it makes the two

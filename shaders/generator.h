@@ -105,6 +105,11 @@ struct NodeContext {
   // op's gpu_with_producer generators take such a context.
   const Node* producer = nullptr;
   int producer_index = -1;
+  // A node computed before the producer, whose output is the producer's
+  // input 0 and never reaches memory either (a squeeze-and-excitation
+  // gate's pool before its squeeze); `node`'s input 0 is then the source's.
+  const Node* source = nullptr;
+  int source_index = -1;
 
   const Tensor& input(size_t i) const { return graph->tensors[static_cast<size_t>(node->inputs[i])]; }
   const Tensor& output(size_t i) const { return graph->tensors[static_cast<size_t>(node->outputs[i])]; }
@@ -177,7 +182,9 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx);
 // Whether node `consumer` of `graph` can compute node `producer`, the
 // maker of its input 0, inside its own shader (the fusion planner asks; the
 // op's generator decides, at any precision).
-bool TakesProducer(const Graph& graph, int producer, int consumer);
+// With a `source` (>= 0): the maker of the producer's input 0 computed
+// first, in the same shader.
+bool TakesProducer(const Graph& graph, int producer, int consumer, int source = -1);
 
 // Dispatch grid for one invocation per (x, y, batch * slice) of `shape` with
 // `workgroup`.

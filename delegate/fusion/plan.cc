@@ -5,6 +5,7 @@ namespace fusion {
 
 Planner::Planner(const Subgraph& subgraph) : subgraph_(subgraph) {
   plan.aliases = subgraph.aliases;
+  plan.folded = subgraph.folded;
   for (int n : subgraph.nodes) {
     for (int t : subgraph.node(n).inputs) {
       if (t != kNoTensor) ++consumers_[Resolve(t)];
@@ -37,6 +38,7 @@ int Planner::BindingsOf(const FusedGroup& group) const {
 std::vector<int> FusedGroup::nodes() const {
   std::vector<int> all;
   if (input_pad >= 0) all.push_back(input_pad);
+  if (source >= 0) all.push_back(source);
   if (producer >= 0) all.push_back(producer);
   all.push_back(head);
   for (const auto& [node, position] : tails) {
@@ -51,7 +53,8 @@ FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion) {
   fusion::Planner planner(subgraph);
   for (int n : subgraph.nodes) {
     if (fusion && (fusion::FuseElementwiseTail(planner, n) || fusion::FuseChannelPadIntoWrite(planner, n) ||
-                   fusion::FuseSpatialPadIntoRead(planner, n) || fusion::FuseDepthwiseIntoPointwise(planner, n))) {
+                   fusion::FuseSpatialPadIntoRead(planner, n) || fusion::FuseDepthwiseIntoPointwise(planner, n) ||
+                   fusion::FuseSqueezeExcite(planner, n))) {
       continue;
     }
     const Node& node = subgraph.node(n);

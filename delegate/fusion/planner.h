@@ -37,5 +37,6 @@ bool FuseElementwiseTail(Planner& planner, int node);
 bool FuseChannelPadIntoWrite(Planner& planner, int node);
 bool FuseSpatialPadIntoRead(Planner& planner, int node);
 bool FuseDepthwiseIntoPointwise(Planner& planner, int node);
+bool FuseSqueezeExcite(Planner& planner, int node);
 
 }  // namespace mgd::fusion

@@ -123,7 +123,7 @@ std::vector<OpDefinition> Conv2dOps() {
            .validate = ValidateWindowed<Conv2dAttributes>,
            .cpu_kernel = MakeKernel<Conv2dKernel>,
            .gpu = {Conv2d},
-           .gpu_with_producer = {DepthwisePointwise},
+           .gpu_with_producer = {DepthwisePointwise, SqueezeExcite},
            .quantize = {.output = QuantizeRule::Output::kCalibrated, .filter = 1, .filter_axis = 0, .bias = 2}}};
 }
 

@@ -90,6 +90,11 @@ shaders::OutputBlock ConvBlock(const shaders::NodeContext& ctx, const layout::Bh
 // the same shader (depthwise_pointwise.cc).
 absl::StatusOr<shaders::GeneratedShader> DepthwisePointwise(const shaders::NodeContext& ctx);
 
+// A squeeze-and-excitation gate: a 1x1 CONV_2D over one pixel computing the
+// one that makes its input (ctx.producer) and the global average pool before
+// that (ctx.source, when given) in one workgroup (squeeze_excite.cc).
+absl::StatusOr<shaders::GeneratedShader> SqueezeExcite(const shaders::NodeContext& ctx);
+
 // The filter of an int8 model as 8-bit integers and a scale per output
 // channel, when it is one: float values that are exactly (integer x scale)
 // for the per-channel (axis 0) or per-tensor parameters it was dequantized

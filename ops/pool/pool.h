@@ -3,6 +3,7 @@
 // TfLitePoolParams options are the same fields.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,13 @@ struct PoolAttributes {
 
 std::vector<OpDefinition> PoolOps();
 std::vector<OpDefinition> MediaPipePoolOps();
+
+// Whether `node` of `graph` averages each channel over the whole height and
+// width of its rank-4 input into one pixel: an AVERAGE_POOL_2D whose window
+// is the input, or a MEAN over axes 1 and 2 keeping them. Its fused
+// activation when it does (NONE for a MEAN); a squeeze-and-excitation
+// gate computes it inside its own shader (ops/conv/squeeze_excite.cc).
+std::optional<Activation> GlobalAverage(const Graph& graph, const Node& node);
 
 // The GLSL window loops of a pool over `in` (the pool generators share
 // them). TFLite's own padding is skipped; the margins of a fused PAD are

@@ -7,6 +7,7 @@
 #include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
+#include "ops/reduce/reduce.h"
 #include "ops/reshape/reshape.h"
 #include "ops/softmax/softmax.h"
 #include "tests/delegate/delegate_fixture.h"
@@ -19,7 +20,7 @@ using testing::GraphBuilder;
 using testing::Uniform;
 
 Subgraph WholeGraph(Graph& g) {
-  Subgraph view{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}};
+  Subgraph view{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}, {}};
   for (size_t n = 0; n < g.nodes.size(); ++n) view.nodes.push_back(static_cast<int>(n));
   return view;
 }
@@ -161,6 +162,97 @@ Graph SeparableConv(const Separable& c) {
   return b.Build();
 }
 
+// A squeeze-and-excitation gate: x -> global average (AVERAGE_POOL_2D, or
+// MEAN) -> 1x1 CONV_2D squeezing to `squeezed` channels [-> RELU, its own
+// node unless `fused_relu`] -> 1x1 CONV_2D to `out_channels` -> LOGISTIC ->
+// MUL(x, gate) when the gate has x's channels. squeezed 0: no squeeze.
+struct Gate {
+  Shape in;
+  int squeezed = 4, out_channels = -1;  // -1: the input's
+  bool mean = false, fused_relu = false;
+};
+
+Graph SqueezeExcite(const Gate& c) {
+  GraphBuilder b;
+  const int x = b.Input(c.in);
+  const int batch = c.in[0], channels = c.in[3], out_channels = c.out_channels < 0 ? channels : c.out_channels;
+  const int pooled = b.Tensor({batch, 1, 1, channels});
+  if (c.mean) {
+    b.Op(OpKind::kMean, ops::ReducerAttributes{true}, {x, b.ConstantInt({2}, {1, 2})}, {pooled});
+  } else {
+    ops::PoolAttributes a;
+    a.padding = Padding::kValid;
+    a.filter_h = c.in[1];
+    a.filter_w = c.in[2];
+    b.Op(OpKind::kAveragePool2d, a, {x}, {pooled});
+  }
+  int mid = pooled, mid_channels = channels;
+  if (c.squeezed > 0) {
+    ops::Conv2dAttributes a;
+    a.activation = c.fused_relu ? Activation::kRelu : Activation::kNone;
+    mid = b.Tensor({batch, 1, 1, c.squeezed});
+    b.Op(OpKind::kConv2d, a,
+         {pooled, b.Constant({c.squeezed, 1, 1, channels}, Uniform(static_cast<size_t>(c.squeezed * channels), 21, 0.3f)),
+          b.Constant({c.squeezed}, Uniform(static_cast<size_t>(c.squeezed), 22))},
+         {mid});
+    if (!c.fused_relu) {
+      const int r = b.Tensor({batch, 1, 1, c.squeezed});
+      b.Op(OpKind::kRelu, {}, {mid}, {r});
+      mid = r;
+    }
+    mid_channels = c.squeezed;
+  }
+  const int expanded = b.Tensor({batch, 1, 1, out_channels}), gate = b.Tensor({batch, 1, 1, out_channels});
+  b.Op(OpKind::kConv2d, ops::Conv2dAttributes{},
+       {mid, b.Constant({out_channels, 1, 1, mid_channels}, Uniform(static_cast<size_t>(out_channels * mid_channels), 23, 0.5f)),
+        b.Constant({out_channels}, Uniform(static_cast<size_t>(out_channels), 24))},
+       {expanded});
+  b.Op(OpKind::kLogistic, {}, {expanded}, {gate});
+  if (out_channels != channels) {
+    b.Output(gate);
+    return b.Build();
+  }
+  const int y = b.Tensor(c.in);
+  b.Op(OpKind::kMul, ops::ElementwiseAttributes{}, {x, gate}, {y});
+  b.Output(y);
+  return b.Build();
+}
+
+TEST(FusionPlan, ASqueezeAndExcitationGateIsOneGroup) {
+  Graph g = SqueezeExcite({.in = {1, 8, 8, 16}, .fused_relu = true});
+  const FusionPlan plan = PlanFusion(WholeGraph(g), true);
+  // The pool and the squeeze first make a gate of their own, which the
+  // expansion then takes in.
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_EQ(plan.groups[0].source, 0);
+  EXPECT_EQ(plan.groups[0].producer, 1);
+  EXPECT_EQ(plan.groups[0].head, 2);
+  EXPECT_EQ(plan.groups[0].nodes(), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(plan.groups[1].head, 4);  // the MUL
+}
+
+TEST(FusionPlan, AGateOverALargeInputLeavesThePoolToItself) {
+  // 64 x 64 x 32: 32768 vec4s, more than one workgroup pools quickly.
+  Graph g = SqueezeExcite({.in = {1, 64, 64, 32}, .fused_relu = true});
+  const FusionPlan plan = PlanFusion(WholeGraph(g), true);
+  ASSERT_EQ(plan.groups.size(), 3u);
+  EXPECT_EQ(plan.groups[0].nodes(), std::vector<int>{0});
+  EXPECT_EQ(plan.groups[1].source, -1);
+  EXPECT_EQ(plan.groups[1].nodes(), (std::vector<int>{1, 2, 3}));
+}
+
+TEST(FusionPlan, AClassifiersHeadIsNoGate) {
+  // A pool, then a 1x1 convolution summing 1024 channels per output: each
+  // invocation alone would take longer than the dispatch saved.
+  Graph g = SqueezeExcite({.in = {1, 7, 7, 1024}, .squeezed = 0, .out_channels = 1000});
+  const FusionPlan plan = PlanFusion(WholeGraph(g), true);
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_EQ(plan.groups[0].nodes(), std::vector<int>{0});
+  EXPECT_EQ(plan.groups[1].nodes(), (std::vector<int>{1, 2}));
+  Graph gate = SqueezeExcite({.in = {1, 7, 7, 256}, .squeezed = 0});
+  EXPECT_EQ(PlanFusion(WholeGraph(gate), true).groups[0].nodes(), (std::vector<int>{0, 1, 2}));
+}
+
 TEST(FusionPlan, ADepthwiseConvolutionIsComputedInThePointwiseOne) {
   Graph g = SeparableConv({.in = {1, 6, 7, 5}, .pad = true, .residual = true});
   const FusionPlan plan = PlanFusion(WholeGraph(g), true);
@@ -284,7 +376,17 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
                              // 150 depthwise slices: a few pixels per tile;
                              // 18 output slices: two workgroups across.
                              {"separable, deep and wide",
-                              SeparableConv({.in = {1, 24, 24, 600}, .out_channels = 70})}};
+                              SeparableConv({.in = {1, 24, 24, 600}, .out_channels = 70})},
+                             {"squeeze-and-excitation gate", SqueezeExcite({.in = {1, 9, 7, 20}, .squeezed = 6})},
+                             {"gate over a MEAN, two images", SqueezeExcite({.in = {2, 5, 6, 12}, .mean = true})},
+                             // 100 slices: one invocation each pools a slice.
+                             {"gate over 400 channels", SqueezeExcite({.in = {1, 4, 3, 400}, .squeezed = 100})},
+                             // 150 output slices: two workgroups.
+                             {"gate to 600 channels",
+                              SqueezeExcite({.in = {1, 6, 6, 24}, .squeezed = 8, .out_channels = 600})},
+                             {"gate without a squeeze", SqueezeExcite({.in = {1, 5, 5, 36}, .squeezed = 0})},
+                             {"gate over a large input, the pool apart",
+                              SqueezeExcite({.in = {1, 64, 64, 32}, .squeezed = 8})}};
   uint32_t seed = 40;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -301,6 +403,19 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
     ExpectNear(unfused, cpu, 2.0);
     EXPECT_LT(fused_dispatches, unfused_dispatches);
   }
+}
+
+// The pool, the squeeze (its RELU folded in by the graph passes) and the
+// expansion with its LOGISTIC: one dispatch where fusion made three.
+TEST_P(FusionTest, AGateIsOneDispatch) {
+  const Graph g = SqueezeExcite({.in = {1, 16, 16, 96}, .squeezed = 24});
+  const std::vector<std::vector<float>> inputs = {Uniform(16 * 16 * 96, 79)};
+  const auto cpu = Run(g, inputs, nullptr);
+  ExpectNear(Run(g, inputs, delegate_.get()), cpu, 2.0);
+  ExpectNear(Run(g, inputs, &Unfused()), cpu, 2.0);
+  EXPECT_EQ(delegate_->last_dispatch_count(), 4u);  // the input's conversion, the gate, the MUL, the output's
+  EXPECT_EQ(Unfused().last_dispatch_count(), 8u);
+  EXPECT_THAT(delegate_->device().validation_messages(), ::testing::IsEmpty());
 }
 
 // A table that has more convolutions split their sums (a GPU with many

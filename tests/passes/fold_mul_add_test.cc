@@ -14,7 +14,7 @@ namespace {
 using testing::GraphBuilder;
 
 Subgraph WholeGraph(Graph& g) {
-  Subgraph s{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}};
+  Subgraph s{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}, {}};
   for (size_t n = 0; n < g.nodes.size(); ++n) s.nodes.push_back(static_cast<int>(n));
   return s;
 }

@@ -19,7 +19,7 @@ using testing::GraphBuilder;
 bool SameStorage(const Shape& a, const Shape& b) { return NumElements(a) == NumElements(b) && a.back() == b.back(); }
 
 Subgraph WholeGraph(Graph& g) {
-  Subgraph s{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}};
+  Subgraph s{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}, {}};
   for (size_t n = 0; n < g.nodes.size(); ++n) s.nodes.push_back(static_cast<int>(n));
   return s;
 }
