@@ -6,8 +6,16 @@
 #include <vector>
 
 #include "model/graph.h"
+#include "passes/subgraph.h"
 
 namespace mgd::testing {
+
+// Every node of `g`, in order, as one partition whose outputs are the graph's.
+inline Subgraph WholeGraph(Graph& g) {
+  Subgraph s{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}, {}};
+  for (size_t n = 0; n < g.nodes.size(); ++n) s.nodes.push_back(static_cast<int>(n));
+  return s;
+}
 
 class GraphBuilder {
  public:

@@ -103,15 +103,13 @@ using namespace shaders;  // NOLINT(google-build-using-namespace): the generator
 
 absl::StatusOr<GeneratedShader> Conv2d(const NodeContext& ctx) {
   const auto& a = AttributesOf<Conv2dAttributes>(ctx.node->attributes);
-  if (absl::Status s = RequireConstant(ctx, 1, "the filter"); !s.ok()) return s;
-  if (absl::Status s = RequireConstant(ctx, 2, "the bias"); !s.ok()) return s;
-  auto in = InputBhwc(ctx, 0);
-  auto out = OutputBhwc(ctx, 0);
-  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  auto shapes = ConstantConvShapes(ctx);
+  if (!shapes.ok()) return shapes.status();
+  const auto& [in, out] = *shapes;
   const Shape& w = ctx.input(1).shape;
   if (w.size() != 4) return absl::UnimplementedError("unexpected filter rank");
-  if (w[3] != in->channels) return absl::UnimplementedError("grouped convolution is not supported on the GPU");
-  return Conv(ctx, Geometry(ctx, *in, a, w[1], w[2]), a.activation, *in, *out);
+  if (w[3] != in.channels) return absl::UnimplementedError("grouped convolution is not supported on the GPU");
+  return Conv(ctx, Geometry(ctx, in, a, w[1], w[2]), a.activation, in, out);
 }
 
 }  // namespace

@@ -165,6 +165,22 @@ absl::Status RequireConstant(const NodeContext& ctx, size_t input, const char* w
   return absl::OkStatus();
 }
 
+int64_t AppendVec4s(std::vector<float>& weights, const std::vector<float>& values) {
+  const auto offset = static_cast<int64_t>(weights.size() / 4);
+  weights.insert(weights.end(), values.begin(), values.end());
+  weights.resize((weights.size() + 3) / 4 * 4, 0.0f);
+  return offset;
+}
+
+absl::StatusOr<ConvShapes> ConstantConvShapes(const NodeContext& ctx) {
+  if (absl::Status s = RequireConstant(ctx, 1, "the filter"); !s.ok()) return s;
+  if (absl::Status s = RequireConstant(ctx, 2, "the bias"); !s.ok()) return s;
+  auto in = InputBhwc(ctx, 0);
+  auto out = OutputBhwc(ctx, 0);
+  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  return ConvShapes{*in, *out};
+}
+
 GeneratedShader StartConvShader(const NodeContext& ctx, const layout::Bhwc& out, int input) {
   GeneratedShader g = StartShader(ctx, out, {input});
   g.code.buffers.push_back({"weights", "vec4", BufferAccess::kRead});

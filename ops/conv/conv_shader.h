@@ -15,6 +15,11 @@
 
 namespace mgd::ops {
 
+// The least maximums of GLES 3.1 and Vulkan: invocations per workgroup and
+// shared memory per workgroup, which shaders sharing memory keep within.
+constexpr int kMaxInvocations = 128;
+constexpr int kSharedBytes = 16384;
+
 struct ConvGeometry {
   int kh, kw, stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
 };
@@ -32,6 +37,13 @@ ConvGeometry Geometry(const shaders::NodeContext& ctx, const layout::Bhwc& in, c
 // Unimplemented unless optional input `input` is absent or constant.
 absl::Status RequireConstant(const shaders::NodeContext& ctx, size_t input, const char* what);
 
+// The input and output, as PHWC4, of a convolution whose filter (input 1)
+// and bias (input 2) are constant; unimplemented otherwise.
+struct ConvShapes {
+  layout::Bhwc in, out;
+};
+absl::StatusOr<ConvShapes> ConstantConvShapes(const shaders::NodeContext& ctx);
+
 // A shader over `out` reading node input `input` as in0 and a `weights`
 // buffer (the generator's constants[0]).
 shaders::GeneratedShader StartConvShader(const shaders::NodeContext& ctx, const layout::Bhwc& out, int input);
@@ -41,6 +53,10 @@ template <typename Pack>
 std::vector<float> PackUnlessSupportOnly(const shaders::NodeContext& ctx, Pack pack) {
   return ctx.support_only ? std::vector<float>{} : pack();
 }
+
+// Appends `values`, padded to whole vec4s, to `weights` and returns their
+// offset in vec4s: the parts of a fused shader's one weights buffer.
+int64_t AppendVec4s(std::vector<float>& weights, const std::vector<float>& values);
 
 // Bias input `bias_input` padded to whole slices (zeros without one).
 std::vector<float> PaddedBias(const shaders::NodeContext& ctx, int bias_input, int channels);

@@ -83,21 +83,19 @@ using namespace shaders;  // NOLINT(google-build-using-namespace): the generator
 
 absl::StatusOr<GeneratedShader> DepthwiseConv2d(const NodeContext& ctx) {
   const auto& a = AttributesOf<DepthwiseConv2dAttributes>(ctx.node->attributes);
-  if (absl::Status s = RequireConstant(ctx, 1, "the filter"); !s.ok()) return s;
-  if (absl::Status s = RequireConstant(ctx, 2, "the bias"); !s.ok()) return s;
-  auto in = InputBhwc(ctx, 0);
-  auto out = OutputBhwc(ctx, 0);
-  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  auto shapes = ConstantConvShapes(ctx);
+  if (!shapes.ok()) return shapes.status();
+  const auto& [in, out] = *shapes;
   const Shape& ws = ctx.input(1).shape;
-  const int multiplier = out->channels / std::max(1, in->channels);
-  const ConvGeometry geometry = Geometry(ctx, *in, a, ws[1], ws[2]);
-  GeneratedShader g = StartConvShader(ctx, *out, 0);
+  const int multiplier = out.channels / std::max(1, in.channels);
+  const ConvGeometry geometry = Geometry(ctx, in, a, ws[1], ws[2]);
+  GeneratedShader g = StartConvShader(ctx, out, 0);
   g.constants = {PackUnlessSupportOnly(ctx, [&] {
     const std::vector<float> weights = ConstantFloats(ctx.input(1));
-    return layout::ToDepthwiseWeights4(weights.data(), ws[1], ws[2], out->channels).values;
+    return layout::ToDepthwiseWeights4(weights.data(), ws[1], ws[2], out.channels).values;
   })};
-  const std::string bias = BiasInit(ctx, g, 2, out->channels);
-  g.code.body += Finish(bias + DepthwiseSum(g.code.params, *in, geometry, multiplier, "s"), a.activation);
+  const std::string bias = BiasInit(ctx, g, 2, out.channels);
+  g.code.body += Finish(bias + DepthwiseSum(g.code.params, in, geometry, multiplier, "s"), a.activation);
   return g;
 }
 

@@ -25,24 +25,11 @@ using namespace shaders;  // NOLINT(google-build-using-namespace): the generator
 
 namespace {
 
-// The minimums of GLES 3.1 and Vulkan: invocations per workgroup and shared
-// memory per workgroup.
-constexpr int kMaxInvocations = 128;
-constexpr int kSharedBytes = 16384;
 // Output slices one workgroup computes per pixel. A tile's depthwise
 // outputs are computed again for every group of them, so layers more than
 // two groups wide stay unfused (on the H200, 14x14x512 layers redoing them
 // 8 times took 80 us against 33 us for the two shaders).
 constexpr int kMaxSlicesAcross = 16, kMaxRepeats = 2;
-
-// Appends `values` (padded to whole vec4s) to the weights and returns their
-// vec4 offset.
-int64_t Append(std::vector<float>& weights, const std::vector<float>& values) {
-  const auto offset = static_cast<int64_t>(weights.size() / 4);
-  weights.insert(weights.end(), values.begin(), values.end());
-  weights.resize((weights.size() + 3) / 4 * 4, 0.0f);
-  return offset;
-}
 
 }  // namespace
 
@@ -99,9 +86,9 @@ absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
   g.constants = {PackUnlessSupportOnly(ctx, [&] {
     const std::vector<float> dww = ConstantFloats(dw.input(1));
     std::vector<float> weights = layout::ToDepthwiseWeights4(dww.data(), dws[1], dws[2], mid->channels).values;
-    dw_bias = Append(weights, PaddedBias(dw, 2, mid->channels));
-    pw_weights = Append(weights, PackedConvWeights(ctx.input(1), out->channels, 1, 1, mid->channels));
-    pw_bias = Append(weights, PaddedBias(ctx, 2, out->channels));
+    dw_bias = AppendVec4s(weights, PaddedBias(dw, 2, mid->channels));
+    pw_weights = AppendVec4s(weights, PackedConvWeights(ctx.input(1), out->channels, 1, 1, mid->channels));
+    pw_bias = AppendVec4s(weights, PaddedBias(ctx, 2, out->channels));
     return weights;
   })};
   // Pixels along x, so that neighbouring invocations read and write

@@ -24,10 +24,6 @@ using namespace shaders;  // NOLINT(google-build-using-namespace): the generator
 
 namespace {
 
-// The minimums of GLES 3.1 and Vulkan: invocations per workgroup and shared
-// memory per workgroup.
-constexpr int kInvocations = 128;
-constexpr int kSharedBytes = 16384;
 // The most input vec4s one workgroup pools: 128 loads per invocation, one
 // after another. A larger input is pooled by the pool's own shader over a
 // workgroup per slice, and only the two convolutions share one. On the H100
@@ -38,35 +34,25 @@ constexpr int64_t kMaxPooledVec4s = 16384;
 
 // A 1x1 CONV_2D over one pixel with constant filter and bias: its input and
 // output, or an error.
-absl::StatusOr<std::pair<layout::Bhwc, layout::Bhwc>> OnePixelConv(const NodeContext& ctx) {
+absl::StatusOr<ConvShapes> OnePixelConv(const NodeContext& ctx) {
   if (ctx.node->op != OpKind::kConv2d) return absl::UnimplementedError("not a CONV_2D");
-  if (absl::Status s = RequireConstant(ctx, 1, "the filter"); !s.ok()) return s;
-  if (absl::Status s = RequireConstant(ctx, 2, "the bias"); !s.ok()) return s;
-  auto in = InputBhwc(ctx, 0);
-  auto out = OutputBhwc(ctx, 0);
-  if (!in.ok() || !out.ok()) return absl::UnimplementedError("unsupported rank");
+  auto shapes = ConstantConvShapes(ctx);
+  if (!shapes.ok()) return shapes.status();
+  const auto& [in, out] = *shapes;
   const Shape& w = ctx.input(1).shape;
-  if (in->height != 1 || in->width != 1 || out->height != 1 || out->width != 1 || w.size() != 4 || w[1] != 1 ||
-      w[2] != 1 || w[3] != in->channels || in->batch != out->batch) {
+  if (in.height != 1 || in.width != 1 || out.height != 1 || out.width != 1 || w.size() != 4 || w[1] != 1 ||
+      w[2] != 1 || w[3] != in.channels || in.batch != out.batch) {
     return absl::UnimplementedError("not a 1x1 convolution over one pixel");
   }
-  return std::pair{*in, *out};
+  return *shapes;
 }
 
-// The most channels either convolution sums per output: an invocation sums
-// one output vec4 alone, about 8 cycles a channel, so that a longer sum
-// (a classifier's 1024-channel head after its pool) takes longer than the
-// dispatches it saves and is better split as the plain convolution does.
+// The most channels either convolution sums per output. With as many output
+// slices as invocations each invocation sums its output alone, about 8
+// cycles a channel, so that a longer sum (a classifier's 1024-channel head
+// after its pool) takes longer than the dispatches it saves and is better
+// split as the plain convolution does.
 constexpr int kMaxSumLength = 512;
-
-// Appends `values` (padded to whole vec4s) to the weights and returns their
-// vec4 offset.
-int64_t Append(std::vector<float>& weights, const std::vector<float>& values) {
-  const auto offset = static_cast<int64_t>(weights.size() / 4);
-  weights.insert(weights.end(), values.begin(), values.end());
-  weights.resize((weights.size() + 3) / 4 * 4, 0.0f);
-  return offset;
-}
 
 // A 1x1 convolution over one pixel from `inputs` slices to `outputs` split
 // across the workgroup: `lanes` invocations per output slice, each summing
@@ -77,7 +63,7 @@ struct SplitSum {
   int lanes, chunk;
 };
 SplitSum SplitOf(int outputs, int inputs) {
-  const int lanes = std::max(1, std::min(inputs, kInvocations / std::max(1, outputs)));
+  const int lanes = std::max(1, std::min(inputs, kMaxInvocations / std::max(1, outputs)));
   const int chunk = (inputs + lanes - 1) / lanes;
   return {(inputs + chunk - 1) / chunk, chunk};
 }
@@ -138,14 +124,14 @@ absl::StatusOr<GeneratedShader> SqueezeExcite(const NodeContext& ctx) {
   if (!ex_shapes.ok()) return ex_shapes.status();
   auto in = InputBhwc(ctx, 0);
   if (!in.ok()) return in.status();
-  layout::Bhwc pooled = ex_shapes->first, squeezed = ex_shapes->first;
+  layout::Bhwc pooled = ex_shapes->in, squeezed = ex_shapes->in;
   if (squeezes) {
     auto sq_shapes = OnePixelConv(sq);
     if (!sq_shapes.ok()) return sq_shapes.status();
-    pooled = sq_shapes->first;
-    if (!(sq_shapes->second == squeezed)) return absl::UnimplementedError("the expansion reads another tensor");
+    pooled = sq_shapes->in;
+    if (!(sq_shapes->out == squeezed)) return absl::UnimplementedError("the expansion reads another tensor");
   }
-  const layout::Bhwc out = ex_shapes->second;
+  const layout::Bhwc out = ex_shapes->out;
   if (pooled.channels > kMaxSumLength || squeezed.channels > kMaxSumLength) {
     return absl::UnimplementedError("sums too long for one invocation each");
   }
@@ -161,10 +147,10 @@ absl::StatusOr<GeneratedShader> SqueezeExcite(const NodeContext& ctx) {
   }
   const int in_slices = pooled.slices(), mid_slices = squeezed.slices(), out_slices = out.slices();
   // Per pooled slice, the most invocations (a power of two) that all slices
-  // at once can have; one each, in turns, past 128 slices.
+  // at once can have; one each past 64 slices.
   int lanes = 1;
-  while (lanes * 2 * in_slices <= kInvocations) lanes *= 2;
-  const int partials = std::max(in_slices, kInvocations);
+  while (lanes * 2 * in_slices <= kMaxInvocations) lanes *= 2;
+  const int partials = std::max(in_slices, kMaxInvocations);
   if ((partials + in_slices + (squeezes ? mid_slices : 0)) * 16 > kSharedBytes) {
     return absl::UnimplementedError("the gate's channels exceed shared memory");
   }
@@ -177,15 +163,15 @@ absl::StatusOr<GeneratedShader> SqueezeExcite(const NodeContext& ctx) {
     std::vector<float> weights;
     if (squeezes) {
       weights = PackedConvWeights(sq.input(1), squeezed.channels, 1, 1, pooled.channels);
-      sq_bias = Append(weights, PaddedBias(sq, 2, squeezed.channels));
+      sq_bias = AppendVec4s(weights, PaddedBias(sq, 2, squeezed.channels));
     }
-    ex_weights = Append(weights, PackedConvWeights(ex.input(1), out.channels, 1, 1, squeezed.channels));
-    ex_bias = Append(weights, PaddedBias(ex, 2, out.channels));
+    ex_weights = AppendVec4s(weights, PackedConvWeights(ex.input(1), out.channels, 1, 1, squeezed.channels));
+    ex_bias = AppendVec4s(weights, PaddedBias(ex, 2, out.channels));
     return weights;
   })};
   // Output slices per workgroup; each workgroup pools and squeezes again.
-  const int per_group = std::min(out_slices, kInvocations);
-  g.code.workgroup = {kInvocations, 1, 1};
+  const int per_group = std::min(out_slices, kMaxInvocations);
+  g.code.workgroup = {kMaxInvocations, 1, 1};
   g.groups = {static_cast<uint32_t>((out_slices + per_group - 1) / per_group), 1, static_cast<uint32_t>(out.batch)};
   g.code.shared = fmt::format("shared highp vec4 pooled[{}];\n", in_slices);
   if (squeezes) g.code.shared += fmt::format("shared highp vec4 squeezed[{}];\n", mid_slices);
@@ -197,13 +183,13 @@ absl::StatusOr<GeneratedShader> SqueezeExcite(const NodeContext& ctx) {
     return half ? fmt::format("vec4(unpackHalf2x16(packHalf2x16({0}.xy)), unpackHalf2x16(packHalf2x16({0}.zw)))", v)
                 : v;
   };
-  const std::string S = params.Int("pooled_s", in_slices), T = std::to_string(kInvocations);
+  const std::string S = params.Int("pooled_s", in_slices), T = std::to_string(kMaxInvocations);
   g.prologue = "  int l = int(gl_LocalInvocationID.x), b = int(gl_WorkGroupID.z);\n";
   if (pool != nullptr) {
     // Slice ps's partial sums lie at [ps * L, ps * L + L): invocation l
     // takes pixels l % L, + L, ... of slices l / L, + T / L, ... (a slice's
     // pixels are one plane of PHWC4).
-    const std::string L = std::to_string(lanes), R = std::to_string(kInvocations / lanes);
+    const std::string L = std::to_string(lanes), R = std::to_string(kMaxInvocations / lanes);
     g.prologue += fmt::format(
         "  int g = l % {L};\n"
         "  MGD_LOOP for (int ps = l / {L}; ps < {S}; ps += {R}) {{\n"

@@ -17,13 +17,8 @@ namespace mgd {
 namespace {
 
 using testing::GraphBuilder;
+using testing::WholeGraph;
 using testing::Uniform;
-
-Subgraph WholeGraph(Graph& g) {
-  Subgraph view{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}, {}};
-  for (size_t n = 0; n < g.nodes.size(); ++n) view.nodes.push_back(static_cast<int>(n));
-  return view;
-}
 
 int Conv(GraphBuilder& b, int x, int channels_in, int channels_out, const Shape& out, Activation activation = Activation::kNone) {
   ops::Conv2dAttributes a;

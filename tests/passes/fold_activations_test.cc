@@ -11,12 +11,7 @@ namespace mgd {
 namespace {
 
 using testing::GraphBuilder;
-
-Subgraph WholeGraph(Graph& g) {
-  Subgraph s{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}, {}};
-  for (size_t n = 0; n < g.nodes.size(); ++n) s.nodes.push_back(static_cast<int>(n));
-  return s;
-}
+using testing::WholeGraph;
 
 // x [1,3,3,2] -> `conv` (1x1, 2 -> 2 channels) -> `op` [-> a second reader of
 // the convolution's output] [the convolution's output a graph output].

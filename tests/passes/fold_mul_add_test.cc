@@ -12,12 +12,7 @@ namespace mgd {
 namespace {
 
 using testing::GraphBuilder;
-
-Subgraph WholeGraph(Graph& g) {
-  Subgraph s{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}, {}};
-  for (size_t n = 0; n < g.nodes.size(); ++n) s.nodes.push_back(static_cast<int>(n));
-  return s;
-}
+using testing::WholeGraph;
 
 // x [1,3,3,2] -> CONV_2D 1x1 (2 -> 2 channels, weights 1..4, bias 10, 20)
 // -> `op` with constant `k` -> (optionally) a second reader of the conv.

@@ -13,16 +13,11 @@ namespace mgd {
 namespace {
 
 using testing::GraphBuilder;
+using testing::WholeGraph;
 
 // Shapes are stored alike when they have the same number of elements and
 // the same last dimension (enough for these graphs).
 bool SameStorage(const Shape& a, const Shape& b) { return NumElements(a) == NumElements(b) && a.back() == b.back(); }
-
-Subgraph WholeGraph(Graph& g) {
-  Subgraph s{&g, {}, {g.outputs.begin(), g.outputs.end()}, {}, {}};
-  for (size_t n = 0; n < g.nodes.size(); ++n) s.nodes.push_back(static_cast<int>(n));
-  return s;
-}
 
 TEST(RemoveNoOps, EachKindBecomesAnAliasAndChainsResolve) {
   GraphBuilder b;
