@@ -105,7 +105,7 @@ absl::StatusOr<GeneratedShader> Conv2d(const NodeContext& ctx) {
   const auto& a = AttributesOf<Conv2dAttributes>(ctx.node->attributes);
   auto shapes = ConstantConvShapes(ctx);
   if (!shapes.ok()) return shapes.status();
-  const auto& [in, out] = *shapes;
+  const layout::Bhwc in = shapes->in, out = shapes->out;
   const Shape& w = ctx.input(1).shape;
   if (w.size() != 4) return absl::UnimplementedError("unexpected filter rank");
   if (w[3] != in.channels) return absl::UnimplementedError("grouped convolution is not supported on the GPU");

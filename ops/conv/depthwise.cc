@@ -85,7 +85,7 @@ absl::StatusOr<GeneratedShader> DepthwiseConv2d(const NodeContext& ctx) {
   const auto& a = AttributesOf<DepthwiseConv2dAttributes>(ctx.node->attributes);
   auto shapes = ConstantConvShapes(ctx);
   if (!shapes.ok()) return shapes.status();
-  const auto& [in, out] = *shapes;
+  const layout::Bhwc in = shapes->in, out = shapes->out;
   const Shape& ws = ctx.input(1).shape;
   const int multiplier = out.channels / std::max(1, in.channels);
   const ConvGeometry geometry = Geometry(ctx, in, a, ws[1], ws[2]);

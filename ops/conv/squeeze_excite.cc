@@ -38,7 +38,7 @@ absl::StatusOr<ConvShapes> OnePixelConv(const NodeContext& ctx) {
   if (ctx.node->op != OpKind::kConv2d) return absl::UnimplementedError("not a CONV_2D");
   auto shapes = ConstantConvShapes(ctx);
   if (!shapes.ok()) return shapes.status();
-  const auto& [in, out] = *shapes;
+  const layout::Bhwc in = shapes->in, out = shapes->out;
   const Shape& w = ctx.input(1).shape;
   if (in.height != 1 || in.width != 1 || out.height != 1 || out.width != 1 || w.size() != 4 || w[1] != 1 ||
       w[2] != 1 || w[3] != in.channels || in.batch != out.batch) {
