@@ -170,6 +170,9 @@ class Builder {
       ctx.pad = group.pad;
     }
     if (group.producer >= 0) head.inputs[0] = reader.inputs[0];
+    if (group.input_gate >= 0) {
+      head.inputs[0] = graph_.nodes[static_cast<size_t>(group.input_gate)].inputs[static_cast<size_t>(1 - group.gate_operand)];
+    }
     ctx.workgroup_reduction = group.output_pad < 0;
     ctx.split_conv_outputs = options_.split_conv_outputs;
     ctx.conv_block = options_.conv_block;
@@ -196,6 +199,13 @@ class Builder {
       then.pad = {};
       return Group(then);
     }
+    if (shader.ok() && group.input_gate >= 0) {
+      auto in = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(head.inputs[0])].shape);
+      if (!in.ok() || !shaders::ReadThroughGate(shader->code, "in0", *in)) {
+        shader = absl::UnimplementedError("reads its input other than through in0_at");
+      }
+    }
+    if (!shader.ok() && group.input_gate >= 0) return GateApart(group);
     if (!shader.ok()) return Error(group.head, shader.status());
     if (!shader->linkable && (!group.tails.empty() || group.output_pad >= 0)) return OneByOne(group);
     CompiledDispatch d;
@@ -245,6 +255,12 @@ class Builder {
       const std::string type = k < constant_decls.size() ? constant_decls[k]->element_type : "";
       d.bindings.push_back({Constant(shader->constants[k], type, d.code.half_storage), false});
     }
+    if (group.input_gate >= 0) {  // the last buffer ReadThroughGate declared
+      const Node& mul = graph_.nodes[static_cast<size_t>(group.input_gate)];
+      auto b = Activation(mul.inputs[static_cast<size_t>(group.gate_operand)]);
+      if (!b.ok()) return Error(group.input_gate, b.status());
+      d.bindings.push_back({*b, false});
+    }
     if (shader->linkable) {
       auto body = LinkedBody(group, *shader, precision, d);
       if (!body.ok()) return body.status();
@@ -267,6 +283,19 @@ class Builder {
   }
 
   CompiledModel Finish() { return std::move(model_); }
+
+  // A group whose head declined to read through the gate of its input (its
+  // generator with these options reads the input outside in0_at): the MUL
+  // runs first, a dispatch of its own.
+  absl::Status GateApart(const FusedGroup& group) {
+    FusedGroup mul;
+    mul.head = group.input_gate;
+    mul.output = graph_.nodes[static_cast<size_t>(mul.head)].outputs[0];
+    if (absl::Status s = Group(mul); !s.ok()) return s;
+    FusedGroup then = group;
+    then.input_gate = then.gate_operand = -1;
+    return Group(then);
+  }
 
   // A group whose head, with these options, stores its outputs itself (an
   // LSTM; a SOFTMAX reducing in a workgroup) takes no tails or PAD on its

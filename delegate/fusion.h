@@ -22,6 +22,12 @@ struct FusedGroup {
   int producer = -1;                         // node computed inside the head's shader, making its input 0
   int source = -1;                           // node computed before the producer, making the producer's input 0
   int input_pad = -1;                        // PAD node fused into input 0 of the producer, else of the head
+  // A MUL of an activation by a per-channel gate (of shape [batch, 1, 1,
+  // channels]) making the head's input 0: the head reads the activation,
+  // each slice scaled by the gate's as it is read. gate_operand: the MUL's
+  // input that is the gate.
+  int input_gate = -1;
+  int gate_operand = -1;
   shaders::FusedPad pad;
   std::vector<std::pair<int, int>> tails;    // (node, input position that is the running value)
   int output_pad = -1;                       // channel PAD fused into the write
@@ -47,7 +53,8 @@ constexpr int kMaxFusedBindings = 8;
 // convolution or pool (fusion/spatial_pad.cc), a depthwise convolution into
 // the 1x1 convolution that reads it (fusion/depthwise_pointwise.cc), a
 // squeeze-and-excitation gate's pool and two 1x1 convolutions into one
-// workgroup (fusion/squeeze_excite.cc). The plan's aliases are the
+// workgroup (fusion/squeeze_excite.cc), the MUL by such a gate into the
+// convolution that reads its product (fusion/gated_read.cc). The plan's aliases are the
 // subgraph's, and so are its folded nodes.
 FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion);
 

@@ -98,6 +98,10 @@ struct OpDefinition {
   // output alias the input where both are stored alike
   // (passes/remove_no_ops.cc). Null: never.
   bool (*is_identity)(const Graph& graph, const Node& node) = nullptr;
+  // The fused activation that computes this op (RELU, RELU6, RELU_N1_TO_1):
+  // a graph pass folds such a node into the convolution producing its input
+  // (passes/fold_activations.cc). kNone: no such activation.
+  Activation as_activation = Activation::kNone;
 
   // GPU generators, tried in order until one takes the node (a special case
   // before the general one). None: the op stays on the CPU.

@@ -1,11 +1,11 @@
 #include "passes/fold_mul_add.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "model/constants.h"
 #include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
+#include "passes/fold_into_producer.h"
 
 namespace mgd {
 namespace {
@@ -30,25 +30,17 @@ int AddConstant(Graph& graph, const Shape& shape, const std::vector<float>& data
 void FoldMulAddIntoConvolutions(Subgraph& subgraph) {
   Graph& graph = *subgraph.graph;
   auto tensor = [&](int t) -> const Tensor& { return graph.tensors[static_cast<size_t>(t)]; };
-  std::map<int, int> consumers;
-  for (int n : subgraph.nodes) {
-    for (int t : graph.nodes[static_cast<size_t>(n)].inputs) {
-      if (t != kNoTensor) ++consumers[t];
-    }
-  }
-  std::map<int, int> producer;  // tensor -> node
-  for (int n : subgraph.nodes) producer[graph.nodes[static_cast<size_t>(n)].outputs[0]] = n;
-  std::set<int> removed;
+  ProducerFolding folding(subgraph);
   for (int n : subgraph.nodes) {
     Node& m = graph.nodes[static_cast<size_t>(n)];
     if ((m.op != OpKind::kMul && m.op != OpKind::kAdd) || m.inputs.size() != 2) continue;
     for (int side = 0; side < 2; ++side) {
       const int t = m.inputs[static_cast<size_t>(side)];
       const Tensor& k = tensor(m.inputs[static_cast<size_t>(1 - side)]);
-      auto it = producer.find(t);
-      if (it == producer.end() || removed.count(it->second) || !k.is_constant || k.type != DataType::kFloat32) continue;
-      Node& conv = graph.nodes[static_cast<size_t>(it->second)];
-      if (!IsConvolution(conv.op) || consumers.at(t) != 1 || subgraph.escaping.count(t)) continue;
+      const int producer = folding.SoleProducer(t);
+      if (producer < 0 || !k.is_constant || k.type != DataType::kFloat32) continue;
+      Node& conv = graph.nodes[static_cast<size_t>(producer)];
+      if (!IsConvolution(conv.op)) continue;
       if (tensor(m.outputs[0]).shape != tensor(t).shape) continue;
       if (ops::ConvolutionActivation(conv) != Activation::kNone) continue;
       const Tensor& w = tensor(conv.inputs[1]);
@@ -81,14 +73,11 @@ void FoldMulAddIntoConvolutions(Subgraph& subgraph) {
       if (conv.inputs.size() < 3) conv.inputs.resize(3, kNoTensor);
       conv.inputs[2] = bias_tensor;
       ops::SetConvolutionActivation(conv, AttributesOf<ops::ElementwiseAttributes>(m.attributes).activation);
-      conv.outputs[0] = m.outputs[0];
-      producer[m.outputs[0]] = it->second;
-      subgraph.folded[it->second].push_back(n);
-      removed.insert(n);
+      folding.Fold(n, producer);
       break;
     }
   }
-  std::erase_if(subgraph.nodes, [&](int n) { return removed.count(n) > 0; });
+  folding.Finish();
 }
 
 }  // namespace mgd

@@ -35,6 +35,13 @@ void AddRawInput(GeneratedShader& g, int position, const std::string& name, cons
 absl::Status AddIndexInput(const NodeContext& ctx, GeneratedShader& g, int position, const std::string& name);
 // A CUSTOM node's registered name ("" for builtins).
 std::string CustomName(const Node& node);
+// Makes `code` read its activation buffer `in` (PHWC4, of `shape`) times a
+// per-channel gate as it reads it: a new buffer IN_gate, appended to
+// code.buffers, of shape [batch, 1, 1, channels]. Every body reads through
+// NAME_at (dialect.h), so redefining in_at scales whatever any kernel reads,
+// slice i / (height * width) by the gate's. False, and `code` unchanged,
+// where the code has no such buffer or reads it before main().
+bool ReadThroughGate(ShaderCode& code, const std::string& in, const layout::Bhwc& shape);
 
 namespace glsl {
 

@@ -73,6 +73,21 @@ absl::Status AddIndexInput(const NodeContext& ctx, GeneratedShader& g, int posit
   return absl::OkStatus();
 }
 
+bool ReadThroughGate(ShaderCode& code, const std::string& in, const layout::Bhwc& shape) {
+  auto buffer = std::find_if(code.buffers.begin(), code.buffers.end(),
+                             [&](const BufferDecl& b) { return b.activation && b.name == in; });
+  if (buffer == code.buffers.end() || code.shared.find(in) != std::string::npos ||
+      code.body.find(in + "[") != std::string::npos) {
+    return false;
+  }
+  const std::string ungated = in + "_ungated", gate = in + "_gate";
+  buffer->name = ungated;
+  code.buffers.push_back({gate, "", BufferAccess::kRead, true});
+  const std::string plane = code.params.Int(in + "_plane", int64_t{shape.height} * shape.width);
+  code.body.insert(0, fmt::format("#define {0}_at(i) ({1}_at(i) * {2}_at((i) / {3}))\n", in, ungated, gate, plane));
+  return true;
+}
+
 namespace glsl {
 
 std::string OutputPrologue(ShaderParams& params, const layout::Bhwc& o, bool linear) {

@@ -12,18 +12,15 @@ bool FuseChannelPadIntoWrite(Planner& p, int n) {
   bool channels_after_only = margins[margins.size() - 2] == 0;
   for (size_t k = 0; k + 2 < margins.size(); ++k) channels_after_only &= margins[k] == 0;
   const int t = node.inputs[0];
-  auto it = p.group_of.find(t);
-  if (!channels_after_only || it == p.group_of.end() || p.IsAlias(t)) return false;
-  FusedGroup& group = p.plan.groups[static_cast<size_t>(it->second)];
+  const int index = channels_after_only ? p.SoleWriter(t) : -1;
+  if (index < 0) return false;
+  FusedGroup& group = p.plan.groups[static_cast<size_t>(index)];
   // A group with a producer shares memory within its workgroups: it cannot
   // return early for the padding slices.
-  if (group.output != t || group.output_pad >= 0 || group.producer >= 0 || !p.SingleUse(t) ||
-      p.node(group.head).outputs.size() != 1) {
-    return false;
-  }
+  if (group.output_pad >= 0 || group.producer >= 0 || p.node(group.head).outputs.size() != 1) return false;
   group.output_pad = n;
   group.output = node.outputs[0];
-  p.group_of[node.outputs[0]] = it->second;
+  p.group_of[node.outputs[0]] = index;
   return true;
 }
 

@@ -11,19 +11,15 @@ bool FuseDepthwiseIntoPointwise(Planner& p, int n) {
   const Node& node = p.node(n);
   if (node.op != OpKind::kConv2d || node.inputs.empty()) return false;
   const int t = node.inputs[0];
-  auto it = p.group_of.find(t);
-  if (it == p.group_of.end() || p.IsAlias(t) || !p.SingleUse(t)) return false;
-  FusedGroup& group = p.plan.groups[static_cast<size_t>(it->second)];
-  if (group.output != t || !group.tails.empty() || group.output_pad >= 0 || group.producer >= 0 ||
+  const int index = p.SoleWriter(t);
+  if (index < 0) return false;
+  FusedGroup& group = p.plan.groups[static_cast<size_t>(index)];
+  if (!group.tails.empty() || group.output_pad >= 0 || group.producer >= 0 ||
       p.node(group.head).op != OpKind::kDepthwiseConv2d || !shaders::TakesProducer(p.graph(), group.head, n)) {
     return false;
   }
   group.producer = group.head;
-  group.head = n;
-  group.output = node.outputs[0];
-  const int index = it->second;  // erase frees the node `it` points to
-  p.group_of.erase(it);
-  for (int out : node.outputs) p.group_of[out] = index;
+  p.TakeOver(index, n);
   return true;
 }
 

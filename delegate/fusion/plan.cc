@@ -19,8 +19,22 @@ bool Planner::SingleUse(int t) const {
   return it != consumers_.end() && it->second == 1 && !escaping_.count(t);
 }
 
-// The head's non-constant inputs, its outputs, one weights buffer, and the
-// tails' other operands.
+int Planner::SoleWriter(int t) const {
+  auto it = group_of.find(t);
+  if (it == group_of.end() || IsAlias(t) || !SingleUse(t)) return -1;
+  return plan.groups[static_cast<size_t>(it->second)].output == t ? it->second : -1;
+}
+
+void Planner::TakeOver(int index, int n) {
+  FusedGroup& group = plan.groups[static_cast<size_t>(index)];
+  group_of.erase(group.output);
+  group.head = n;
+  group.output = node(n).outputs[0];
+  for (int out : node(n).outputs) group_of[out] = index;
+}
+
+// The head's non-constant inputs, its outputs, one weights buffer, a gate
+// it reads through, and the tails' other operands.
 int Planner::BindingsOf(const FusedGroup& group) const {
   auto activations = [&](const Node& node) {
     int n = 0;
@@ -28,7 +42,7 @@ int Planner::BindingsOf(const FusedGroup& group) const {
     return n;
   };
   const Node& head = node(group.head);
-  int bindings = activations(head) + static_cast<int>(head.outputs.size()) + 1;
+  int bindings = activations(head) + static_cast<int>(head.outputs.size()) + 1 + (group.input_gate >= 0);
   for (const auto& [tail, position] : group.tails) bindings += activations(node(tail)) - 1;
   return bindings;
 }
@@ -40,6 +54,7 @@ std::vector<int> FusedGroup::nodes() const {
   if (input_pad >= 0) all.push_back(input_pad);
   if (source >= 0) all.push_back(source);
   if (producer >= 0) all.push_back(producer);
+  if (input_gate >= 0) all.push_back(input_gate);
   all.push_back(head);
   for (const auto& [node, position] : tails) {
     if (auto it = operand_pads.find(node); it != operand_pads.end()) all.push_back(it->second.second);
@@ -54,7 +69,7 @@ FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion) {
   for (int n : subgraph.nodes) {
     if (fusion && (fusion::FuseElementwiseTail(planner, n) || fusion::FuseChannelPadIntoWrite(planner, n) ||
                    fusion::FuseSpatialPadIntoRead(planner, n) || fusion::FuseDepthwiseIntoPointwise(planner, n) ||
-                   fusion::FuseSqueezeExcite(planner, n))) {
+                   fusion::FuseSqueezeExcite(planner, n) || fusion::FuseGateIntoRead(planner, n))) {
       continue;
     }
     const Node& node = subgraph.node(n);

@@ -21,6 +21,14 @@ class Planner {
   bool IsAlias(int t) const { return subgraph_.aliases.count(t) > 0; }
   // Read by exactly one node of the partition and not outside it.
   bool SingleUse(int t) const;
+  // The index of the group whose output is `t` when one node reads `t`
+  // and `t` is no alias, so that a fusion may move the group's write
+  // elsewhere; -1 otherwise.
+  int SoleWriter(int t) const;
+  // Makes node `n`, which reads the output of group `index` alone, the
+  // group's head: the group now computes that output inside n's shader
+  // (the caller has recorded how) and writes n's outputs.
+  void TakeOver(int index, int n);
   // Storage buffers a group's shader binds, at most.
   int BindingsOf(const FusedGroup& group) const;
 
@@ -38,5 +46,6 @@ bool FuseChannelPadIntoWrite(Planner& planner, int node);
 bool FuseSpatialPadIntoRead(Planner& planner, int node);
 bool FuseDepthwiseIntoPointwise(Planner& planner, int node);
 bool FuseSqueezeExcite(Planner& planner, int node);
+bool FuseGateIntoRead(Planner& planner, int node);
 
 }  // namespace mgd::fusion

@@ -14,10 +14,10 @@ namespace {
 // The group that writes `t`, read once: no tails, no fused PADs, no
 // source; a producer only where `with_producer`. Else null.
 FusedGroup* OnlyWriter(Planner& p, int t, bool with_producer) {
-  auto it = p.group_of.find(t);
-  if (it == p.group_of.end() || p.IsAlias(t) || !p.SingleUse(t)) return nullptr;
-  FusedGroup& group = p.plan.groups[static_cast<size_t>(it->second)];
-  const bool lone = group.output == t && group.tails.empty() && group.output_pad < 0 && group.source < 0 &&
+  const int index = p.SoleWriter(t);
+  if (index < 0) return nullptr;
+  FusedGroup& group = p.plan.groups[static_cast<size_t>(index)];
+  const bool lone = group.tails.empty() && group.output_pad < 0 && group.source < 0 &&
                     (with_producer || group.producer < 0) && group.input_pad < 0 &&
                     p.node(group.head).outputs.size() == 1;
   return lone ? &group : nullptr;

@@ -204,13 +204,20 @@ OpDefinition Unary(OpKind op, QuantizeRule quantize = {},
           .quantize = quantize};
 }
 
+// A clamp that a convolution's fused activation also computes.
+OpDefinition AsActivation(OpDefinition definition, Activation activation) {
+  definition.as_activation = activation;
+  return definition;
+}
+
 }  // namespace
 
 std::vector<OpDefinition> UnaryOps() {
   return {
-      Unary<Relu, NoParameter, ReluX<0, 0>>(OpKind::kRelu, kCalibrated),
-      Unary<Relu6, NoParameter, ReluX<0, 6>>(OpKind::kRelu6, kCalibrated),
-      Unary<ReluN1To1, NoParameter, ReluX<-1, 1>>(OpKind::kReluN1To1, kCalibrated),
+      AsActivation(Unary<Relu, NoParameter, ReluX<0, 0>>(OpKind::kRelu, kCalibrated), Activation::kRelu),
+      AsActivation(Unary<Relu6, NoParameter, ReluX<0, 6>>(OpKind::kRelu6, kCalibrated), Activation::kRelu6),
+      AsActivation(Unary<ReluN1To1, NoParameter, ReluX<-1, 1>>(OpKind::kReluN1To1, kCalibrated),
+                   Activation::kReluN1To1),
       Unary<Logistic>(OpKind::kLogistic, kProbability),
       Unary<Tanh>(OpKind::kTanh, kSigned),
       Unary<HardSwish, NoParameter, HardSwishFixedPoint>(OpKind::kHardSwish, kCalibrated, nullptr, EncodeHardSwish),

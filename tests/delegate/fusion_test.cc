@@ -160,11 +160,16 @@ Graph SeparableConv(const Separable& c) {
 // A squeeze-and-excitation gate: x -> global average (AVERAGE_POOL_2D, or
 // MEAN) -> 1x1 CONV_2D squeezing to `squeezed` channels [-> RELU, its own
 // node unless `fused_relu`] -> 1x1 CONV_2D to `out_channels` -> LOGISTIC ->
-// MUL(x, gate) when the gate has x's channels. squeezed 0: no squeeze.
+// MUL(x, gate) when the gate has x's channels [-> a convolution reading
+// the product: 1x1 to `projected` channels, or a 3x3 depthwise with
+// stride 2]. squeezed 0: no squeeze.
 struct Gate {
   Shape in;
   int squeezed = 4, out_channels = -1;  // -1: the input's
   bool mean = false, fused_relu = false;
+  enum class Reader { kNone, kPointwise, kDepthwise } reader = Reader::kNone;
+  int projected = 8;
+  bool gate_first = false;  // MUL(gate, x)
 };
 
 Graph SqueezeExcite(const Gate& c) {
@@ -208,8 +213,25 @@ Graph SqueezeExcite(const Gate& c) {
     return b.Build();
   }
   const int y = b.Tensor(c.in);
-  b.Op(OpKind::kMul, ops::ElementwiseAttributes{}, {x, gate}, {y});
-  b.Output(y);
+  b.Op(OpKind::kMul, ops::ElementwiseAttributes{}, c.gate_first ? std::vector<int>{gate, x} : std::vector<int>{x, gate},
+       {y});
+  if (c.reader == Gate::Reader::kPointwise) {
+    const int z = b.Tensor({batch, c.in[1], c.in[2], c.projected});
+    b.Op(OpKind::kConv2d, ops::Conv2dAttributes{},
+         {y, b.Constant({c.projected, 1, 1, channels}, Uniform(static_cast<size_t>(c.projected * channels), 25, 0.3f)),
+          b.Constant({c.projected}, Uniform(static_cast<size_t>(c.projected), 26))},
+         {z});
+    b.Output(z);
+  } else if (c.reader == Gate::Reader::kDepthwise) {
+    ops::DepthwiseConv2dAttributes a;
+    a.stride_h = a.stride_w = 2;
+    const int z = b.Tensor({batch, (c.in[1] + 1) / 2, (c.in[2] + 1) / 2, channels});
+    b.Op(OpKind::kDepthwiseConv2d, a, {y, b.Constant({1, 3, 3, channels}, Uniform(static_cast<size_t>(9 * channels), 27, 0.5f))},
+         {z});
+    b.Output(z);
+  } else {
+    b.Output(y);
+  }
   return b.Build();
 }
 
@@ -326,6 +348,26 @@ TEST(FusionPlan, AChannelPadOperandIsReadThrough) {
   EXPECT_EQ(plan.groups[0].nodes(), (std::vector<int>{0, 1, 2, 3}));
 }
 
+TEST(FusionPlan, AConvolutionReadsTheGatedInputThroughTheGate) {
+  Graph g = SqueezeExcite({.in = {1, 8, 8, 16}, .fused_relu = true, .reader = Gate::Reader::kPointwise});
+  const FusionPlan plan = PlanFusion(WholeGraph(g), true);
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_EQ(plan.groups[1].input_gate, 4);  // the MUL
+  EXPECT_EQ(plan.groups[1].gate_operand, 1);
+  EXPECT_EQ(plan.groups[1].nodes(), (std::vector<int>{4, 5}));
+  Graph first = SqueezeExcite({.in = {1, 8, 8, 16}, .fused_relu = true, .reader = Gate::Reader::kPointwise, .gate_first = true});
+  EXPECT_EQ(PlanFusion(WholeGraph(first), true).groups[1].gate_operand, 0);
+  // A product read twice is stored: the MUL stays a group of its own.
+  GraphBuilder b;
+  const int x = b.Input({1, 4, 4, 8}), gate = b.Input({1, 1, 1, 8}), y = b.Tensor({1, 4, 4, 8});
+  b.Op(OpKind::kMul, ops::ElementwiseAttributes{}, {x, gate}, {y});
+  const int z = Conv(b, y, 8, 4, {1, 2, 2, 4});
+  b.Output(y);
+  b.Output(z);
+  Graph twice = b.Build();
+  EXPECT_EQ(PlanFusion(WholeGraph(twice), true).groups.size(), 2u);
+}
+
 // Fused and unfused on the GPU, on a GPU whose table asks for one output per
 // convolution invocation (where the planner's depthwise + 1x1 fusion runs;
 // lavapipe's table asks for blocks, which decline it).
@@ -381,7 +423,15 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
                               SqueezeExcite({.in = {1, 6, 6, 24}, .squeezed = 8, .out_channels = 600})},
                              {"gate without a squeeze", SqueezeExcite({.in = {1, 5, 5, 36}, .squeezed = 0})},
                              {"gate over a large input, the pool apart",
-                              SqueezeExcite({.in = {1, 64, 64, 32}, .squeezed = 8})}};
+                              SqueezeExcite({.in = {1, 64, 64, 32}, .squeezed = 8})},
+                             {"gated input read by a 1x1 convolution",
+                              SqueezeExcite({.in = {1, 9, 7, 20}, .squeezed = 6, .reader = Gate::Reader::kPointwise,
+                                             .projected = 12})},
+                             {"gate first, two images, read by a 1x1 convolution",
+                              SqueezeExcite({.in = {2, 5, 6, 12}, .mean = true, .reader = Gate::Reader::kPointwise,
+                                             .gate_first = true})},
+                             {"gated input read by a depthwise convolution",
+                              SqueezeExcite({.in = {1, 11, 10, 24}, .reader = Gate::Reader::kDepthwise})}};
   uint32_t seed = 40;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -401,15 +451,29 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
 }
 
 // The pool, the squeeze (its RELU folded in by the graph passes) and the
-// expansion with its LOGISTIC: one dispatch where fusion made three.
-TEST_P(FusionTest, AGateIsOneDispatch) {
-  const Graph g = SqueezeExcite({.in = {1, 16, 16, 96}, .squeezed = 24});
-  const std::vector<std::vector<float>> inputs = {Uniform(16 * 16 * 96, 79)};
-  const auto cpu = Run(g, inputs, nullptr);
-  ExpectNear(Run(g, inputs, delegate_.get()), cpu, 2.0);
-  ExpectNear(Run(g, inputs, &Unfused()), cpu, 2.0);
-  EXPECT_EQ(delegate_->last_dispatch_count(), 4u);  // the input's conversion, the gate, the MUL, the output's
-  EXPECT_EQ(Unfused().last_dispatch_count(), 8u);
+// expansion with its LOGISTIC: one dispatch where fusion made three. A 1x1
+// convolution after the MUL by the gate reads the MUL's product through it:
+// no dispatch for the MUL either.
+TEST_P(FusionTest, AGateIsOneDispatchAndTheConvolutionAfterItReadsThroughIt) {
+  struct Case {
+    const char* name;
+    Graph graph;
+    size_t fused, unfused;  // dispatches, the input's and the output's conversions among them
+  };
+  const Case cases[] = {{"gate, MUL", SqueezeExcite({.in = {1, 16, 16, 96}, .squeezed = 24}), 4, 8},
+                        {"gate, 1x1 convolution of the MUL",
+                         SqueezeExcite({.in = {1, 16, 16, 96}, .squeezed = 24, .reader = Gate::Reader::kPointwise,
+                                        .projected = 40}),
+                         4, 9}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<std::vector<float>> inputs = {Uniform(16 * 16 * 96, 79)};
+    const auto cpu = Run(c.graph, inputs, nullptr);
+    ExpectNear(Run(c.graph, inputs, delegate_.get()), cpu, 2.0);
+    ExpectNear(Run(c.graph, inputs, &Unfused()), cpu, 2.0);
+    EXPECT_EQ(delegate_->last_dispatch_count(), c.fused);
+    EXPECT_EQ(Unfused().last_dispatch_count(), c.unfused);
+  }
   EXPECT_THAT(delegate_->device().validation_messages(), ::testing::IsEmpty());
 }
 
