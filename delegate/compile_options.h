@@ -29,6 +29,9 @@ struct CompileOptions {
   int64_t split_conv_outputs = shaders::kSplitConvOutputs;
   // shaders::NodeContext::conv_block (the tables' conv_block_x and _slices).
   shaders::OutputBlock conv_block = shaders::kConvBlock;
+  // shaders::NodeContext::gate_invocations (the tables' gate_invocations,
+  // within the device's limit).
+  int gate_invocations = shaders::kGateInvocations;
   // shaders::NodeContext::int8_filters (GpuDelegateOptions::int8_filters).
   bool int8_filters = false;
   // shaders::NodeContext::int8_dot (GpuDelegate::int8_dot).

@@ -176,6 +176,7 @@ class Builder {
     ctx.workgroup_reduction = group.output_pad < 0;
     ctx.split_conv_outputs = options_.split_conv_outputs;
     ctx.conv_block = options_.conv_block;
+    ctx.gate_invocations = options_.gate_invocations;
     ctx.int8_filters = options_.int8_filters;
     ctx.int8_dot = options_.int8_dot;
     auto shader = shaders::GenerateShader(ctx);

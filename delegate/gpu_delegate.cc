@@ -232,6 +232,12 @@ bool GpuDelegate::int8_filters() const {
                           fp16 ? 32 : 8) == 8;
 }
 
+int GpuDelegate::GateInvocations() const {
+  int64_t n = tuning::FirstSet(tables_, &tuning::Table::gate_invocations, shaders::kGateInvocations);
+  while (n > shaders::kGateInvocations && n > device_->info().limits.max_workgroup_invocations) n /= 2;
+  return static_cast<int>(n);
+}
+
 tuning::ConvSettings GpuDelegate::conv_settings() const { return tuning::ConvSettingsOf(tables_, kDefaultConvSettings); }
 
 bool GpuDelegate::int8_dot() const {
@@ -261,6 +267,7 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& s
   const tuning::ConvSettings conv = conv_settings();
   compile.split_conv_outputs = conv.split_conv_outputs;
   compile.conv_block = {static_cast<int>(conv.block_x), static_cast<int>(conv.block_slices), conv.flat};
+  compile.gate_invocations = GateInvocations();
   compile.int8_filters = int8_filters();
   compile.int8_dot = int8_dot();
   compile.memory.strategy = needs_.every_tensor ? memory::Strategy::kNaive : options_.memory_strategy;

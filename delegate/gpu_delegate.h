@@ -194,6 +194,9 @@ class GpuDelegate : public Delegate {
   // Whether its convolutions sum in integer dot products
   // (GpuDelegateOptions::int8_dot, else the tables' int8_dot_products).
   bool int8_dot() const;
+  // A squeeze-and-excitation gate's workgroup: the tables' gate_invocations,
+  // halved to the device's limit, else shaders::kGateInvocations.
+  int GateInvocations() const;
   // The convolutions' blocks and split sums: the tables' settings, else
   // shaders' defaults.
   tuning::ConvSettings conv_settings() const;

@@ -251,6 +251,12 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
     }
     t.*field = v.get<int64_t>();
   }
+  if (j.contains("gate_invocations")) {
+    const json& v = j["gate_invocations"];
+    const int64_t n = v.is_number_integer() ? v.get<int64_t>() : 0;
+    if (n != 128 && n != 256 && n != 512 && n != 1024) return Bad(source, "gate_invocations", "expected 128, 256, 512 or 1024");
+    t.gate_invocations = n;
+  }
   // "int8_filter_bits": 8 or 32; "int8_dot_products": true or false.
   auto bits = [&](const json& v, const std::string& where, int64_t& field) {
     if (!v.is_number_integer() || (v.get<int64_t>() != 8 && v.get<int64_t>() != 32)) {
@@ -320,6 +326,7 @@ std::string SerializeTable(const Table& t) {
   if (!t.notes.empty()) out += fmt::format("  \"notes\": {},\n", JsonText(json(t.notes)));
   if (t.split_conv_outputs > 0) out += fmt::format("  \"split_conv_outputs\": {},\n", t.split_conv_outputs);
   if (t.program_threads > 0) out += fmt::format("  \"program_threads\": {},\n", t.program_threads);
+  if (t.gate_invocations > 0) out += fmt::format("  \"gate_invocations\": {},\n", t.gate_invocations);
   if (t.conv_block_x > 0) out += fmt::format("  \"conv_block_x\": {},\n", t.conv_block_x);
   if (t.conv_block_slices > 0) out += fmt::format("  \"conv_block_slices\": {},\n", t.conv_block_slices);
   if (t.conv_block_flat) out += fmt::format("  \"conv_block_flat\": {},\n", *t.conv_block_flat);

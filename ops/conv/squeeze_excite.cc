@@ -24,8 +24,8 @@ using namespace shaders;  // NOLINT(google-build-using-namespace): the generator
 
 namespace {
 
-// The most input vec4s one workgroup pools: 128 loads per invocation, one
-// after another. A larger input is pooled by the pool's own shader over a
+// The most input vec4s one workgroup pools: with 128 invocations, 128 loads
+// each, one after another. A larger input is pooled by the pool's own shader over a
 // workgroup per slice, and only the two convolutions share one. On the H100
 // (selfie_segmentation, docs/perf.md) pooling inside the gate up to 16384
 // vec4s against up to 2048: GL 0.59 against 0.63 ms of GPU time (its
@@ -62,8 +62,8 @@ constexpr int kMaxSumLength = 512;
 struct SplitSum {
   int lanes, chunk;
 };
-SplitSum SplitOf(int outputs, int inputs) {
-  const int lanes = std::max(1, std::min(inputs, kMaxInvocations / std::max(1, outputs)));
+SplitSum SplitOf(int outputs, int inputs, int invocations) {
+  const int lanes = std::max(1, std::min(inputs, invocations / std::max(1, outputs)));
   const int chunk = (inputs + lanes - 1) / lanes;
   return {(inputs + chunk - 1) / chunk, chunk};
 }
@@ -146,14 +146,19 @@ absl::StatusOr<GeneratedShader> SqueezeExcite(const NodeContext& ctx) {
     return absl::UnimplementedError("the squeeze reads another tensor");
   }
   const int in_slices = pooled.slices(), mid_slices = squeezed.slices(), out_slices = out.slices();
+  // The workgroup the table asks for (more invocations pool with more loads
+  // in flight: on the H100 512 against 128 took selfie's ten gates from 90
+  // to 62 us, docs/perf.md), halved until its partial sums fit in shared
+  // memory.
+  int invocations = ctx.gate_invocations;
+  auto shared_bytes = [&](int n) { return (std::max(in_slices, n) + in_slices + (squeezes ? mid_slices : 0)) * 16; };
+  while (invocations > kGateInvocations && shared_bytes(invocations) > kSharedBytes) invocations /= 2;
+  if (shared_bytes(invocations) > kSharedBytes) return absl::UnimplementedError("the gate's channels exceed shared memory");
   // Per pooled slice, the most invocations (a power of two) that all slices
-  // at once can have; one each past 64 slices.
+  // at once can have; one each past `invocations` / 2 slices.
   int lanes = 1;
-  while (lanes * 2 * in_slices <= kMaxInvocations) lanes *= 2;
-  const int partials = std::max(in_slices, kMaxInvocations);
-  if ((partials + in_slices + (squeezes ? mid_slices : 0)) * 16 > kSharedBytes) {
-    return absl::UnimplementedError("the gate's channels exceed shared memory");
-  }
+  while (lanes * 2 * in_slices <= invocations) lanes *= 2;
+  const int partials = std::max(in_slices, invocations);
   if (out.batch > 65535) return absl::UnimplementedError("too many images");
 
   GeneratedShader g = StartConvShader(ctx, out, 0);
@@ -170,8 +175,8 @@ absl::StatusOr<GeneratedShader> SqueezeExcite(const NodeContext& ctx) {
     return weights;
   })};
   // Output slices per workgroup; each workgroup pools and squeezes again.
-  const int per_group = std::min(out_slices, kMaxInvocations);
-  g.code.workgroup = {kMaxInvocations, 1, 1};
+  const int per_group = std::min(out_slices, invocations);
+  g.code.workgroup = {static_cast<uint32_t>(invocations), 1, 1};
   g.groups = {static_cast<uint32_t>((out_slices + per_group - 1) / per_group), 1, static_cast<uint32_t>(out.batch)};
   g.code.shared = fmt::format("shared highp vec4 pooled[{}];\n", in_slices);
   if (squeezes) g.code.shared += fmt::format("shared highp vec4 squeezed[{}];\n", mid_slices);
@@ -183,13 +188,13 @@ absl::StatusOr<GeneratedShader> SqueezeExcite(const NodeContext& ctx) {
     return half ? fmt::format("vec4(unpackHalf2x16(packHalf2x16({0}.xy)), unpackHalf2x16(packHalf2x16({0}.zw)))", v)
                 : v;
   };
-  const std::string S = params.Int("pooled_s", in_slices), T = std::to_string(kMaxInvocations);
+  const std::string S = params.Int("pooled_s", in_slices), T = std::to_string(invocations);
   g.prologue = "  int l = int(gl_LocalInvocationID.x), b = int(gl_WorkGroupID.z);\n";
   if (pool != nullptr) {
     // Slice ps's partial sums lie at [ps * L, ps * L + L): invocation l
     // takes pixels l % L, + L, ... of slices l / L, + T / L, ... (a slice's
     // pixels are one plane of PHWC4).
-    const std::string L = std::to_string(lanes), R = std::to_string(kMaxInvocations / lanes);
+    const std::string L = std::to_string(lanes), R = std::to_string(invocations / lanes);
     g.prologue += fmt::format(
         "  int g = l % {L};\n"
         "  MGD_LOOP for (int ps = l / {L}; ps < {S}; ps += {R}) {{\n"
@@ -223,7 +228,7 @@ absl::StatusOr<GeneratedShader> SqueezeExcite(const NodeContext& ctx) {
   const std::string M = squeezes ? params.Int("squeezed_s", mid_slices) : S;
   g.prologue += "  memoryBarrierShared(); barrier();\n";
   if (squeezes) {
-    const SplitSum split = SplitOf(mid_slices, in_slices);
+    const SplitSum split = SplitOf(mid_slices, in_slices, invocations);
     g.prologue += PartialSum(acc, split, M, "0", params.Int("squeeze_bias_at", sq_bias), "0", "pooled", S) +
                   fmt::format("  if (l < {M}) {{\n"
                               "{combine}"
@@ -236,7 +241,7 @@ absl::StatusOr<GeneratedShader> SqueezeExcite(const NodeContext& ctx) {
                                                          AttributesOf<Conv2dAttributes>(squeeze.attributes).activation, "acc")),
                               fmt::arg("store", stored("vec4(acc)")));
   }
-  const SplitSum split = SplitOf(per_group, squeezes ? mid_slices : in_slices);
+  const SplitSum split = SplitOf(per_group, squeezes ? mid_slices : in_slices, invocations);
   const std::string OS = params.Int("out_s", out_slices), first = "int(gl_WorkGroupID.x) * " + std::to_string(per_group);
   g.prologue += PartialSum(acc, split, OS, first, params.Int("bias_at", ex_bias), params.Int("expand_at", ex_weights),
                            squeezes ? "squeezed" : "pooled", M) +

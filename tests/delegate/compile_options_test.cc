@@ -21,7 +21,7 @@ TEST(CompileOptionsText, EveryFieldChangesTheKey) {
   };
   vary([](CompileOptions& o) {
     auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory, fp32_layers, split_conv_outputs,
-           conv_block, int8_filters, int8_dot] = o;
+           conv_block, gate_invocations, int8_filters, int8_dot] = o;
     linear_grid = !linear_grid;
   });
   vary([](CompileOptions& o) { o.fp32_layers = {"head"}; });
@@ -33,6 +33,7 @@ TEST(CompileOptionsText, EveryFieldChangesTheKey) {
   vary([](CompileOptions& o) { o.conv_block.x = 1; });
   vary([](CompileOptions& o) { o.conv_block.slices = 4; });
   vary([](CompileOptions& o) { o.conv_block.flat = true; });
+  vary([](CompileOptions& o) { o.gate_invocations = 512; });
   vary([](CompileOptions& o) { o.fusion = !o.fusion; });
   vary([](CompileOptions& o) { o.int8_filters = !o.int8_filters; });
   vary([](CompileOptions& o) { o.int8_dot = !o.int8_dot; });

@@ -477,6 +477,40 @@ TEST_P(FusionTest, AGateIsOneDispatchAndTheConvolutionAfterItReadsThroughIt) {
   EXPECT_THAT(delegate_->device().validation_messages(), ::testing::IsEmpty());
 }
 
+// A table's larger workgroup for the gates (more loads in flight while
+// pooling): the same numbers and dispatches as with 128 invocations; 1024
+// is halved until the partial sums fit in shared memory.
+TEST_P(FusionTest, AGateInTheTablesLargerWorkgroupMatches) {
+  const Graph graphs[] = {SqueezeExcite({.in = {1, 16, 16, 96}, .squeezed = 24}),
+                          SqueezeExcite({.in = {2, 5, 6, 12}, .mean = true}),
+                          SqueezeExcite({.in = {1, 4, 3, 400}, .squeezed = 100}),
+                          SqueezeExcite({.in = {1, 6, 6, 24}, .squeezed = 8, .out_channels = 600})};
+  for (const int invocations : {256, 512, 1024}) {
+    SCOPED_TRACE(invocations);
+    auto delegate = WithTable([&](tuning::Table& t) {
+      t.conv_block_x = t.conv_block_slices = 1;
+      t.gate_invocations = invocations;
+    });
+    ASSERT_TRUE(delegate.ok()) << delegate.status();
+    uint32_t seed = 90;
+    for (const Graph& g : graphs) {
+      const std::vector<std::vector<float>> inputs = {
+          Uniform(static_cast<size_t>(NumElements(g.tensors[static_cast<size_t>(g.inputs[0])].shape)), seed++)};
+      const auto cpu = Run(g, inputs, nullptr);
+      ExpectNear(Run(g, inputs, delegate->get()), cpu, 2.0);
+      ExpectNear(Run(g, inputs, delegate_.get()), cpu, 2.0);
+      EXPECT_EQ((*delegate)->last_dispatch_count(), delegate_->last_dispatch_count());
+      uint32_t widest = 0;
+      for (const auto& d : (*delegate)->dispatch_infos()[0]) {
+        if (d.name.find("SQUEEZE_EXCITE") != std::string::npos) widest = std::max(widest, d.workgroup[0]);
+      }
+      EXPECT_GE(widest, 256u);
+      EXPECT_LE(widest, static_cast<uint32_t>(invocations));
+    }
+    EXPECT_THAT((*delegate)->device().validation_messages(), ::testing::IsEmpty());
+  }
+}
+
 // A table that has more convolutions split their sums (a GPU with many
 // cores) can make the 1x1 convolution decline the depthwise one the planner
 // gave it: the two then run as two dispatches, as without fusion.

@@ -111,7 +111,8 @@ TEST(WorkgroupTable, AccuracyEntriesParseRoundTripAndMerge) {
 }
 
 // The tables' single numbers: split_conv_outputs, program_threads, the
-// convolutions' block and int8 models' filter storage.
+// convolutions' block, the gates' workgroup and int8 models' filter
+// storage.
 TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
   struct Case {
     std::string name;
@@ -123,6 +124,7 @@ TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
                         Case{"program_threads", &Table::program_threads, 3, "1025"},
                         Case{"conv_block_x", &Table::conv_block_x, 8, "17"},
                         Case{"conv_block_slices", &Table::conv_block_slices, 2, "17"},
+                        Case{"gate_invocations", &Table::gate_invocations, 512, "2048"},
                         Case{"int8_filter_bits", &Table::int8_filter_bits_fp32, 32, "16"}}) {
     SCOPED_TRACE(c.name);
     const std::string head = R"({"format": "mgd-workgroups", "version": 1, ")" + c.name + "\": ";
@@ -142,6 +144,17 @@ TEST(WorkgroupTable, NumbersParseRoundTripAndFallBack) {
       EXPECT_THAT(std::string(t.status().message()), HasSubstr("bad.json: " + c.name)) << bad;
     }
   }
+}
+
+// A gate's workgroup is a power of two from the portable 128 to 1024.
+TEST(WorkgroupTable, GateInvocationsArePowersOfTwo) {
+  const std::string head = R"({"format": "mgd-workgroups", "version": 1, "gate_invocations": )";
+  for (const char* bad : {"64", "100", "384"}) {
+    auto t = ParseTable(head + bad + "}", "bad.json");
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_THAT(std::string(t.status().message()), HasSubstr("expected 128, 256, 512 or 1024")) << bad;
+  }
+  for (int n : {128, 256, 1024}) EXPECT_TRUE(ParseTable(head + std::to_string(n) + "}", "t.json").ok()) << n;
 }
 
 // "conv_block_flat": true or false, kept through a round trip; unset says
