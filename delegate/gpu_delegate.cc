@@ -29,7 +29,16 @@ std::string Message(const absl::Status& s) { return std::string(s.message()); }
 
 // The convolution settings where no table says: the shaders' defaults.
 const tuning::ConvSettings kDefaultConvSettings{shaders::kConvBlock.x, shaders::kConvBlock.slices,
-                                                shaders::kConvBlock.flat, shaders::kSplitConvOutputs};
+                                                shaders::kConvBlock.flat, shaders::kSplitConvOutputs,
+                                                shaders::kGateInvocations};
+
+// The settings that shape the convolutions' grids, which a table's
+// workgroups were tuned for (a gate's workgroup is not one of its entries).
+tuning::ConvSettings GridSettingsOf(const std::vector<const tuning::Table*>& tables) {
+  tuning::ConvSettings s = tuning::ConvSettingsOf(tables, kDefaultConvSettings);
+  s.gate_invocations = kDefaultConvSettings.gate_invocations;
+  return s;
+}
 
 // TFLite's "reduced_precision_support" metadata: a model that says it needs
 // fp32 accumulation ("fp16" without "accfp16") keeps its sums in fp32.
@@ -85,8 +94,7 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
     // where the user's table changes those, they would misfit (2-D
     // workgroups over a flat grid one row high).
     const bool other_settings =
-        options.workgroups && tuning::ConvSettingsOf({&*options.workgroups, builtin}, kDefaultConvSettings) !=
-                                  tuning::ConvSettingsOf({builtin}, kDefaultConvSettings);
+        options.workgroups && GridSettingsOf({&*options.workgroups, builtin}) != GridSettingsOf({builtin});
     if (!options.builtin_workgroups || other_settings) {
       delegate->builtin_settings_ = *builtin;
       delegate->builtin_settings_->entries.clear();
@@ -233,8 +241,11 @@ bool GpuDelegate::int8_filters() const {
 }
 
 int GpuDelegate::GateInvocations() const {
-  int64_t n = tuning::FirstSet(tables_, &tuning::Table::gate_invocations, shaders::kGateInvocations);
-  while (n > shaders::kGateInvocations && n > device_->info().limits.max_workgroup_invocations) n /= 2;
+  int64_t n = conv_settings().gate_invocations;
+  // The gate's workgroup is one row of n invocations: bounded by both limits.
+  const auto& limits = device_->info().limits;
+  const int64_t most = std::min<int64_t>(limits.max_workgroup_invocations, limits.max_workgroup_size[0]);
+  while (n > shaders::kGateInvocations && n > most) n /= 2;
   return static_cast<int>(n);
 }
 

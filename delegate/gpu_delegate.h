@@ -194,11 +194,11 @@ class GpuDelegate : public Delegate {
   // Whether its convolutions sum in integer dot products
   // (GpuDelegateOptions::int8_dot, else the tables' int8_dot_products).
   bool int8_dot() const;
-  // A squeeze-and-excitation gate's workgroup: the tables' gate_invocations,
-  // halved to the device's limit, else shaders::kGateInvocations.
+  // A squeeze-and-excitation gate's workgroup: conv_settings()'s, halved to
+  // the device's limits.
   int GateInvocations() const;
-  // The convolutions' blocks and split sums: the tables' settings, else
-  // shaders' defaults.
+  // The convolutions' blocks and split sums and the gates' workgroup: the
+  // tables' settings, else shaders' defaults.
   tuning::ConvSettings conv_settings() const;
   // The tables consulted, in precedence (the user's, the built-in one).
   const std::vector<const tuning::Table*>& workgroup_tables() const { return tables_; }

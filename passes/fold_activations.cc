@@ -19,7 +19,7 @@ void FoldActivationsIntoConvolutions(Subgraph& subgraph) {
     const int producer = folding.SoleProducer(t);
     if (producer < 0) continue;
     Node& conv = graph.nodes[static_cast<size_t>(producer)];
-    if ((conv.op != OpKind::kConv2d && conv.op != OpKind::kDepthwiseConv2d) || conv.outputs.size() != 1 ||
+    if (!ops::IsSpatialConvolution(conv.op) || conv.outputs.size() != 1 ||
         graph.tensors[static_cast<size_t>(t)].type != DataType::kFloat32 ||
         graph.tensors[static_cast<size_t>(relu.outputs[0])].shape != graph.tensors[static_cast<size_t>(t)].shape ||
         ops::ConvolutionActivation(conv) != Activation::kNone) {

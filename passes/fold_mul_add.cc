@@ -10,8 +10,6 @@
 namespace mgd {
 namespace {
 
-bool IsConvolution(OpKind op) { return op == OpKind::kConv2d || op == OpKind::kDepthwiseConv2d; }
-
 int AddConstant(Graph& graph, const Shape& shape, const std::vector<float>& data, const std::string& name) {
   Tensor t;
   t.name = name;
@@ -40,7 +38,7 @@ void FoldMulAddIntoConvolutions(Subgraph& subgraph) {
       const int producer = folding.SoleProducer(t);
       if (producer < 0 || !k.is_constant || k.type != DataType::kFloat32) continue;
       Node& conv = graph.nodes[static_cast<size_t>(producer)];
-      if (!IsConvolution(conv.op)) continue;
+      if (!ops::IsSpatialConvolution(conv.op)) continue;
       if (tensor(m.outputs[0]).shape != tensor(t).shape) continue;
       if (ops::ConvolutionActivation(conv) != Activation::kNone) continue;
       const Tensor& w = tensor(conv.inputs[1]);

@@ -9,7 +9,8 @@ namespace mgd::tuning {
 std::string ConvSettings::ToString() const {
   const std::string split = split_conv_outputs <= 1 ? "no split sums"
                                                     : fmt::format("split sums up to {} outputs", split_conv_outputs);
-  return fmt::format("block {}x{}{}, {}", block_x, block_slices, flat ? " flat" : "", split);
+  return fmt::format("block {}x{}{}, {}, gates of {}", block_x, block_slices, flat ? " flat" : "", split,
+                     gate_invocations);
 }
 
 ConvSettings ConvSettingsOf(const std::vector<const Table*>& tables, const ConvSettings& defaults) {
@@ -18,6 +19,7 @@ ConvSettings ConvSettingsOf(const std::vector<const Table*>& tables, const ConvS
   s.block_slices = FirstSet(tables, &Table::conv_block_slices, defaults.block_slices);
   s.flat = FirstSet(tables, &Table::conv_block_flat, defaults.flat);
   s.split_conv_outputs = FirstSet(tables, &Table::split_conv_outputs, defaults.split_conv_outputs);
+  s.gate_invocations = FirstSet(tables, &Table::gate_invocations, defaults.gate_invocations);
   return s;
 }
 
@@ -26,11 +28,12 @@ void SetConvSettings(Table& table, const ConvSettings& settings) {
   table.conv_block_slices = settings.block_slices;
   table.conv_block_flat = settings.flat;
   table.split_conv_outputs = settings.split_conv_outputs;
+  table.gate_invocations = settings.gate_invocations;
 }
 
 bool SaysConvSettings(const Table& table) {
   return table.conv_block_x > 0 || table.conv_block_slices > 0 || table.conv_block_flat.has_value() ||
-         table.split_conv_outputs > 0;
+         table.split_conv_outputs > 0 || table.gate_invocations > 0;
 }
 
 absl::StatusOr<ConvSearch> SearchConvSettings(const ConvSettings& start, const MeasureFn& measure, double min_gain) {
@@ -86,10 +89,14 @@ absl::StatusOr<ConvSearch> SearchConvSettings(const ConvSettings& start, const M
   }
   const auto split = [](ConvSettings& c, int64_t outputs) { c.split_conv_outputs = outputs; };
   if (absl::Status s = step(3, varied(split, {1, 2048, 8192, 32768})); !s.ok()) return s;
+  // Models without squeeze-and-excitation gates time alike here, and the
+  // margin keeps the size they started with.
+  const auto gate = [](ConvSettings& c, int64_t invocations) { c.gate_invocations = invocations; };
+  if (absl::Status s = step(4, varied(gate, {128, 256, 512, 1024})); !s.ok()) return s;
   // Steps measured apart drift apart: what the steps chose must also beat
   // the start head to head.
   if (!(search.best == start)) {
-    if (absl::Status s = step(4, {start, search.best}); !s.ok()) return s;
+    if (absl::Status s = step(5, {start, search.best}); !s.ok()) return s;
   }
   return search;
 }

@@ -5,6 +5,7 @@
 // dispatch and its output's memory go. The MUL's group becomes the
 // convolution's.
 #include "delegate/fusion/planner.h"
+#include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace mgd::fusion {
@@ -33,7 +34,7 @@ int GateOperand(const Planner& p, const Node& mul) {
 
 bool FuseGateIntoRead(Planner& p, int n) {
   const Node& node = p.node(n);
-  if ((node.op != OpKind::kConv2d && node.op != OpKind::kDepthwiseConv2d) || node.inputs.empty()) return false;
+  if (!ops::IsSpatialConvolution(node.op) || node.inputs.empty()) return false;
   const int t = node.inputs[0];
   const int index = p.SoleWriter(t);
   if (index < 0) return false;

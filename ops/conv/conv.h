@@ -49,6 +49,10 @@ std::vector<OpDefinition> FullyConnectedOps();
 std::vector<OpDefinition> TransposeConvOps();
 std::vector<OpDefinition> MediaPipeTransposeConvOps();
 
+// CONV_2D or DEPTHWISE_CONV_2D: the convolutions with a window over an image
+// and a fused activation, which the passes fold into and read through.
+inline bool IsSpatialConvolution(OpKind op) { return op == OpKind::kConv2d || op == OpKind::kDepthwiseConv2d; }
+
 // The fused activation of a CONV_2D or DEPTHWISE_CONV_2D node, and the node
 // with another (graph passes fold a following op's into it).
 Activation ConvolutionActivation(const Node& node);

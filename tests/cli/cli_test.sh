@@ -219,7 +219,7 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     expect_ok "compare finds the fault" compare "$work/t_fault" "$work/t_cpu" && \
       grep -q "first divergent tensor: conv2d_1$" "$work/out" || fail "compare did not point at node 9's conv2d_1: $(tail -2 "$work/out")"
   fi
-  # tune --conv-settings: the convolutions' blocks and split sums timed end
+  # tune --conv-settings: the convolutions' blocks, split sums and gates timed end
   # to end (the eight blocks first) and written to the table, which run then
   # compiles with: every tensor still within 1e-4 of the CPU's.
   if expect_ok "tune --conv-settings" tune "$face" --backend gl --conv-settings --skip-workgroups --json \
@@ -227,7 +227,8 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     grep -qE '"conv_settings":\{"best":\{"conv_block_flat":(true|false),"conv_block_slices":[12],"conv_block_x":[1248],' "$work/out" \
       || fail "tune --conv-settings chose nothing: $(head -c 600 "$work/out")"
     [ "$(grep -oE '"step":1\}' "$work/out" | wc -l)" -eq 8 ] || fail "tune --conv-settings did not time the eight blocks: $(cat "$work/out")"
-    for field in '"conv_block_x": ' '"conv_block_slices": ' '"conv_block_flat": ' '"split_conv_outputs": '; do
+    for field in '"conv_block_x": ' '"conv_block_slices": ' '"conv_block_flat": ' '"split_conv_outputs": ' \
+        '"gate_invocations": '; do
       grep -q "$field" "$work/wg_conv.json" || fail "the table lacks $field: $(head -c 600 "$work/wg_conv.json")"
     done
     expect_ok "dump-tensors with the settings" run "$face" --backend gl --input "$face_input" --workgroups "$work/wg_conv.json" \

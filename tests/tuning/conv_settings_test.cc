@@ -12,7 +12,9 @@
 namespace mgd::tuning {
 namespace {
 
-ConvSettings Settings(int64_t x, int64_t slices, bool flat, int64_t split) { return {x, slices, flat, split}; }
+ConvSettings Settings(int64_t x, int64_t slices, bool flat, int64_t split, int64_t gate = 128) {
+  return {x, slices, flat, split, gate};
+}
 
 // Times from a cost per settings, with the step each measurement was in.
 struct FakeGpu {
@@ -28,11 +30,11 @@ struct FakeGpu {
   }
 };
 
-// Fastest at 4x2 flat with split sums up to 8192 outputs; each setting
-// counts on its own.
+// Fastest at 4x2 flat with split sums up to 8192 outputs and gates of 512;
+// each setting counts on its own.
 double Separable(const ConvSettings& c) {
   return 10.0 + std::abs(std::log2(static_cast<double>(c.block_x)) - 2) + (c.block_slices == 2 ? 0 : 1.5) +
-         (c.flat ? 0 : 2) + (c.split_conv_outputs == 8192 ? 0 : 1);
+         (c.flat ? 0 : 2) + (c.split_conv_outputs == 8192 ? 0 : 1) + (c.gate_invocations == 512 ? 0 : 0.5);
 }
 
 TEST(ConvSettingsSearch, FindsEachSettingsFastestValue) {
@@ -40,16 +42,19 @@ TEST(ConvSettingsSearch, FindsEachSettingsFastestValue) {
   const ConvSettings start = Settings(2, 2, false, 1);
   auto search = SearchConvSettings(start, gpu.Measure());
   ASSERT_TRUE(search.ok()) << search.status();
-  EXPECT_EQ(search->best, Settings(4, 2, true, 8192)) << search->best.ToString();
+  EXPECT_EQ(search->best, Settings(4, 2, true, 8192, 512)) << search->best.ToString();
   EXPECT_EQ(search->start, start);
   EXPECT_DOUBLE_EQ(search->start_ms, Separable(start));
   EXPECT_DOUBLE_EQ(search->best_ms, 10.0);
-  // Blocks (the start's among the eight), flatness, split sums, then the
-  // choice against the start.
-  EXPECT_EQ(gpu.calls, 4);
+  // Blocks (the start's among the eight), flatness, split sums, gates, then
+  // the choice against the start.
+  EXPECT_EQ(gpu.calls, 5);
   ASSERT_FALSE(search->tried.empty());
   EXPECT_EQ(search->tried.front().settings, start);
-  EXPECT_EQ(search->tried.back().step, 4);
+  EXPECT_EQ(search->tried.back().step, 5);
+  int gate_step = 0;
+  for (const auto& t : search->tried) gate_step += t.step == 4;
+  EXPECT_EQ(gate_step, 4);  // 128 (the settings so far) once, 256, 512, 1024
   int block_step = 0;
   for (const auto& t : search->tried) block_step += t.step == 1;
   EXPECT_EQ(block_step, 8);
@@ -62,7 +67,7 @@ TEST(ConvSettingsSearch, GainsWithinTheMarginDoNotMoveTheTable) {
   auto search = SearchConvSettings(start, gpu.Measure(), 0.02);
   ASSERT_TRUE(search.ok()) << search.status();
   EXPECT_EQ(search->best, start);
-  EXPECT_EQ(search->tried.back().step, 3);  // nothing to confirm
+  EXPECT_EQ(search->tried.back().step, 4);  // nothing to confirm
 }
 
 TEST(ConvSettingsSearch, OneOutputBlocksSkipFlatness) {
@@ -84,7 +89,7 @@ TEST(ConvSettingsSearch, AChoiceThatLosesToTheStartHeadToHeadIsDropped) {
   auto search = SearchConvSettings(start, gpu.Measure());
   ASSERT_TRUE(search.ok()) << search.status();
   EXPECT_EQ(search->best, start) << search->best.ToString();
-  EXPECT_EQ(search->tried.back().step, 4);
+  EXPECT_EQ(search->tried.back().step, 5);
 }
 
 TEST(ConvSettingsSearch, FailedOrShortMeasurementsAreErrors) {
@@ -109,8 +114,9 @@ TEST(ConvSettings, ReadInPrecedenceAndWrittenBack) {
   builtin.conv_block_x = 8;
   builtin.conv_block_flat = true;
   builtin.split_conv_outputs = 1;
+  builtin.gate_invocations = 512;
   const ConvSettings defaults = Settings(2, 2, false, 8192);
-  EXPECT_EQ(ConvSettingsOf({&user, &builtin}, defaults), Settings(4, 2, true, 1));
+  EXPECT_EQ(ConvSettingsOf({&user, &builtin}, defaults), Settings(4, 2, true, 1, 512));
   EXPECT_EQ(ConvSettingsOf({}, defaults), defaults);
   EXPECT_TRUE(SaysConvSettings(user));
   EXPECT_FALSE(SaysConvSettings(Table{}));
@@ -118,11 +124,14 @@ TEST(ConvSettings, ReadInPrecedenceAndWrittenBack) {
   flat_only.conv_block_flat = false;
   EXPECT_TRUE(SaysConvSettings(flat_only));
   Table out;
-  SetConvSettings(out, Settings(8, 1, false, 32768));
-  EXPECT_EQ(ConvSettingsOf({&out, &builtin}, defaults), Settings(8, 1, false, 32768));
+  SetConvSettings(out, Settings(8, 1, false, 32768, 256));
+  EXPECT_EQ(ConvSettingsOf({&out, &builtin}, defaults), Settings(8, 1, false, 32768, 256));
+  Table gate_only;
+  gate_only.gate_invocations = 256;
+  EXPECT_TRUE(SaysConvSettings(gate_only));
   EXPECT_EQ(SerializeTable(out).find("\"conv_block_flat\": false") != std::string::npos, true) << SerializeTable(out);
-  EXPECT_EQ(Settings(8, 2, true, 1).ToString(), "block 8x2 flat, no split sums");
-  EXPECT_EQ(Settings(1, 1, false, 8192).ToString(), "block 1x1, split sums up to 8192 outputs");
+  EXPECT_EQ(Settings(8, 2, true, 1).ToString(), "block 8x2 flat, no split sums, gates of 128");
+  EXPECT_EQ(Settings(1, 1, false, 8192, 512).ToString(), "block 1x1, split sums up to 8192 outputs, gates of 512");
 }
 
 }  // namespace
