@@ -63,9 +63,15 @@ struct OutputBlock {
 // convolution thread.
 constexpr OutputBlock kConvBlock{2, 2};
 
-// The workgroup of a squeeze-and-excitation gate's shader where no table
-// says (the least that every GLES 3.1 and Vulkan device runs).
-constexpr int kGateInvocations = 128;
+// The least maximums of GLES 3.1 and Vulkan: invocations per workgroup and
+// shared memory per workgroup, which shaders sharing memory keep within
+// unless the device's table says more.
+constexpr int kMaxInvocations = 128;
+constexpr int kSharedBytes = 16384;
+
+// The workgroup of a squeeze-and-excitation gate's shader, and of a split
+// pool's, where no table says (the least that every device runs).
+constexpr int kGateInvocations = kMaxInvocations;
 
 struct NodeContext {
   const Graph* graph = nullptr;
@@ -87,9 +93,10 @@ struct NodeContext {
   // The block of outputs a convolution's invocation computes, when the
   // convolution can (the device's table may say; see OutputBlock).
   OutputBlock conv_block = kConvBlock;
-  // The invocations of a squeeze-and-excitation gate's one workgroup (the
-  // device's table may say more, within the device's limit; a power of
-  // two): more pool their input with more loads in flight.
+  // The invocations of a squeeze-and-excitation gate's one workgroup, and
+  // the most of a split pool's (the device's table may say more, within the
+  // device's limit; a power of two): more pool their input with more loads
+  // in flight.
   int gate_invocations = kGateInvocations;
   // Filters whose float values lie on an 8-bit grid (an int8 model's, kept
   // with their quantization by passes/int8_as_float.h) are stored as 8-bit

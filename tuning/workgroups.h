@@ -72,8 +72,9 @@ struct Table {
   // program at a time across contexts, so helpers only cost it.
   int64_t program_threads = 0;
   // "gate_invocations": the workgroup of a squeeze-and-excitation gate's
-  // shader (shaders::NodeContext::gate_invocations: 128 up to 1024, a power
-  // of two); 0: not said. GPUs with many cores pool faster with more.
+  // shader, and the most of a split pool's (shaders::NodeContext::
+  // gate_invocations: 128 up to 1024, a power of two); 0: not said. GPUs
+  // with many cores pool faster with more.
   int64_t gate_invocations = 0;
   // "conv_block_x", "conv_block_slices": the block of outputs a plain
   // convolution's invocation computes (shaders::OutputBlock: pixels along a

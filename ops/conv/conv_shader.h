@@ -15,11 +15,6 @@
 
 namespace mgd::ops {
 
-// The least maximums of GLES 3.1 and Vulkan: invocations per workgroup and
-// shared memory per workgroup, which shaders sharing memory keep within.
-constexpr int kMaxInvocations = 128;
-constexpr int kSharedBytes = 16384;
-
 struct ConvGeometry {
   int kh, kw, stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
 };

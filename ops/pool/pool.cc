@@ -5,6 +5,7 @@
 // from zero, and the fused activation clamps in the integers.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <set>
 
@@ -174,16 +175,20 @@ using namespace shaders;  // NOLINT(google-build-using-namespace): the generator
 // spent 2.1 of its 3.7 ms of H200 GPU time in one, 16384 values summed by
 // each of 4 invocations; the classifiers' 7x7 ones took 16 us with one
 // invocation walking 49 values per output): a warp's worth of invocations
-// or more, up to kPoolThreads, share each output's window (four values or
-// more each where the window allows) and combine their partial results
-// through shared memory, as a tree.
-constexpr int kPoolThreads = 128;  // GLES 3.1's least maximum workgroup size
+// or more share each output's window (four values or more each where the
+// window allows) and combine their partial results through shared memory,
+// as a tree. Up to kMaxInvocations, or as many as the device's table gives
+// a squeeze-and-excitation gate (ctx.gate_invocations) within shared memory:
+// on the H100 selfie's 128 x 128 x 16 pool, 4 workgroups, waited on 32
+// rounds of loads in each of 128 invocations.
 constexpr int kMinPoolThreads = 32;  // a warp on most GPUs
+constexpr int kPartialBytes = 16 + 4;  // an invocation's partial sum and count
 
-int PoolThreads(const PoolAttributes& p) {
+int PoolThreads(const NodeContext& ctx, const PoolAttributes& p) {
   const int area = p.filter_h * p.filter_w;
+  const int most = std::max(kMaxInvocations, std::min(ctx.gate_invocations, kSharedBytes / kPartialBytes));
   int threads = kMinPoolThreads;
-  while (threads * 2 <= kPoolThreads && threads * 8 <= area) threads *= 2;
+  while (threads * 2 <= most && threads * 8 <= area) threads *= 2;
   return threads;
 }
 
@@ -221,7 +226,7 @@ absl::StatusOr<GeneratedShader> SplitPool2d(const NodeContext& ctx, const layout
   const bool is_max = ctx.node->op == OpKind::kMaxPool2d;
   GeneratedShader g = StartShader(ctx, out, {0});
   const int n = out.batch * out.height * out.width * out.slices();
-  const int threads = PoolThreads(p);
+  const int threads = PoolThreads(ctx, p);
   g.code.workgroup = {static_cast<uint32_t>(threads), 1, 1};
   g.groups = {static_cast<uint32_t>(n), 1, 1};
   g.code.shared = fmt::format("shared highp vec4 partial[{0}];\nshared int partial_count[{0}];\n", threads);
