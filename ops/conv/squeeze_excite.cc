@@ -26,9 +26,9 @@ namespace {
 
 // The most input vec4s one workgroup pools: with 128 invocations, 128 loads
 // each, one after another. A larger input is pooled by the pool's own shader
-// over a workgroup per slice, and only the two convolutions share one. On the H100
-// (selfie_segmentation, docs/perf.md) pooling inside the gate up to 16384
-// vec4s against up to 2048: GL 0.59 against 0.63 ms of GPU time (its
+// over a workgroup per slice, and only the two convolutions share one. On
+// the H100 (selfie_segmentation, docs/perf.md) pooling inside the gate up to
+// 16384 vec4s against up to 2048: GL 0.59 against 0.63 ms of GPU time (its
 // dispatches cost more), Vulkan 0.349 against 0.341.
 constexpr int64_t kMaxPooledVec4s = 16384;
 
