@@ -73,6 +73,15 @@ constexpr int kSharedBytes = 16384;
 // pool's, where no table says (the least that every device runs).
 constexpr int kGateInvocations = kMaxInvocations;
 
+// A one-workgroup reduction's invocations: `invocations` (the table's
+// gate_invocations), halved while above kGateInvocations and its shared
+// memory, `shared_bytes(n)` bytes for n invocations, exceeds kSharedBytes.
+template <typename SharedBytes>
+int WithinSharedMemory(int invocations, SharedBytes shared_bytes) {
+  while (invocations > kGateInvocations && shared_bytes(invocations) > kSharedBytes) invocations /= 2;
+  return invocations;
+}
+
 struct NodeContext {
   const Graph* graph = nullptr;
   int node_index = -1;

@@ -150,9 +150,8 @@ absl::StatusOr<GeneratedShader> SqueezeExcite(const NodeContext& ctx) {
   // in flight: on the H100 512 against 128 took selfie's ten gates from 90
   // to 62 us, docs/perf.md), halved until its partial sums fit in shared
   // memory.
-  int invocations = ctx.gate_invocations;
   auto shared_bytes = [&](int n) { return (std::max(in_slices, n) + in_slices + (squeezes ? mid_slices : 0)) * 16; };
-  while (invocations > kGateInvocations && shared_bytes(invocations) > kSharedBytes) invocations /= 2;
+  const int invocations = WithinSharedMemory(ctx.gate_invocations, shared_bytes);
   if (shared_bytes(invocations) > kSharedBytes) return absl::UnimplementedError("the gate's channels exceed shared memory");
   // Per pooled slice, the most invocations (a power of two) that all slices
   // at once can have; one each past `invocations` / 2 slices.

@@ -186,7 +186,7 @@ constexpr int kPartialBytes = 16 + 4;  // an invocation's partial sum and count
 
 int PoolThreads(const NodeContext& ctx, const PoolAttributes& p) {
   const int area = p.filter_h * p.filter_w;
-  const int most = std::max(kMaxInvocations, std::min(ctx.gate_invocations, kSharedBytes / kPartialBytes));
+  const int most = std::max(kMaxInvocations, WithinSharedMemory(ctx.gate_invocations, [](int n) { return n * kPartialBytes; }));
   int threads = kMinPoolThreads;
   while (threads * 2 <= most && threads * 8 <= area) threads *= 2;
   return threads;
