@@ -235,7 +235,7 @@ absl::Status Tune(const TuneOptions& options) {
   fmt::print("device   {} ({}), {}\n", backend.device, backend.backend, options.precision);
   const auto& tables = delegate.workgroup_tables();
   if (!conv && std::none_of(tables.begin(), tables.end(), [](const tuning::Table* t) { return tuning::SaysConvSettings(*t); })) {
-    fmt::print("note     no table sets this GPU's convolution blocks or split sums, so the defaults ran; "
+    fmt::print("note     no table sets this GPU's convolution settings (blocks, split sums, gates), so the defaults ran; "
                "--conv-settings searches them (docs/tools.md)\n");
   }
   if (conv) {
