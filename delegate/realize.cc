@@ -357,20 +357,34 @@ absl::Status GpuKernel::WaitFor(size_t slot, const Deadline& deadline) {
   return absl::OkStatus();
 }
 
-absl::Status GpuKernel::Upload(const Execution& e, const std::vector<const void*>& inputs) {
+std::vector<gpu::Device::UploadRequest> GpuKernel::Uploads(const Execution& e, const std::vector<const void*>& inputs) const {
+  std::vector<gpu::Device::UploadRequest> uploads;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (Bound(false, i)) continue;
-    const size_t bytes = model_->buffers[static_cast<size_t>(model_->inputs[i])].bytes;
-    if (absl::Status s = device_.Upload(*e.inputs[i], inputs[i], bytes); !s.ok()) return s;
+    uploads.push_back({e.inputs[i], inputs[i], model_->buffers[static_cast<size_t>(model_->inputs[i])].bytes, 0});
+  }
+  return uploads;
+}
+
+std::vector<gpu::Device::DownloadRequest> GpuKernel::Downloads(const Execution& e, const std::vector<void*>& outputs) const {
+  std::vector<gpu::Device::DownloadRequest> downloads;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (Bound(true, i)) continue;
+    downloads.push_back({e.outputs[i], outputs[i], model_->buffers[static_cast<size_t>(model_->outputs[i])].bytes, 0});
+  }
+  return downloads;
+}
+
+absl::Status GpuKernel::Upload(const Execution& e, const std::vector<const void*>& inputs) {
+  for (const gpu::Device::UploadRequest& u : Uploads(e, inputs)) {
+    if (absl::Status s = device_.Upload(*u.buffer, u.data, u.bytes); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
 absl::Status GpuKernel::Download(const Execution& e, const std::vector<void*>& outputs) {
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (Bound(true, i)) continue;
-    const size_t bytes = model_->buffers[static_cast<size_t>(model_->outputs[i])].bytes;
-    if (absl::Status s = device_.Download(*e.outputs[i], outputs[i], bytes); !s.ok()) return s;
+  for (const gpu::Device::DownloadRequest& d : Downloads(e, outputs)) {
+    if (absl::Status s = device_.Download(*d.buffer, d.data, d.bytes); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -411,14 +425,14 @@ absl::Status GpuKernel::Invoke(const std::vector<TensorRef*>& inputs, const std:
     if (absl::Status s = Start(0, ins, deadline, {}); !s.ok()) return s;
     return Finish(0, outs, deadline);
   }
-  // Without a deadline, Run: on GL one task on the context thread instead
-  // of a submission and turns of waiting.
+  // Without a deadline, the uploads, the run and the downloads in one call:
+  // on GL one task on the context thread instead of a submission and turns
+  // of waiting.
   Execution& e = prepared_.execution;
-  if (absl::Status s = Upload(e, ins); !s.ok()) return s;
   gpu::Recording& replay = ReplayOf(e);
-  if (absl::Status s = device_.Run(replay); !s.ok()) return s;
+  if (absl::Status s = device_.RunWithTransfers(Uploads(e, ins), replay, Downloads(e, outs)); !s.ok()) return s;
   slots_[0].device_ms = SpanMs(replay);  // unknown unless timestamped
-  return Download(e, outs);
+  return absl::OkStatus();
 }
 
 }  // namespace mgd

@@ -197,18 +197,41 @@ class GlDevice final : public Device {
   // weights are a hundred or more uploads, and a round trip to that thread
   // each cost more than the copies.
   absl::Status UploadAll(const std::vector<UploadRequest>& uploads) override {
-    std::vector<const GlBuffer*> targets;
-    for (size_t i = 0; i < uploads.size(); ++i) {
-      const UploadRequest& u = uploads[i];
-      const std::string where = fmt::format("UploadAll: upload {} ({} bytes at offset {})", i, u.bytes, u.offset);
-      if (u.buffer == nullptr) return absl::InvalidArgumentError(where + ": no buffer");
-      absl::StatusOr<const GlBuffer*> gl = OwnBuffer(core_.get(), *u.buffer, where);
-      if (!gl.ok()) return gl.status();
-      if (absl::Status s = CheckRange(where, u.buffer->size(), u.bytes, u.offset, u.data); !s.ok()) return s;
-      targets.push_back(*gl);
-    }
+    absl::StatusOr<std::vector<const GlBuffer*>> targets = CheckedTargets("UploadAll", uploads);
+    if (!targets.ok()) return targets.status();
     return core_->worker.Call(
-        [&] { return UploadOnThread(targets, uploads, fmt::format("UploadAll of {} uploads", uploads.size())); });
+        [&] { return UploadOnThread(*targets, uploads, fmt::format("UploadAll of {} uploads", uploads.size())); });
+  }
+
+  absl::Status RunWithTransfers(const std::vector<UploadRequest>& uploads, Recording& recording,
+                                const std::vector<DownloadRequest>& downloads) override {
+    absl::StatusOr<std::vector<const GlBuffer*>> targets = CheckedTargets("RunWithTransfers", uploads);
+    if (!targets.ok()) return targets.status();
+    absl::StatusOr<GlRecording*> gl = OwnRecording(recording, "RunWithTransfers");
+    if (!gl.ok()) return gl.status();
+    std::vector<const GlBuffer*> sources;
+    std::vector<std::string> wheres;
+    for (size_t i = 0; i < downloads.size(); ++i) {
+      const DownloadRequest& d = downloads[i];
+      wheres.push_back(fmt::format("RunWithTransfers: download {} ({} bytes at offset {})", i, d.bytes, d.offset));
+      if (d.buffer == nullptr) return absl::InvalidArgumentError(wheres.back() + ": no buffer");
+      absl::StatusOr<const GlBuffer*> source = OwnBuffer(core_.get(), *d.buffer, wheres.back());
+      if (!source.ok()) return source.status();
+      if (absl::Status s = CheckRange(wheres.back(), d.buffer->size(), d.bytes, d.offset, d.data); !s.ok()) return s;
+      sources.push_back(*source);
+    }
+    return core_->worker.Call([&]() -> absl::Status {
+      if (!uploads.empty()) {
+        if (absl::Status s = UploadOnThread(*targets, uploads, "RunWithTransfers: the uploads"); !s.ok()) return s;
+      }
+      if (absl::Status s = RunOnThread(**gl); !s.ok()) return s;
+      for (size_t i = 0; i < downloads.size(); ++i) {
+        if (downloads[i].bytes == 0) continue;
+        const DownloadRequest& d = downloads[i];
+        if (absl::Status s = DownloadOnThread(*sources[i], d.data, d.bytes, d.offset, wheres[i]); !s.ok()) return s;
+      }
+      return absl::OkStatus();
+    });
   }
 
   absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset) override {
@@ -270,11 +293,9 @@ class GlDevice final : public Device {
   }
 
   absl::Status Run(Recording& recording) override {
-    auto* gl = dynamic_cast<GlRecording*>(&recording);
-    if (gl == nullptr || gl->core() != core_.get()) {
-      return absl::InvalidArgumentError("Run: the recording does not belong to this GL device");
-    }
-    return core_->worker.Call([&] { return RunOnThread(*gl); });
+    absl::StatusOr<GlRecording*> gl = OwnRecording(recording, "Run");
+    if (!gl.ok()) return gl.status();
+    return core_->worker.Call([&] { return RunOnThread(**gl); });
   }
 
   // The app's syncs waited for (on the GPU), the dispatches, the new sync
@@ -282,10 +303,9 @@ class GlDevice final : public Device {
   // again at once.
   using Device::Submit;
   absl::StatusOr<uint64_t> Submit(Recording& recording, const SubmitSync& sync) override {
-    auto* gl = dynamic_cast<GlRecording*>(&recording);
-    if (gl == nullptr || gl->core() != core_.get()) {
-      return absl::InvalidArgumentError("Submit: the recording does not belong to this GL device");
-    }
+    absl::StatusOr<GlRecording*> own = OwnRecording(recording, "Submit");
+    if (!own.ok()) return own.status();
+    GlRecording* gl = *own;
     return core_->worker.Call([&]() -> absl::StatusOr<uint64_t> {
       if (absl::Status s = CheckSync(*core_, egl_, sync); !s.ok()) return s;
       if (absl::Status s = QueueWaits(*core_, egl_, sync); !s.ok()) return s;
@@ -370,6 +390,30 @@ class GlDevice final : public Device {
     glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
     if (absl::Status status = CheckGl(where, "glBufferData"); !status.ok()) return status;
     return std::unique_ptr<Buffer>(std::move(buffer));
+  }
+
+  // Each upload's buffer, checked to be this device's and to hold the bytes.
+  absl::StatusOr<std::vector<const GlBuffer*>> CheckedTargets(const std::string& call,
+                                                              const std::vector<UploadRequest>& uploads) const {
+    std::vector<const GlBuffer*> targets;
+    for (size_t i = 0; i < uploads.size(); ++i) {
+      const UploadRequest& u = uploads[i];
+      const std::string where = fmt::format("{}: upload {} ({} bytes at offset {})", call, i, u.bytes, u.offset);
+      if (u.buffer == nullptr) return absl::InvalidArgumentError(where + ": no buffer");
+      absl::StatusOr<const GlBuffer*> gl = OwnBuffer(core_.get(), *u.buffer, where);
+      if (!gl.ok()) return gl.status();
+      if (absl::Status s = CheckRange(where, u.buffer->size(), u.bytes, u.offset, u.data); !s.ok()) return s;
+      targets.push_back(*gl);
+    }
+    return targets;
+  }
+
+  absl::StatusOr<GlRecording*> OwnRecording(Recording& recording, const std::string& call) const {
+    auto* gl = dynamic_cast<GlRecording*>(&recording);
+    if (gl == nullptr || gl->core() != core_.get()) {
+      return absl::InvalidArgumentError(call + ": the recording does not belong to this GL device");
+    }
+    return gl;
   }
 
   // uploads[i] into targets[i] (its checked GL buffer).

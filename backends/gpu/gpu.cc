@@ -195,6 +195,20 @@ absl::StatusOr<uint64_t> Device::Submit(Recording& recording, const SubmitSync& 
 
 absl::Status Device::Wait(uint64_t /*ticket*/, std::chrono::nanoseconds /*timeout*/) { return absl::OkStatus(); }
 
+absl::Status Device::RunWithTransfers(const std::vector<UploadRequest>& uploads, Recording& recording,
+                                      const std::vector<DownloadRequest>& downloads) {
+  for (const UploadRequest& u : uploads) {
+    if (u.buffer == nullptr) return absl::InvalidArgumentError("RunWithTransfers: an upload without a buffer");
+    if (absl::Status s = Upload(*u.buffer, u.data, u.bytes, u.offset); !s.ok()) return s;
+  }
+  if (absl::Status s = Run(recording); !s.ok()) return s;
+  for (const DownloadRequest& d : downloads) {
+    if (d.buffer == nullptr) return absl::InvalidArgumentError("RunWithTransfers: a download without a buffer");
+    if (absl::Status s = Download(*d.buffer, d.data, d.bytes, d.offset); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 std::vector<absl::StatusOr<std::unique_ptr<Program>>> Device::CreatePrograms(const std::vector<ProgramSource>& sources,
                                                                              size_t threads) {
   std::vector<absl::StatusOr<std::unique_ptr<Program>>> built;

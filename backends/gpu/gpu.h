@@ -265,6 +265,18 @@ class Device {
     }
     return absl::OkStatus();
   }
+  struct DownloadRequest {
+    const Buffer* buffer = nullptr;
+    void* data = nullptr;
+    size_t bytes = 0;
+    size_t offset = 0;
+  };
+  // An invoke's round: Upload for each of `uploads`, Run, then Download for
+  // each of `downloads`. GL does it all in one task on its context thread:
+  // one wake of that thread and one of the caller's, where three calls woke
+  // each three times.
+  virtual absl::Status RunWithTransfers(const std::vector<UploadRequest>& uploads, Recording& recording,
+                                        const std::vector<DownloadRequest>& downloads);
   // Makes room ahead of time to stage `bytes` of UploadAll's (16-byte
   // aligned each), so that another thread pays for a large host-visible
   // allocation while this one creates buffers. A no-op where uploads are

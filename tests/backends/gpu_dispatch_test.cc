@@ -62,6 +62,35 @@ TEST_P(GpuTest, RecordedSequenceReplays1000Times) {
   for (float value : values) ASSERT_EQ(value, 120000.0f);
 }
 
+// An invoke's round in one call: each run reads what was uploaded just
+// before it, and its result is what is downloaded; a download past the end
+// of its buffer is refused, naming it.
+TEST_P(GpuTest, RunWithTransfersUploadsRunsAndDownloads) {
+  auto affine = MakeProgram(*device_, "affine", kAffine, 2, 8);
+  ASSERT_NE(affine, nullptr);
+  const uint32_t n = 1000;
+  auto x = device_->CreateBuffer(n * 4, Device::Use::kUpload);
+  auto y = device_->CreateBuffer(n * 4, Device::Use::kDownload);
+  ASSERT_TRUE(x.ok() && y.ok());
+  Dispatch d{affine.get(), {{x->get(), Access::kRead}, {y->get(), Access::kWrite}}, Params(n, 3.0f), {(n + 63) / 64, 1, 1}};
+  auto recording = device_->Record({d});
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  std::vector<float> in(n), out(n + 1, -7.0f);
+  for (int run = 0; run < 3; ++run) {
+    for (uint32_t i = 0; i < n; ++i) in[i] = static_cast<float>(run * 1000 + static_cast<int>(i % 89)) - 44.0f;
+    const absl::Status ran =
+        device_->RunWithTransfers({{x->get(), in.data(), n * 4, 0}}, **recording, {{y->get(), out.data(), n * 4, 0}});
+    ASSERT_TRUE(ran.ok()) << ran;
+    for (uint32_t i = 0; i < n; ++i) {
+      ASSERT_EQ(out[i], in[i] * 3.0f + static_cast<float>(i)) << "run " << run << ", element " << i;
+    }
+  }
+  EXPECT_EQ(out[n], -7.0f);  // nothing past the bytes asked for
+  const absl::Status past = device_->RunWithTransfers({}, **recording, {{y->get(), out.data(), 8, n * 4 - 4}});
+  EXPECT_FALSE(past.ok());
+  EXPECT_THAT(std::string(past.message()), HasSubstr("offset " + std::to_string(n * 4 - 4)));
+}
+
 // Recordings in flight together (Submit, then Wait in another order) each
 // complete with their own results; a ticket is waited for once.
 TEST_P(GpuTest, SubmittedRecordingsCompleteInAnyWaitOrder) {
