@@ -128,10 +128,11 @@ class GpuKernel : public DelegateKernel {
   absl::Status Rerecord(Execution& e);
   bool Bound(bool output, size_t index) const;
   std::vector<BoundBuffer> BoundList() const;
-  // An execution's user-side buffers, each the partition's bytes for it.
-  // The inputs' (outputs') copies, but for those bound to an app's buffer.
+  // The copies into (out of) an execution's user-side buffers, each the
+  // partition's bytes for it, but for those bound to an app's buffer.
   std::vector<gpu::Device::UploadRequest> Uploads(const Execution& e, const std::vector<const void*>& inputs) const;
   std::vector<gpu::Device::DownloadRequest> Downloads(const Execution& e, const std::vector<void*>& outputs) const;
+  // Those copies made one by one.
   absl::Status Upload(const Execution& e, const std::vector<const void*>& inputs);
   absl::Status Download(const Execution& e, const std::vector<void*>& outputs);
   // The timestamped recording while timing or profiling, else the plain one.
