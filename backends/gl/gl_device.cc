@@ -18,6 +18,7 @@
 #include "backends/gl/gl_info.h"
 #include "backends/gl/gl_interop.h"
 #include "backends/gl/gl_objects.h"
+#include "backends/gl/gl_transfers.h"
 #include "backends/gl/gl_worker.h"
 
 namespace mgd::gpu::gl {
@@ -29,23 +30,6 @@ constexpr int64_t kWaitTurnNs = 1'000'000;      // Wait's turn on the context th
 
 // ---------------------------------------------------------------------------
 // Argument checks (no GL: they run on the caller's thread)
-
-absl::StatusOr<const GlBuffer*> OwnBuffer(const DeviceCore* core, const Buffer& buffer, const std::string& where) {
-  const auto* gl = dynamic_cast<const GlBuffer*>(&buffer);
-  if (gl == nullptr || gl->core() != core) {
-    return absl::InvalidArgumentError(fmt::format("{}: the buffer does not belong to this GL device", where));
-  }
-  return gl;
-}
-
-absl::Status CheckRange(const std::string& where, size_t size, size_t bytes, size_t offset, const void* data) {
-  if (bytes > size || offset > size - bytes) {
-    return absl::InvalidArgumentError(fmt::format("{}: {} bytes at offset {} do not fit in a {}-byte buffer",
-                                                  where, bytes, offset, size));
-  }
-  if (data == nullptr && bytes > 0) return absl::InvalidArgumentError(where + ": no data pointer");
-  return absl::OkStatus();
-}
 
 // Each dispatch's program and buffers belong to this device, and it matches
 // its program (CheckDispatch); each buffer fits in a storage block.
@@ -67,9 +51,10 @@ absl::StatusOr<std::vector<const GlProgram*>> CheckDispatches(const DeviceCore* 
       return status;
     }
     for (size_t b = 0; b < d.bindings.size(); ++b) {
-      const std::string where = fmt::format("dispatch {} ('{}') binding {}", i, name, b);
-      absl::StatusOr<const GlBuffer*> buffer = OwnBuffer(core, *d.bindings[b].buffer, where);
-      if (!buffer.ok()) return buffer.status();
+      if (OwnBuffer(*core, d.bindings[b].buffer) == nullptr) {
+        return absl::InvalidArgumentError(fmt::format(
+            "dispatch {} ('{}') binding {}: the buffer does not belong to this GL device", i, name, b));
+      }
     }
     programs.push_back(program);
   }
@@ -185,61 +170,39 @@ class GlDevice final : public Device {
   }
 
   absl::Status Upload(Buffer& buffer, const void* data, size_t bytes, size_t offset) override {
-    const std::string where = fmt::format("Upload of {} bytes at offset {}", bytes, offset);
-    absl::StatusOr<const GlBuffer*> gl = OwnBuffer(core_.get(), buffer, where);
-    if (!gl.ok()) return gl.status();
-    if (absl::Status s = CheckRange(where, buffer.size(), bytes, offset, data); !s.ok() || bytes == 0) return s;
-    const std::vector<UploadRequest> upload = {{&buffer, data, bytes, offset}};
-    return core_->worker.Call([&] { return UploadOnThread({*gl}, upload, where); });
+    return CheckAndUpload({{&buffer, data, bytes, offset}}, "Upload");
   }
 
   // In one task on the context thread, behind one barrier: a model's
   // weights are a hundred or more uploads, and a round trip to that thread
   // each cost more than the copies.
   absl::Status UploadAll(const std::vector<UploadRequest>& uploads) override {
-    absl::StatusOr<std::vector<const GlBuffer*>> targets = CheckedTargets("UploadAll", uploads);
-    if (!targets.ok()) return targets.status();
-    return core_->worker.Call(
-        [&] { return UploadOnThread(*targets, uploads, fmt::format("UploadAll of {} uploads", uploads.size())); });
+    return CheckAndUpload(uploads, "UploadAll");
   }
 
   absl::Status RunWithTransfers(const std::vector<UploadRequest>& uploads, Recording& recording,
                                 const std::vector<DownloadRequest>& downloads) override {
-    absl::StatusOr<std::vector<const GlBuffer*>> targets = CheckedTargets("RunWithTransfers", uploads);
+    constexpr std::string_view kCall = "RunWithTransfers";
+    absl::StatusOr<std::vector<const GlBuffer*>> targets = CheckedTargets(*core_, kCall, uploads);
     if (!targets.ok()) return targets.status();
-    absl::StatusOr<GlRecording*> gl = OwnRecording(recording, "RunWithTransfers");
+    absl::StatusOr<GlRecording*> gl = OwnRecording(recording, kCall);
     if (!gl.ok()) return gl.status();
-    std::vector<const GlBuffer*> sources;
-    std::vector<std::string> wheres;
-    for (size_t i = 0; i < downloads.size(); ++i) {
-      const DownloadRequest& d = downloads[i];
-      wheres.push_back(fmt::format("RunWithTransfers: download {} ({} bytes at offset {})", i, d.bytes, d.offset));
-      if (d.buffer == nullptr) return absl::InvalidArgumentError(wheres.back() + ": no buffer");
-      absl::StatusOr<const GlBuffer*> source = OwnBuffer(core_.get(), *d.buffer, wheres.back());
-      if (!source.ok()) return source.status();
-      if (absl::Status s = CheckRange(wheres.back(), d.buffer->size(), d.bytes, d.offset, d.data); !s.ok()) return s;
-      sources.push_back(*source);
-    }
+    absl::StatusOr<std::vector<const GlBuffer*>> sources = CheckedSources(*core_, kCall, downloads);
+    if (!sources.ok()) return sources.status();
     return core_->worker.Call([&]() -> absl::Status {
       if (!uploads.empty()) {
-        if (absl::Status s = UploadOnThread(*targets, uploads, "RunWithTransfers: the uploads"); !s.ok()) return s;
+        if (absl::Status s = UploadOnThread(*targets, uploads, kCall); !s.ok()) return s;
       }
       if (absl::Status s = RunOnThread(**gl); !s.ok()) return s;
-      for (size_t i = 0; i < downloads.size(); ++i) {
-        if (downloads[i].bytes == 0) continue;
-        const DownloadRequest& d = downloads[i];
-        if (absl::Status s = DownloadOnThread(*sources[i], d.data, d.bytes, d.offset, wheres[i]); !s.ok()) return s;
-      }
-      return absl::OkStatus();
+      return downloads.empty() ? absl::OkStatus() : DownloadOnThread(*sources, downloads, kCall);
     });
   }
 
   absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset) override {
-    const std::string where = fmt::format("Download of {} bytes at offset {}", bytes, offset);
-    absl::StatusOr<const GlBuffer*> gl = OwnBuffer(core_.get(), buffer, where);
-    if (!gl.ok()) return gl.status();
-    if (absl::Status s = CheckRange(where, buffer.size(), bytes, offset, data); !s.ok() || bytes == 0) return s;
-    return core_->worker.Call([&] { return DownloadOnThread(**gl, data, bytes, offset, where); });
+    const std::vector<DownloadRequest> download = {{&buffer, data, bytes, offset}};
+    absl::StatusOr<std::vector<const GlBuffer*>> source = CheckedSources(*core_, "Download", download);
+    if (!source.ok() || bytes == 0) return source.status();
+    return core_->worker.Call([&] { return DownloadOnThread(*source, download, "Download"); });
   }
 
   absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) override {
@@ -392,65 +355,18 @@ class GlDevice final : public Device {
     return std::unique_ptr<Buffer>(std::move(buffer));
   }
 
-  // Each upload's buffer, checked to be this device's and to hold the bytes.
-  absl::StatusOr<std::vector<const GlBuffer*>> CheckedTargets(const std::string& call,
-                                                              const std::vector<UploadRequest>& uploads) const {
-    std::vector<const GlBuffer*> targets;
-    for (size_t i = 0; i < uploads.size(); ++i) {
-      const UploadRequest& u = uploads[i];
-      const std::string where = fmt::format("{}: upload {} ({} bytes at offset {})", call, i, u.bytes, u.offset);
-      if (u.buffer == nullptr) return absl::InvalidArgumentError(where + ": no buffer");
-      absl::StatusOr<const GlBuffer*> gl = OwnBuffer(core_.get(), *u.buffer, where);
-      if (!gl.ok()) return gl.status();
-      if (absl::Status s = CheckRange(where, u.buffer->size(), u.bytes, u.offset, u.data); !s.ok()) return s;
-      targets.push_back(*gl);
-    }
-    return targets;
-  }
-
-  absl::StatusOr<GlRecording*> OwnRecording(Recording& recording, const std::string& call) const {
+  absl::StatusOr<GlRecording*> OwnRecording(Recording& recording, std::string_view call) const {
     auto* gl = dynamic_cast<GlRecording*>(&recording);
     if (gl == nullptr || gl->core() != core_.get()) {
-      return absl::InvalidArgumentError(call + ": the recording does not belong to this GL device");
+      return absl::InvalidArgumentError(fmt::format("{}: the recording does not belong to this GL device", call));
     }
     return gl;
   }
 
-  // uploads[i] into targets[i] (its checked GL buffer).
-  absl::Status UploadOnThread(const std::vector<const GlBuffer*>& targets, const std::vector<UploadRequest>& uploads,
-                              const std::string& where) {
-    DrainGlErrors();
-    // Shader writes from earlier runs must land before this overwrites them.
-    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-    for (size_t i = 0; i < uploads.size(); ++i) {
-      if (uploads[i].bytes == 0) continue;
-      glBindBuffer(GL_COPY_WRITE_BUFFER, targets[i]->id());
-      glBufferSubData(GL_COPY_WRITE_BUFFER, static_cast<GLintptr>(uploads[i].offset),
-                      static_cast<GLsizeiptr>(uploads[i].bytes), uploads[i].data);
-    }
-    glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-    return CheckGl(where, "glBufferSubData");
-  }
-
-  absl::Status DownloadOnThread(const GlBuffer& buffer, void* data, size_t bytes, size_t offset,
-                                const std::string& where) {
-    DrainGlErrors();
-    // ES has no glGetBufferSubData: map for reading, after shader writes are
-    // made visible to buffer reads.
-    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-    glBindBuffer(GL_COPY_READ_BUFFER, buffer.id());
-    const void* mapped = glMapBufferRange(GL_COPY_READ_BUFFER, static_cast<GLintptr>(offset),
-                                          static_cast<GLsizeiptr>(bytes), GL_MAP_READ_BIT);
-    absl::Status status = CheckGl(where, "glMapBufferRange");
-    if (status.ok() && mapped == nullptr) status = absl::InternalError(where + ": glMapBufferRange returned null");
-    if (mapped != nullptr) {
-      std::memcpy(data, mapped, bytes);
-      if (glUnmapBuffer(GL_COPY_READ_BUFFER) != GL_TRUE && status.ok()) {
-        status = absl::DataLossError(where + ": the buffer's contents were lost while mapped (glUnmapBuffer)");
-      }
-    }
-    glBindBuffer(GL_COPY_READ_BUFFER, 0);
-    return status;
+  absl::Status CheckAndUpload(const std::vector<UploadRequest>& uploads, std::string_view call) {
+    absl::StatusOr<std::vector<const GlBuffer*>> targets = CheckedTargets(*core_, call, uploads);
+    if (!targets.ok()) return targets.status();
+    return core_->worker.Call([&] { return UploadOnThread(*targets, uploads, call); });
   }
 
   absl::StatusOr<std::unique_ptr<Recording>> RecordOnThread(const std::vector<Dispatch>& dispatches,

@@ -22,9 +22,12 @@ void DrainGlErrors() {
   }
 }
 
-absl::Status CheckGl(const std::string& where, const char* call) {
+absl::Status CheckGl(std::string_view where, const char* call) {
   const GLenum error = glGetError();
-  if (error == GL_NO_ERROR) return absl::OkStatus();
+  return error == GL_NO_ERROR ? absl::OkStatus() : GlFailure(error, where, call);
+}
+
+absl::Status GlFailure(GLenum error, std::string_view where, const char* call) {
   DrainGlErrors();
   const std::string message = fmt::format("{}: {} failed: {}", where, call, GlErrorName(error));
   return error == GL_OUT_OF_MEMORY ? absl::ResourceExhaustedError(message) : absl::InternalError(message);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -57,7 +58,9 @@ const char* GlErrorName(GLenum error);
 void DrainGlErrors();
 // OK, or the error a GL call left: "{where}: {call} failed: GL_INVALID_VALUE"
 // (ResourceExhausted for GL_OUT_OF_MEMORY, Internal otherwise).
-absl::Status CheckGl(const std::string& where, const char* call);
+absl::Status CheckGl(std::string_view where, const char* call);
+// The status for `error` (glGetError's, not yet drained) in `call`.
+absl::Status GlFailure(GLenum error, std::string_view where, const char* call);
 
 class GlBuffer final : public Buffer {
  public:

@@ -95,7 +95,16 @@ TEST_P(GpuTest, BufferMisuseIsAnError) {
   const absl::Status s = device_->Upload(**buffer, data, 17);
   EXPECT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()), HasSubstr("16-byte buffer"));
-  EXPECT_FALSE(device_->Download(**buffer, data, 8, 12).ok());
+  const absl::Status past = device_->Download(**buffer, data, 8, 12);
+  EXPECT_FALSE(past.ok());
+  EXPECT_THAT(std::string(past.message()), HasSubstr("offset 12"));
+  if (GetParam() == Api::kGles) {  // GL knows each buffer's device (Vulkan's handles do not say)
+    auto other = Open();
+    ASSERT_NE(other, nullptr);
+    const absl::Status foreign = other->Upload(**buffer, data, 4);
+    EXPECT_THAT(std::string(foreign.message()), HasSubstr("does not belong to this GL device"));
+    EXPECT_FALSE(other->Download(**buffer, data, 4).ok());
+  }
 }
 
 TEST_P(GpuTest, CompileErrorNamesTheProgramAndLine) {
