@@ -50,6 +50,9 @@ absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> CreateFor(const MgdGpuDelegate
   options.priority = o.priority == kMgdGpuPriorityLow    ? mgd::gpu::Priority::kLow
                      : o.priority == kMgdGpuPriorityHigh ? mgd::gpu::Priority::kHigh
                                                          : mgd::gpu::Priority::kMedium;
+  options.wait = o.wait == kMgdGpuWaitPassive  ? mgd::gpu::WaitMode::kPassive
+                 : o.wait == kMgdGpuWaitActive ? mgd::gpu::WaitMode::kActive
+                                               : mgd::gpu::WaitMode::kAuto;
   options.egl_display = o.egl_display;
   options.egl_share_context = o.egl_share_context;
   if (o.api == kMgdGpuApiAuto) {
@@ -85,6 +88,10 @@ MgdDelegate* MgdGpuDelegateCreate(const MgdGpuDelegateOptions* options, MgdError
   if (o.priority != kMgdGpuPriorityMedium && o.priority != kMgdGpuPriorityLow && o.priority != kMgdGpuPriorityHigh) {
     Report(reporter, user_data,
            fmt::format("MgdGpuDelegateCreate: priority {} is not an MgdGpuPriority", static_cast<int>(o.priority)));
+    return nullptr;
+  }
+  if (o.wait != kMgdGpuWaitAuto && o.wait != kMgdGpuWaitPassive && o.wait != kMgdGpuWaitActive) {
+    Report(reporter, user_data, fmt::format("MgdGpuDelegateCreate: wait {} is not an MgdGpuWait", static_cast<int>(o.wait)));
     return nullptr;
   }
   absl::StatusOr<std::unique_ptr<mgd::GpuDelegate>> delegate = absl::InternalError("unexpected failure");

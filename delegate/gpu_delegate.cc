@@ -71,6 +71,7 @@ absl::StatusOr<std::unique_ptr<GpuDelegate>> GpuDelegate::Create(const GpuDelega
   device_options.clamp_limits = options.clamp_limits;
   device_options.faults = options.faults;
   device_options.priority = options.priority;
+  device_options.wait = options.wait;
   device_options.egl_display = options.egl_display;
   device_options.egl_share_context = options.egl_share_context;
   auto device = gpu::CreateDevice(options.api, device_options);

@@ -39,6 +39,10 @@ struct GpuDelegateOptions {
   // background model at kLow leaves the GPU to an app's rendering or a
   // foreground model at kHigh, where the driver allows.
   gpu::Priority priority = gpu::Priority::kMedium;
+  // How an invoke waits for the GPU (gpu::WaitMode): kAuto polls on a
+  // hardware GPU, for the tens of microseconds a sleeping thread wakes late;
+  // kPassive sleeps at once (a phone's battery before the last microseconds).
+  gpu::WaitMode wait = gpu::WaitMode::kAuto;
   // GL: the app's EGLDisplay and a context to share objects with
   // (gpu::DeviceOptions::egl_display); 0: mgd's own display.
   uint64_t egl_display = 0, egl_share_context = 0;

@@ -508,6 +508,10 @@ TEST(CApiTest, GpuDelegateCapabilitiesAreMeasuredAndKept) {
   o.priority = static_cast<MgdGpuPriority>(7);
   EXPECT_EQ(MgdGpuDelegateCreate(&o, Collect, &errors), nullptr);
   EXPECT_THAT(errors, HasSubstr("priority 7 is not an MgdGpuPriority"));
+  o.priority = kMgdGpuPriorityMedium;
+  o.wait = static_cast<MgdGpuWait>(5);
+  EXPECT_EQ(MgdGpuDelegateCreate(&o, Collect, &errors), nullptr);
+  EXPECT_THAT(errors, HasSubstr("wait 5 is not an MgdGpuWait"));
 }
 
 }  // namespace

@@ -112,12 +112,18 @@ absl::Status DispatchStep(const GlRecording::Step& step, size_t index, const GlE
   return checked("glDispatchCompute");
 }
 
-// Blocks until the GPU has finished everything submitted so far.
-absl::Status WaitForGpu(size_t num_dispatches) {
+// Blocks until the GPU has finished everything submitted so far, polling
+// for up to `poll` first.
+absl::Status WaitForGpu(size_t num_dispatches, std::chrono::nanoseconds poll) {
   GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   if (sync == nullptr) return CheckGl("Run", "glFenceSync");
   const auto deadline = std::chrono::steady_clock::now() + kRunTimeout;
   GLbitfield flags = GL_SYNC_FLUSH_COMMANDS_BIT;  // once: the fence must reach the GPU
+  PollFor(poll, [&] {
+    const GLenum result = glClientWaitSync(sync, flags, 0);
+    flags = 0;
+    return result != GL_TIMEOUT_EXPIRED;  // the wait below then answers at once
+  });
   absl::Status status;
   for (;;) {
     const GLenum result = glClientWaitSync(sync, flags, kWaitSliceNs);
@@ -195,14 +201,14 @@ class GlDevice final : public Device {
       }
       if (absl::Status s = RunOnThread(**gl); !s.ok()) return s;
       return downloads.empty() ? absl::OkStatus() : DownloadOnThread(*sources, downloads, kCall);
-    });
+    }, core_->poll_time);
   }
 
   absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset) override {
     const std::vector<DownloadRequest> download = {{&buffer, data, bytes, offset}};
     absl::StatusOr<std::vector<const GlBuffer*>> source = CheckedSources(*core_, "Download", download);
     if (!source.ok() || bytes == 0) return source.status();
-    return core_->worker.Call([&] { return DownloadOnThread(*source, download, "Download"); });
+    return core_->worker.Call([&] { return DownloadOnThread(*source, download, "Download"); }, core_->poll_time);
   }
 
   absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) override {
@@ -258,7 +264,7 @@ class GlDevice final : public Device {
   absl::Status Run(Recording& recording) override {
     absl::StatusOr<GlRecording*> gl = OwnRecording(recording, "Run");
     if (!gl.ok()) return gl.status();
-    return core_->worker.Call([&] { return RunOnThread(**gl); });
+    return core_->worker.Call([&] { return RunOnThread(**gl); }, core_->poll_time);
   }
 
   // The app's syncs waited for (on the GPU), the dispatches, the new sync
@@ -284,7 +290,7 @@ class GlDevice final : public Device {
         return s;
       }
       return last_ticket_;
-    });
+    }, core_->poll_time);
   }
 
   absl::StatusOr<std::unique_ptr<Buffer>> ImportBuffer(const ExternalBuffer& external) override {
@@ -295,7 +301,7 @@ class GlDevice final : public Device {
   using Device::Wait;
   absl::Status Wait(uint64_t ticket, std::chrono::nanoseconds timeout) override {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
+    for (bool first_turn = true;; first_turn = false) {
       const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now());
       const auto turn = static_cast<GLuint64>(std::clamp<int64_t>(left.count(), 0, kWaitTurnNs));
       absl::StatusOr<bool> done = core_->worker.Call([&]() -> absl::StatusOr<bool> {
@@ -303,7 +309,14 @@ class GlDevice final : public Device {
         if (it == submitted_.end()) {
           return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (completed already?)", ticket));
         }
-        const GLenum result = glClientWaitSync(it->second.sync, 0, turn);
+        GLenum result = GL_TIMEOUT_EXPIRED;
+        if (first_turn) {  // an active wait polls (gpu::PollTime)
+          PollFor(std::min(core_->poll_time, left), [&] {
+            result = glClientWaitSync(it->second.sync, 0, 0);
+            return result != GL_TIMEOUT_EXPIRED;
+          });
+        }
+        if (result == GL_TIMEOUT_EXPIRED) result = glClientWaitSync(it->second.sync, 0, turn);
         if (result == GL_TIMEOUT_EXPIRED) return false;
         const Submitted submitted = it->second;
         glDeleteSync(submitted.sync);
@@ -316,7 +329,7 @@ class GlDevice final : public Device {
           submitted.recording->set_timestamps(ReadTimestamps(core_->ext, submitted.recording->queries()));
         }
         return true;
-      });
+      }, first_turn ? core_->poll_time : std::chrono::nanoseconds(0));
       if (!done.ok()) return done.status();
       if (*done) return absl::OkStatus();
       if (std::chrono::steady_clock::now() >= deadline) {
@@ -366,7 +379,7 @@ class GlDevice final : public Device {
   absl::Status CheckAndUpload(const std::vector<UploadRequest>& uploads, std::string_view call) {
     absl::StatusOr<std::vector<const GlBuffer*>> targets = CheckedTargets(*core_, call, uploads);
     if (!targets.ok()) return targets.status();
-    return core_->worker.Call([&] { return UploadOnThread(*targets, uploads, call); });
+    return core_->worker.Call([&] { return UploadOnThread(*targets, uploads, call); }, core_->poll_time);
   }
 
   absl::StatusOr<std::unique_ptr<Recording>> RecordOnThread(const std::vector<Dispatch>& dispatches,
@@ -426,7 +439,7 @@ class GlDevice final : public Device {
   absl::Status RunOnThread(GlRecording& recording) {
     const absl::Status status = DispatchAll(recording);
     // Wait even after an error: the caller may free buffers the GPU still uses.
-    absl::Status waited = WaitForGpu(recording.steps().size());
+    absl::Status waited = WaitForGpu(recording.steps().size(), core_->poll_time);
     if (!status.ok()) return status;
     if (!waited.ok()) return waited;
     if (!recording.queries().empty()) recording.set_timestamps(ReadTimestamps(core_->ext, recording.queries()));
@@ -518,6 +531,7 @@ absl::Status OpenDevice(DeviceCore& core, const DeviceOptions& options) {
   core.ext = chosen.caps.ext;
   core.binary_formats = chosen.caps.binary_formats;
   core.check_each_call = ValidationRequested(options);
+  core.poll_time = PollTime(options.wait, core.info);
   // As many compiler threads as the driver likes (0xFFFFFFFF, the
   // extension's "implementation-dependent maximum"): cold starts compile
   // all programs at once (CreatePrograms).

@@ -46,6 +46,7 @@ struct DeviceCore {
   GlExtensions ext;
   bool binary_formats = false;   // GL_NUM_PROGRAM_BINARY_FORMATS > 0
   bool check_each_call = false;  // glGetError after every call of Run (debug / validation)
+  std::chrono::nanoseconds poll_time{0};  // how long a wait polls its fence first (gpu::PollTime)
 
   // Runs `release` on the worker unless the device is gone (destroying the
   // context already freed every object it had).

@@ -4,13 +4,15 @@
 #include <future>
 #include <string>
 
+#include "backends/gpu/gpu.h"
+
 namespace mgd::gpu::gl {
 
 Worker::Worker() : thread_([this] { Loop(); }) {}
 
 Worker::~Worker() { Stop([] {}); }
 
-absl::Status Worker::RunAndWait(const std::function<void()>& task) {
+absl::Status Worker::RunAndWait(const std::function<void()>& task, std::chrono::nanoseconds poll) {
   if (OnWorkerThread()) {
     task();
     return absl::OkStatus();
@@ -35,6 +37,7 @@ absl::Status Worker::RunAndWait(const std::function<void()>& task) {
     });
   }
   wake_.notify_one();
+  gpu::PollFor(poll, [&] { return result.wait_for(std::chrono::seconds(0)) == std::future_status::ready; });
   return result.get();
 }
 

@@ -3,6 +3,7 @@
 // callers on any thread are then safe, and calls are serialized.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -25,15 +26,17 @@ class Worker {
   // Runs `task` on the worker thread and waits for it. Inline when already on
   // the worker thread (a GL object released inside another task would
   // otherwise wait for itself). FailedPrecondition once stopped; Internal when
-  // the task threw.
-  absl::Status RunAndWait(const std::function<void()>& task);
+  // the task threw. The caller polls for the task's end for up to `poll`
+  // before it sleeps (gpu::PollTime): a woken caller runs tens of
+  // microseconds later. Only for short tasks that wait for the GPU.
+  absl::Status RunAndWait(const std::function<void()>& task, std::chrono::nanoseconds poll = {});
 
   // As RunAndWait for a task returning absl::Status or absl::StatusOr<T>.
   template <typename F>
-  auto Call(F&& fn) -> decltype(fn()) {
+  auto Call(F&& fn, std::chrono::nanoseconds poll = {}) -> decltype(fn()) {
     using R = decltype(fn());
     std::optional<R> result;
-    const absl::Status posted = RunAndWait([&] { result.emplace(fn()); });
+    const absl::Status posted = RunAndWait([&] { result.emplace(fn()); }, poll);
     if (!posted.ok()) return R(posted);
     return std::move(*result);
   }

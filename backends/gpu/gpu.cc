@@ -178,6 +178,20 @@ size_t BindingEnd(const Binding& binding) {
   return binding.bytes != 0 ? binding.offset + binding.bytes : binding.buffer->size();
 }
 
+const char* WaitModeName(WaitMode mode) {
+  switch (mode) {
+    case WaitMode::kAuto: return "auto";
+    case WaitMode::kPassive: return "passive";
+    case WaitMode::kActive: return "active";
+  }
+  return "?";
+}
+
+std::chrono::nanoseconds PollTime(WaitMode mode, const GpuInfo& info) {
+  const bool active = mode == WaitMode::kActive || (mode == WaitMode::kAuto && !info.is_software());
+  return active ? std::chrono::nanoseconds(kActiveWaitLimit) : std::chrono::nanoseconds(0);
+}
+
 const char* PriorityName(Priority priority) {
   switch (priority) {
     case Priority::kLow: return "low";

@@ -83,6 +83,30 @@ struct GpuInfo {
 enum class Priority { kLow, kMedium, kHigh };
 const char* PriorityName(Priority priority);  // "low", "medium", "high"
 
+// How a thread waits for the GPU's work (TFLite's Metal delegate's wait
+// types). kPassive sleeps in the driver (vkWaitForFences, glClientWaitSync)
+// until it wakes the thread, tens of microseconds after the GPU finished on
+// desktop drivers; kActive polls for up to kActiveWaitLimit first, answering
+// as soon as the GPU finishes but keeping a core busy meanwhile (NVIDIA
+// H100: face_detection's invoke 0.19 -> 0.17 ms, docs/perf.md). kAuto: active
+// on a hardware GPU, passive on a software one, whose work runs on the very
+// cores a poll would take.
+enum class WaitMode { kAuto, kPassive, kActive };
+const char* WaitModeName(WaitMode mode);  // "auto", "passive", "active"
+inline constexpr std::chrono::microseconds kActiveWaitLimit{2000};
+// How long a wait on `info`'s device polls before it sleeps: 0 or kActiveWaitLimit.
+std::chrono::nanoseconds PollTime(WaitMode mode, const GpuInfo& info);
+// Polls `done` until it says true or `budget` has passed; what it last said.
+template <typename Done>
+bool PollFor(std::chrono::nanoseconds budget, Done&& done) {
+  if (budget.count() <= 0) return false;
+  const auto until = std::chrono::steady_clock::now() + budget;
+  for (;;) {
+    if (done()) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+  }
+}
+
 struct DeviceOptions {
   // Which device: a decimal index into the enumeration order or a
   // case-insensitive substring of the device name. Empty: the MGD_DEVICE
@@ -97,6 +121,7 @@ struct DeviceOptions {
   // Faults to show (faults.h), for tests; also the MGD_FAULTS variable.
   std::shared_ptr<struct FaultSwitches> faults;
   Priority priority = Priority::kMedium;
+  WaitMode wait = WaitMode::kAuto;
   // GL: make the context on this EGLDisplay (initialized by the app, e.g.
   // its window's) sharing objects with this EGLContext, instead of probing
   // displays of mgd's own; the app's buffers and the device's are then one

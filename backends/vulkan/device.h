@@ -312,6 +312,7 @@ class VulkanDevice : public Device {
   std::thread glslang_warm_up_;  // WarmUpGlslang, begun first in Create; joined first at destruction
   std::thread layouts_warm_up_;  // WarmUpLayouts; joined next
   bool mappable_device_memory_ = false;  // some device-local memory type is host-visible
+  std::chrono::nanoseconds poll_time_{0};  // how long a wait polls its fence first (gpu::PollTime)
   VkPhysicalDeviceTimelineSemaphoreFeatures timeline_features_{};  // in the device's feature chain
   Interop interop_;  // what was enabled (handles filled in by interop())
   PFN_vkImportSemaphoreFdKHR import_semaphore_fd_ = nullptr;

@@ -37,6 +37,7 @@ absl::StatusOr<std::unique_ptr<Device>> VulkanDevice::Create(const DeviceOptions
     self->info_.clamped_limits = true;
   }
   if (absl::Status s = self->Init(options.priority); !s.ok()) return s;
+  self->poll_time_ = PollTime(options.wait, self->info_);
   self->WarmUpLayouts();
   return std::unique_ptr<Device>(std::move(self));
 }

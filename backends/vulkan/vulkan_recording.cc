@@ -173,6 +173,8 @@ absl::Status VulkanDevice::Wait(uint64_t ticket, std::chrono::nanoseconds timeou
     submitted = it->second;
   }
   const auto ns = static_cast<uint64_t>(std::max<int64_t>(timeout.count(), 0));
+  // An active wait polls first; vkWaitForFences then returns at once.
+  PollFor(std::min(poll_time_, timeout), [&] { return vkGetFenceStatus(device_, submitted.fence) != VK_NOT_READY; });
   const VkResult waited = vkWaitForFences(device_, 1, &submitted.fence, VK_TRUE, ns);
   if (waited == VK_TIMEOUT) {
     return absl::DeadlineExceededError(fmt::format("the GPU did not finish within {:.3f} ms", static_cast<double>(ns) * 1e-6));

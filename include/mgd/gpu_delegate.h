@@ -39,6 +39,19 @@ typedef enum MgdGpuPriority {
   kMgdGpuPriorityMaxEnum = 0x7FFFFFFF, /* any int32 is a value (checked), as Vulkan's MAX_ENUM */
 } MgdGpuPriority;
 
+/* How an invoke waits for the GPU's work (TFLite's Metal delegate's wait
+ * types). Passive sleeps in the driver until it wakes the thread, tens of
+ * microseconds after the GPU finished on desktop drivers; active polls for up
+ * to 2 ms first, answering as soon as the GPU finishes while keeping a core
+ * busy. Auto: active on a hardware GPU, passive on a software one (whose work
+ * runs on the cores a poll would take). */
+typedef enum MgdGpuWait {
+  kMgdGpuWaitAuto = 0,
+  kMgdGpuWaitPassive = 1,
+  kMgdGpuWaitActive = 2,
+  kMgdGpuWaitMaxEnum = 0x7FFFFFFF,
+} MgdGpuWait;
+
 typedef struct MgdGpuDelegateOptions {
   MgdGpuApi api;
   /* Nonzero: fp16 storage and arithmetic (TFLite's precision loss allowed). */
@@ -63,6 +76,7 @@ typedef struct MgdGpuDelegateOptions {
    * VK_EXT_global_priority; GL: EGL_IMG_context_priority); high may need
    * privileges, and falls back to medium. */
   MgdGpuPriority priority;
+  MgdGpuWait wait;
   /* GL: make the delegate's context on the app's EGLDisplay (initialized,
    * e.g. its window's), sharing objects with egl_share_context (the app's
    * context, e.g. its window's): the app's GL buffers are then bound in

@@ -126,6 +126,53 @@ TEST_P(GpuTest, SubmittedRecordingsCompleteInAnyWaitOrder) {
   EXPECT_THAT(device_->validation_messages(), ::testing::IsEmpty());
 }
 
+// An active wait (polling before it sleeps; software GPUs wait passively by
+// default) gives what a passive one does: runs, submissions waited for out
+// of order, a whole invoke's round.
+TEST_P(GpuTest, ActiveWaitsGiveWhatPassiveOnesDo) {
+  auto active = Open(false, WaitMode::kActive);
+  ASSERT_NE(active, nullptr);
+  CheckAffine(*active, 1000, 3.0f);
+  auto affine = MakeProgram(*active, "affine", kAffine, 2, 8);
+  ASSERT_NE(affine, nullptr);
+  const uint32_t n = 4096;
+  std::vector<float> in(n);
+  for (uint32_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 13);
+  auto x = MakeBuffer(*active, in);
+  auto y = MakeBuffer(*active, std::vector<float>(n, 0.0f));
+  auto z = MakeBuffer(*active, std::vector<float>(n, 0.0f));
+  auto to_y = active->Record({{affine.get(), {{x.get(), Access::kRead}, {y.get(), Access::kWrite}}, Params(n, 2.0f), {n / 64, 1, 1}}});
+  auto to_z = active->Record({{affine.get(), {{x.get(), Access::kRead}, {z.get(), Access::kWrite}}, Params(n, 5.0f), {n / 64, 1, 1}}});
+  ASSERT_TRUE(to_y.ok() && to_z.ok());
+  auto first = active->Submit(**to_y);
+  auto second = active->Submit(**to_z);
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_TRUE(active->Wait(*second).ok());
+  ASSERT_TRUE(active->Wait(*first).ok());
+  EXPECT_EQ(Read(*active, *y)[100], in[100] * 2.0f + 100.0f);
+  EXPECT_EQ(Read(*active, *z)[100], in[100] * 5.0f + 100.0f);
+  std::vector<float> out(n, -1.0f);
+  ASSERT_TRUE(active->RunWithTransfers({{x.get(), in.data(), n * 4, 0}}, **to_z, {{z.get(), out.data(), n * 4, 0}}).ok());
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], in[i] * 5.0f + static_cast<float>(i)) << "element " << i;
+  EXPECT_THAT(active->validation_messages(), ::testing::IsEmpty());
+}
+
+TEST(GpuWaitTest, PollsUntilDoneOrTheBudgetIsSpent) {
+  int calls = 0;
+  EXPECT_FALSE(PollFor(std::chrono::nanoseconds(0), [&] { return ++calls > 0; }));
+  EXPECT_EQ(calls, 0) << "a passive wait does not poll";
+  EXPECT_TRUE(PollFor(std::chrono::seconds(10), [&] { return ++calls == 3; }));
+  EXPECT_EQ(calls, 3);
+  EXPECT_FALSE(PollFor(std::chrono::microseconds(200), [] { return false; }));
+  GpuInfo hardware, software;
+  hardware.type = DeviceType::kDiscrete;
+  software.type = DeviceType::kCpu;
+  EXPECT_EQ(PollTime(WaitMode::kAuto, hardware), std::chrono::nanoseconds(kActiveWaitLimit));
+  EXPECT_EQ(PollTime(WaitMode::kAuto, software), std::chrono::nanoseconds(0));
+  EXPECT_EQ(PollTime(WaitMode::kActive, software), std::chrono::nanoseconds(kActiveWaitLimit));
+  EXPECT_EQ(PollTime(WaitMode::kPassive, hardware), std::chrono::nanoseconds(0));
+}
+
 // A wait that times out leaves the submission to be waited for again.
 TEST_P(GpuTest, AWaitThatTimesOutCanBeRepeated) {
   auto affine = MakeProgram(*device_, "affine", kAffine, 2, 8);

@@ -77,10 +77,11 @@ class GpuTest : public ::testing::TestWithParam<Api> {
     }
   }
 
-  std::unique_ptr<Device> Open(bool clamp = false) {
+  std::unique_ptr<Device> Open(bool clamp = false, WaitMode wait = WaitMode::kAuto) {
     DeviceOptions options;
     options.validation = true;
     options.clamp_limits = clamp;
+    options.wait = wait;
     auto device = CreateDevice(api(), options);
     EXPECT_TRUE(device.ok()) << device.status();
     return device.ok() ? std::move(*device) : nullptr;

@@ -27,6 +27,7 @@ struct RunOptions {
   std::string int8_filters = "auto";  // auto|8|float: GpuDelegateOptions::int8_filters
   bool int8_integer = false;  // an int8 model's ops stay integer, on the CPU (GpuDelegateOptions::int8_as_float off)
   bool share_programs = false;
+  std::string wait = "auto";             // GpuDelegateOptions::wait: auto|passive|active
   bool fp16_arithmetic = false;          // GpuDelegateOptions::keep_fp16_arithmetic
   std::vector<std::string> fp32_layers;  // GpuDelegateOptions::fp32_layers
   bool table_guard = true;               // GpuDelegateOptions::table_guard (--no-accuracy-guard)

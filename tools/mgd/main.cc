@@ -91,6 +91,11 @@ void AddRunOptions(CLI::App* cmd, mgd::cli::RunOptions& run) {
   cmd->add_flag("--recompile", run.recompile,
                 "A model from mgd compile made for another GPU, driver, precision or options: compile it again "
                 "instead of refusing it");
+  cmd->add_option("--wait", run.wait,
+                  "How an invoke waits for the GPU: active (polls for up to 2 ms, answering as soon as the GPU "
+                  "finishes), passive (sleeps in the driver, waking later), or auto (active on a hardware GPU; "
+                  "default)")
+      ->check(CLI::IsMember({"auto", "passive", "active"}));
 }
 
 // After parsing: whether --backend / --precision were given (a compiled
