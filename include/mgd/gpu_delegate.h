@@ -76,7 +76,6 @@ typedef struct MgdGpuDelegateOptions {
    * VK_EXT_global_priority; GL: EGL_IMG_context_priority); high may need
    * privileges, and falls back to medium. */
   MgdGpuPriority priority;
-  MgdGpuWait wait;
   /* GL: make the delegate's context on the app's EGLDisplay (initialized,
    * e.g. its window's), sharing objects with egl_share_context (the app's
    * context, e.g. its window's): the app's GL buffers are then bound in
@@ -86,6 +85,9 @@ typedef struct MgdGpuDelegateOptions {
    * them. */
   uint64_t egl_display;
   uint64_t egl_share_context;
+  /* How an invoke waits for the GPU (MgdGpuWait; last, so that the fields
+   * before it keep their offsets). */
+  MgdGpuWait wait;
 } MgdGpuDelegateOptions;
 
 MgdGpuDelegateOptions MgdGpuDelegateOptionsDefault(void);
