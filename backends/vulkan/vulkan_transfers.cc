@@ -170,7 +170,7 @@ absl::Status VulkanDevice::SubmitAndWait(VkCommandBuffer cb) {
   si.pCommandBuffers = &cb;
   MGD_VK(vkResetFences(device_, 1, &fence_));
   MGD_VK(vkQueueSubmit(queue_, 1, &si, fence_));
-  PollFor(poll_time_, [&] { return vkGetFenceStatus(device_, fence_) != VK_NOT_READY; });
+  PollFor(poll_time_, [&] { return vkGetFenceStatus(device_, fence_) != VK_NOT_READY; });  // an active wait, as Wait
   const VkResult r = vkWaitForFences(device_, 1, &fence_, VK_TRUE, kRunTimeoutNs);
   if (r == VK_TIMEOUT) return absl::DeadlineExceededError("the GPU did not finish within 600 s");
   if (r != VK_SUCCESS) return VkError("vkWaitForFences", r);
