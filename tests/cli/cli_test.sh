@@ -125,6 +125,7 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     || fail "run --partition-by-cost: $(head -c 300 "$work/out")"
 fi
 expect_error "max-partitions negative" 2 "max-partitions" -- ops "$face" --max-partitions -1
+expect_error "unknown wait" 2 "--wait: bogus not in" -- bench "$face" --wait bogus
 
 # bench on the CPU: latency percentiles, no GPU time.
 if expect_ok "bench --backend cpu" bench "$face" --backend cpu --iterations 2 --warmup 1 --json; then
@@ -143,12 +144,16 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
       grep -qE '"invoke_timing":\{"gpu_ms":[0-9][0-9.e-]*,"in_delegates_ms":[0-9]' "$work/out" \
         || fail "run --backend $api: no invoke timing with the GPU's time: $(grep -o '"invoke_timing":[^}]*}' "$work/out")"
     fi
-    if expect_ok "bench --backend $api --in-flight 2" bench "$face" --backend "$api" --iterations 4 --warmup 1 --in-flight 2 --json; then
+    # Invokes in flight with active waits (polling; a software GPU waits passively by default).
+    if expect_ok "bench --backend $api --in-flight 2 --wait active" bench "$face" --backend "$api" --iterations 4 --warmup 1 \
+        --in-flight 2 --wait active --json; then
       grep -qE '"in_flight":\{"frames_per_s":[0-9]' "$work/out" || fail "bench --in-flight: no throughput: $(head -c 400 "$work/out")"
+      grep -q '"wait":"active"' "$work/out" || fail "bench --wait active: $(head -c 300 "$work/out")"
     fi
     if expect_ok "bench --backend $api" bench "$face" --backend "$api" --iterations 3 --warmup 1 --json --trace "$work/trace.json"; then
       grep -qE '"gpu_ms":\{"p50":[0-9]' "$work/out" || fail "bench --backend $api has no GPU time: $(head -c 300 "$work/out")"
       grep -qE '"per_op":\[\{' "$work/out" || fail "bench --backend $api has no per-op times"
+      grep -q '"wait":"passive"' "$work/out" || fail "bench on a software GPU did not wait passively: $(head -c 300 "$work/out")"
       "$trace_check" "$work/trace.json" "$work/out" || fail "bench --trace on $api: the trace or the per-op times are wrong"
     fi
   done

@@ -247,12 +247,18 @@ absl::Status Bench(const BenchOptions& given) {
   }
   const double p50 = Percentile(run_ms, 0.5);
   const GpuMemory memory = GpuMemoryOf(backend.delegate.get());
+  // How the invokes waited for the GPU, as --wait resolved on this device.
+  const std::string wait = !backend.delegate ? "none"
+                           : gpu::PollTime(backend.delegate->options().wait, backend.delegate->device().info()).count() > 0
+                               ? "active"
+                               : "passive";
   if (options.run.json) {
     nlohmann::json j = {
         {"backend", backend.backend},
         {"device", backend.device},
         {"precision", backend.delegate ? options.run.precision : "fp32"},
         {"fusion", !options.run.no_fusion},
+        {"wait", wait},
         {"prepare_ms", model.prepare_ms},
         {"cache", CacheEvents(backend.delegate.get())},
         {"prepare_steps", PrepareSteps(backend.delegate.get())},
@@ -280,8 +286,10 @@ absl::Status Bench(const BenchOptions& given) {
   const bool warm = backend.delegate && !backend.delegate->cache_events().empty() &&
                     (backend.delegate->cache_events()[0] == "hit" || backend.delegate->cache_events()[0] == "compiled model: loaded");
   fmt::print("prepare    {:.1f} ms ({})\n", model.prepare_ms, warm ? "from the cache or compiled model" : "cold");
-  fmt::print("run        min {:.3f}  p50 {:.3f}  p90 {:.3f}  max {:.3f} ms over {} runs (upload and download included)\n",
-             Percentile(run_ms, 0), p50, Percentile(run_ms, 0.9), Percentile(run_ms, 1), run_ms.size());
+  fmt::print("run        min {:.3f}  p50 {:.3f}  p90 {:.3f}  max {:.3f} ms over {} runs (upload and download "
+             "included{})\n",
+             Percentile(run_ms, 0), p50, Percentile(run_ms, 0.9), Percentile(run_ms, 1), run_ms.size(),
+             backend.delegate ? "; " + wait + " wait" : "");
   if (in_flight) {
     fmt::print("in flight  {} invokes: {:.1f} frames/s (one at a time: {:.1f}), latency p50 {:.3f} p90 {:.3f} ms\n",
                options.in_flight, in_flight->frames_per_s, 1000.0 / p50, Percentile(in_flight->latency_ms, 0.5),
