@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 
 #include "backends/gl/egl_context.h"
@@ -27,6 +28,7 @@ namespace {
 // Run waits for the GPU up to kRunTimeout (gpu.h) before calling it hung.
 constexpr GLuint64 kWaitSliceNs = 100'000'000;  // 100 ms per glClientWaitSync
 constexpr int64_t kWaitTurnNs = 1'000'000;      // Wait's turn on the context thread
+using Clock = std::chrono::steady_clock;
 
 // ---------------------------------------------------------------------------
 // Argument checks (no GL: they run on the caller's thread)
@@ -112,14 +114,18 @@ absl::Status DispatchStep(const GlRecording::Step& step, size_t index, const GlE
   return checked("glDispatchCompute");
 }
 
-// Blocks until the GPU has finished everything submitted so far, polling
-// for up to `poll` first.
-absl::Status WaitForGpu(size_t num_dispatches, std::chrono::nanoseconds poll) {
+// Blocks until the GPU has finished everything submitted so far, sleeping
+// and polling first as `wait` says (an active wait, gpu::PlanWait).
+absl::Status WaitForGpu(size_t num_dispatches, WaitPlan wait) {
   GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
   if (sync == nullptr) return CheckGl("Run", "glFenceSync");
   const auto deadline = std::chrono::steady_clock::now() + kRunTimeout;
   GLbitfield flags = GL_SYNC_FLUSH_COMMANDS_BIT;  // once: the fence must reach the GPU
-  PollFor(poll, [&] {
+  if (wait.sleep.count() > 0) {  // what it answers, the loop below asks again
+    glClientWaitSync(sync, flags, static_cast<GLuint64>(wait.sleep.count()));
+    flags = 0;
+  }
+  PollFor(wait.poll, [&] {
     const GLenum result = glClientWaitSync(sync, flags, 0);
     flags = 0;
     return result != GL_TIMEOUT_EXPIRED;  // the wait below then answers at once
@@ -195,20 +201,20 @@ class GlDevice final : public Device {
     if (!gl.ok()) return gl.status();
     absl::StatusOr<std::vector<const GlBuffer*>> sources = CheckedSources(*core_, kCall, downloads);
     if (!sources.ok()) return sources.status();
-    return core_->worker.Call([&]() -> absl::Status {
+    return CallRun(**gl, [&](Clock::time_point start) -> absl::Status {
       if (!uploads.empty()) {
         if (absl::Status s = UploadOnThread(*targets, uploads, kCall); !s.ok()) return s;
       }
-      if (absl::Status s = RunOnThread(**gl); !s.ok()) return s;
+      if (absl::Status s = RunOnThread(**gl, start); !s.ok()) return s;
       return downloads.empty() ? absl::OkStatus() : DownloadOnThread(*sources, downloads, kCall);
-    }, core_->poll_time);
+    });
   }
 
   absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset) override {
     const std::vector<DownloadRequest> download = {{&buffer, data, bytes, offset}};
     absl::StatusOr<std::vector<const GlBuffer*>> source = CheckedSources(*core_, "Download", download);
     if (!source.ok() || bytes == 0) return source.status();
-    return core_->worker.Call([&] { return DownloadOnThread(*source, download, "Download"); }, core_->poll_time);
+    return core_->worker.Call([&] { return DownloadOnThread(*source, download, "Download"); }, Polling());
   }
 
   absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) override {
@@ -264,7 +270,7 @@ class GlDevice final : public Device {
   absl::Status Run(Recording& recording) override {
     absl::StatusOr<GlRecording*> gl = OwnRecording(recording, "Run");
     if (!gl.ok()) return gl.status();
-    return core_->worker.Call([&] { return RunOnThread(**gl); }, core_->poll_time);
+    return CallRun(**gl, [&](Clock::time_point start) { return RunOnThread(**gl, start); });
   }
 
   // The app's syncs waited for (on the GPU), the dispatches, the new sync
@@ -275,6 +281,7 @@ class GlDevice final : public Device {
     absl::StatusOr<GlRecording*> own = OwnRecording(recording, "Submit");
     if (!own.ok()) return own.status();
     GlRecording* gl = *own;
+    const Clock::time_point start = Clock::now();
     return core_->worker.Call([&]() -> absl::StatusOr<uint64_t> {
       if (absl::Status s = CheckSync(*core_, egl_, sync); !s.ok()) return s;
       if (absl::Status s = QueueWaits(*core_, egl_, sync); !s.ok()) return s;
@@ -284,13 +291,16 @@ class GlDevice final : public Device {
       if (fence == nullptr) return CheckGl("Submit", "glFenceSync");
       if (status.ok()) status = MakeSignal(*core_, egl_, sync);
       glFlush();  // the fence must reach the GPU, or a wait on another thread's turn never ends
-      submitted_[++last_ticket_] = {fence, gl};
+      {
+        std::lock_guard<std::mutex> lock(submitted_mutex_);
+        submitted_[++last_ticket_] = {fence, gl, start};
+      }
       if (!status.ok()) return status;
       if (absl::Status s = CheckGl(fmt::format("Submit of {} dispatches", gl->steps().size()), "a GL call"); !s.ok()) {
         return s;
       }
       return last_ticket_;
-    }, core_->poll_time);
+    }, Polling());
   }
 
   absl::StatusOr<std::unique_ptr<Buffer>> ImportBuffer(const ExternalBuffer& external) override {
@@ -300,39 +310,64 @@ class GlDevice final : public Device {
 
   using Device::Wait;
   absl::Status Wait(uint64_t ticket, std::chrono::nanoseconds timeout) override {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const auto deadline = Clock::now() + timeout;
+    // An active wait (PlanWait) takes passive turns until kWakeLead before
+    // the recording's last run time has passed since Submit, then polls in
+    // one turn, this thread and the context thread alike.
+    std::optional<Clock::time_point> poll_from;
+    {
+      std::lock_guard<std::mutex> lock(submitted_mutex_);
+      if (auto it = submitted_.find(ticket); it != submitted_.end()) {
+        const WaitPlan plan = PlanWait(core_->poll_time, it->second.recording->last_run());
+        if (plan.poll.count() > 0) poll_from = it->second.at + plan.sleep;
+      }
+    }
+    bool finished_before = false;  // at the first look: how long it ran is not known here
     for (bool first_turn = true;; first_turn = false) {
-      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now());
-      const auto turn = static_cast<GLuint64>(std::clamp<int64_t>(left.count(), 0, kWaitTurnNs));
+      const auto now = Clock::now();
+      const bool poll = poll_from && now >= *poll_from;
+      if (poll) poll_from.reset();  // one turn polls
+      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now);
+      int64_t turn_ns = std::clamp<int64_t>(left.count(), 0, kWaitTurnNs);
+      if (poll_from) turn_ns = std::min<int64_t>(turn_ns, std::max<int64_t>((*poll_from - now).count(), 0));
       absl::StatusOr<bool> done = core_->worker.Call([&]() -> absl::StatusOr<bool> {
-        auto it = submitted_.find(ticket);
-        if (it == submitted_.end()) {
-          return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (completed already?)", ticket));
+        Submitted submitted;
+        {
+          std::lock_guard<std::mutex> lock(submitted_mutex_);
+          auto it = submitted_.find(ticket);
+          if (it == submitted_.end()) {
+            return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (completed already?)", ticket));
+          }
+          submitted = it->second;
         }
-        GLenum result = GL_TIMEOUT_EXPIRED;
-        if (first_turn) {  // an active wait polls (gpu::PollTime)
+        GLenum result = glClientWaitSync(submitted.sync, 0, 0);
+        if (first_turn) finished_before = result != GL_TIMEOUT_EXPIRED;
+        if (result == GL_TIMEOUT_EXPIRED && poll) {
           PollFor(std::min(core_->poll_time, left), [&] {
-            result = glClientWaitSync(it->second.sync, 0, 0);
+            result = glClientWaitSync(submitted.sync, 0, 0);
             return result != GL_TIMEOUT_EXPIRED;
           });
         }
-        if (result == GL_TIMEOUT_EXPIRED) result = glClientWaitSync(it->second.sync, 0, turn);
+        if (result == GL_TIMEOUT_EXPIRED) result = glClientWaitSync(submitted.sync, 0, static_cast<GLuint64>(turn_ns));
         if (result == GL_TIMEOUT_EXPIRED) return false;
-        const Submitted submitted = it->second;
+        {
+          std::lock_guard<std::mutex> lock(submitted_mutex_);
+          submitted_.erase(ticket);
+        }
         glDeleteSync(submitted.sync);
-        submitted_.erase(it);
         if (result == GL_WAIT_FAILED) {
           absl::Status s = CheckGl("Wait", "glClientWaitSync");
           return s.ok() ? absl::InternalError("Wait: glClientWaitSync failed") : s;
         }
+        if (!finished_before) submitted.recording->set_last_run(Clock::now() - submitted.at);
         if (!submitted.recording->queries().empty()) {
           submitted.recording->set_timestamps(ReadTimestamps(core_->ext, submitted.recording->queries()));
         }
         return true;
-      }, first_turn ? core_->poll_time : std::chrono::nanoseconds(0));
+      }, poll ? Polling() : WaitPlan{});
       if (!done.ok()) return done.status();
       if (*done) return absl::OkStatus();
-      if (std::chrono::steady_clock::now() >= deadline) {
+      if (Clock::now() >= deadline) {
         return absl::DeadlineExceededError(fmt::format(
             "the GPU did not finish within {:.3f} ms", std::chrono::duration<double, std::milli>(timeout).count()));
       }
@@ -379,7 +414,7 @@ class GlDevice final : public Device {
   absl::Status CheckAndUpload(const std::vector<UploadRequest>& uploads, std::string_view call) {
     absl::StatusOr<std::vector<const GlBuffer*>> targets = CheckedTargets(*core_, call, uploads);
     if (!targets.ok()) return targets.status();
-    return core_->worker.Call([&] { return UploadOnThread(*targets, uploads, call); }, core_->poll_time);
+    return core_->worker.Call([&] { return UploadOnThread(*targets, uploads, call); }, Polling());
   }
 
   absl::StatusOr<std::unique_ptr<Recording>> RecordOnThread(const std::vector<Dispatch>& dispatches,
@@ -436,10 +471,12 @@ class GlDevice final : public Device {
     return status;
   }
 
-  absl::Status RunOnThread(GlRecording& recording) {
+  // `start`: when the caller asked (CallRun).
+  absl::Status RunOnThread(GlRecording& recording, Clock::time_point start) {
     const absl::Status status = DispatchAll(recording);
     // Wait even after an error: the caller may free buffers the GPU still uses.
-    absl::Status waited = WaitForGpu(recording.steps().size(), core_->poll_time);
+    absl::Status waited =
+        WaitForGpu(recording.steps().size(), PlanWait(core_->poll_time, recording.last_run(), Clock::now() - start));
     if (!status.ok()) return status;
     if (!waited.ok()) return waited;
     if (!recording.queries().empty()) recording.set_timestamps(ReadTimestamps(core_->ext, recording.queries()));
@@ -470,13 +507,29 @@ class GlDevice final : public Device {
     return compiled;
   }
 
+  // Runs `run(start)` on the context thread, which runs `recording`: this
+  // thread and that one wait as PlanWait says for the time the recording's
+  // last run took, then this one's is kept.
+  template <typename Run>
+  absl::Status CallRun(GlRecording& recording, Run&& run) {
+    const Clock::time_point start = Clock::now();
+    absl::Status status = core_->worker.Call([&] { return run(start); }, PlanWait(core_->poll_time, recording.last_run()));
+    if (status.ok()) recording.set_last_run(Clock::now() - start);
+    return status;
+  }
+  // How a short call that waits for the GPU (an upload, a download) waits.
+  WaitPlan Polling() const { return PlanWait(core_->poll_time, {}); }
+
   std::shared_ptr<DeviceCore> core_;
-  // Submit's fences not yet waited for, by ticket; touched on the context
-  // thread only.
+  // Submit's fences not yet waited for, by ticket. GL objects in them are
+  // touched on the context thread only; the lock is for Wait's caller, who
+  // plans its wait by the recording's last run.
   struct Submitted {
     GLsync sync = nullptr;
     GlRecording* recording = nullptr;  // its timestamps are read when it completes
+    Clock::time_point at;              // when Submit was called (Recording::last_run)
   };
+  std::mutex submitted_mutex_;
   std::map<uint64_t, Submitted> submitted_;
   uint64_t last_ticket_ = 0;
   EglSyncFunctions egl_;  // fixed once the device exists

@@ -4,15 +4,13 @@
 #include <future>
 #include <string>
 
-#include "backends/gpu/gpu.h"
-
 namespace mgd::gpu::gl {
 
 Worker::Worker() : thread_([this] { Loop(); }) {}
 
 Worker::~Worker() { Stop([] {}); }
 
-absl::Status Worker::RunAndWait(const std::function<void()>& task, std::chrono::nanoseconds poll) {
+absl::Status Worker::RunAndWait(const std::function<void()>& task, gpu::WaitPlan wait) {
   if (OnWorkerThread()) {
     task();
     return absl::OkStatus();
@@ -37,7 +35,8 @@ absl::Status Worker::RunAndWait(const std::function<void()>& task, std::chrono::
     });
   }
   wake_.notify_one();
-  gpu::PollFor(poll, [&] { return result.wait_for(std::chrono::seconds(0)) == std::future_status::ready; });
+  if (wait.sleep.count() > 0) result.wait_for(wait.sleep);
+  gpu::PollFor(wait.poll, [&] { return result.wait_for(std::chrono::seconds(0)) == std::future_status::ready; });
   return result.get();
 }
 

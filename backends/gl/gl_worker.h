@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "backends/gpu/gpu.h"
 
 namespace mgd::gpu::gl {
 
@@ -26,17 +27,18 @@ class Worker {
   // Runs `task` on the worker thread and waits for it. Inline when already on
   // the worker thread (a GL object released inside another task would
   // otherwise wait for itself). FailedPrecondition once stopped; Internal when
-  // the task threw. The caller polls for the task's end for up to `poll`
-  // before it sleeps (gpu::PollTime): a woken caller runs tens of
-  // microseconds later. Only for short tasks that wait for the GPU.
-  absl::Status RunAndWait(const std::function<void()>& task, std::chrono::nanoseconds poll = {});
+  // the task threw. The caller waits for the task's end as `wait` says
+  // (gpu::PlanWait: a sleep, then a poll) before it sleeps for good: a woken
+  // caller runs tens of microseconds later. Only for tasks that wait for the
+  // GPU.
+  absl::Status RunAndWait(const std::function<void()>& task, gpu::WaitPlan wait = {});
 
   // As RunAndWait for a task returning absl::Status or absl::StatusOr<T>.
   template <typename F>
-  auto Call(F&& fn, std::chrono::nanoseconds poll = {}) -> decltype(fn()) {
+  auto Call(F&& fn, gpu::WaitPlan wait = {}) -> decltype(fn()) {
     using R = decltype(fn());
     std::optional<R> result;
-    const absl::Status posted = RunAndWait([&] { result.emplace(fn()); }, poll);
+    const absl::Status posted = RunAndWait([&] { result.emplace(fn()); }, wait);
     if (!posted.ok()) return R(posted);
     return std::move(*result);
   }

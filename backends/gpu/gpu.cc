@@ -192,6 +192,15 @@ std::chrono::nanoseconds PollTime(WaitMode mode, const GpuInfo& info) {
   return active ? std::chrono::nanoseconds(kActiveWaitLimit) : std::chrono::nanoseconds(0);
 }
 
+WaitPlan PlanWait(std::chrono::nanoseconds poll_time, std::chrono::nanoseconds expected,
+                  std::chrono::nanoseconds waited) {
+  WaitPlan plan;
+  if (poll_time.count() <= 0) return plan;  // a passive wait
+  plan.poll = poll_time;
+  if (expected > poll_time) plan.sleep = std::max(expected - kWakeLead - waited, std::chrono::nanoseconds(0));
+  return plan;
+}
+
 const char* PriorityName(Priority priority) {
   switch (priority) {
     case Priority::kLow: return "low";

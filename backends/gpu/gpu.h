@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -86,16 +87,32 @@ const char* PriorityName(Priority priority);  // "low", "medium", "high"
 // How a thread waits for the GPU's work (TFLite's Metal delegate's wait
 // types). kPassive sleeps in the driver (vkWaitForFences, glClientWaitSync)
 // until it wakes the thread, tens of microseconds after the GPU finished on
-// desktop drivers; kActive polls for up to kActiveWaitLimit first, answering
-// as soon as the GPU finishes but keeping a core busy meanwhile (NVIDIA
-// H100: face_detection's invoke 0.19 -> 0.17 ms, docs/perf.md). kAuto: active
-// on a hardware GPU, passive on a software one, whose work runs on the very
-// cores a poll would take.
+// desktop drivers; kActive polls for up to kActiveWaitLimit around when the
+// work should end (PlanWait), answering as soon as the GPU finishes but
+// keeping a core busy meanwhile (NVIDIA H100: face_detection's invoke
+// 0.19 -> 0.17 ms, docs/perf.md). kAuto: active on a hardware GPU, passive
+// on a software one, whose work runs on the very cores a poll would take.
 enum class WaitMode { kAuto, kPassive, kActive };
 const char* WaitModeName(WaitMode mode);  // "auto", "passive", "active"
 inline constexpr std::chrono::microseconds kActiveWaitLimit{2000};
 // How long a wait on `info`'s device polls before it sleeps: 0 or kActiveWaitLimit.
 std::chrono::nanoseconds PollTime(WaitMode mode, const GpuInfo& info);
+// How one active wait spends its time. A run longer than the poll budget (a
+// phone's 10-30 ms model) would keep a core busy for all of that budget and
+// still wake late, so the wait first sleeps in the driver (which answers
+// early if the work finishes) until kWakeLead before the run is expected to
+// end, then polls. Runs shorter than the budget poll from the start: a
+// sleep that short wakes late on desktop drivers.
+struct WaitPlan {
+  std::chrono::nanoseconds sleep{0};  // in the driver: vkWaitForFences, glClientWaitSync, a future
+  std::chrono::nanoseconds poll{0};   // then polls for up to this long
+};
+inline constexpr std::chrono::microseconds kWakeLead{1000};
+// `poll_time`: PollTime's for the device; `expected`: how long the same
+// recording took last time (0: unknown); `waited`: how long ago the work was
+// submitted.
+WaitPlan PlanWait(std::chrono::nanoseconds poll_time, std::chrono::nanoseconds expected,
+                  std::chrono::nanoseconds waited = {});
 // Polls `done` until it says true or `budget` has passed; what it last said.
 template <typename Done>
 bool PollFor(std::chrono::nanoseconds budget, Done&& done) {
@@ -225,6 +242,16 @@ class Recording {
   // When each dispatch began in the last run, in nanoseconds after the first
   // one began (the GPU's clock); empty without timestamps.
   virtual std::vector<double> dispatch_start_ns() const = 0;
+
+  // How long its last run took from submission until a waiter saw it
+  // finish (0 before the first): the next active wait sleeps through most
+  // of that (PlanWait). Set by the device; atomic, as another thread's
+  // wait may read it.
+  std::chrono::nanoseconds last_run() const { return std::chrono::nanoseconds(last_run_ns_.load(std::memory_order_relaxed)); }
+  void set_last_run(std::chrono::nanoseconds run) { last_run_ns_.store(run.count(), std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int64_t> last_run_ns_{0};
 };
 
 struct RecordOptions {

@@ -9,6 +9,7 @@
 #include <vulkan/vulkan.h>
 
 #include <array>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -305,6 +306,7 @@ class VulkanDevice : public Device {
     VkFence fence = VK_NULL_HANDLE;
     VulkanRecording* recording = nullptr;  // its timestamps are read when it completes
     std::vector<VkSemaphore> semaphores;   // made for it (SubmitSemaphores::own)
+    std::chrono::steady_clock::time_point at;  // when it was submitted (Recording::last_run)
   };
   std::map<uint64_t, Submitted> submitted_;
   std::vector<VkFence> free_fences_;

@@ -138,7 +138,7 @@ absl::StatusOr<uint64_t> VulkanDevice::Submit(Recording& recording, const Submit
     DestroySemaphores(semaphores.own);
     return VkError("vkQueueSubmit", result);
   }
-  submitted_[++last_ticket_] = {fence, &r, semaphores.own};
+  submitted_[++last_ticket_] = {fence, &r, semaphores.own, std::chrono::steady_clock::now()};
   if (semaphores.export_fd != VK_NULL_HANDLE) {
     VkSemaphoreGetFdInfoKHR get{VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR};
     get.semaphore = semaphores.export_fd;
@@ -172,12 +172,24 @@ absl::Status VulkanDevice::Wait(uint64_t ticket, std::chrono::nanoseconds timeou
     }
     submitted = it->second;
   }
-  const auto ns = static_cast<uint64_t>(std::max<int64_t>(timeout.count(), 0));
-  // An active wait polls first; vkWaitForFences then returns at once.
-  PollFor(std::min(poll_time_, timeout), [&] { return vkGetFenceStatus(device_, submitted.fence) != VK_NOT_READY; });
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + timeout;
+  auto finished = [&] { return vkGetFenceStatus(device_, submitted.fence) != VK_NOT_READY; };
+  const bool finished_before = finished();  // then how long it ran is not known here
+  if (!finished_before && poll_time_.count() > 0) {
+    // An active wait sleeps through most of the time the recording's last
+    // run took, then polls (PlanWait); vkWaitForFences then returns at once.
+    const WaitPlan plan = PlanWait(poll_time_, submitted.recording->last_run(), Clock::now() - submitted.at);
+    const auto sleep = std::min(plan.sleep, timeout);
+    if (sleep.count() > 0) vkWaitForFences(device_, 1, &submitted.fence, VK_TRUE, static_cast<uint64_t>(sleep.count()));
+    PollFor(std::min(plan.poll, timeout - sleep), finished);
+  }
+  const auto ns = static_cast<uint64_t>(std::max<int64_t>((deadline - Clock::now()).count(), 0));
   const VkResult waited = vkWaitForFences(device_, 1, &submitted.fence, VK_TRUE, ns);
+  if (waited == VK_SUCCESS && !finished_before) submitted.recording->set_last_run(Clock::now() - submitted.at);
   if (waited == VK_TIMEOUT) {
-    return absl::DeadlineExceededError(fmt::format("the GPU did not finish within {:.3f} ms", static_cast<double>(ns) * 1e-6));
+    return absl::DeadlineExceededError(
+        fmt::format("the GPU did not finish within {:.3f} ms", std::chrono::duration<double, std::milli>(timeout).count()));
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);

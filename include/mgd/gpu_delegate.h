@@ -42,9 +42,11 @@ typedef enum MgdGpuPriority {
 /* How an invoke waits for the GPU's work (TFLite's Metal delegate's wait
  * types). Passive sleeps in the driver until it wakes the thread, tens of
  * microseconds after the GPU finished on desktop drivers; active polls for up
- * to 2 ms first, answering as soon as the GPU finishes while keeping a core
- * busy. Auto: active on a hardware GPU, passive on a software one (whose work
- * runs on the cores a poll would take). */
+ * to 2 ms around when the work should end (a model whose last invoke took
+ * longer sleeps in the driver until 1 ms before that), answering as soon as
+ * the GPU finishes while keeping a core busy. Auto: active on a hardware GPU,
+ * passive on a software one (whose work runs on the cores a poll would
+ * take). */
 typedef enum MgdGpuWait {
   kMgdGpuWaitAuto = 0,
   kMgdGpuWaitPassive = 1,

@@ -154,6 +154,27 @@ TEST_P(GpuTest, ActiveWaitsGiveWhatPassiveOnesDo) {
   std::vector<float> out(n, -1.0f);
   ASSERT_TRUE(active->RunWithTransfers({{x.get(), in.data(), n * 4, 0}}, **to_z, {{z.get(), out.data(), n * 4, 0}}).ok());
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], in[i] * 5.0f + static_cast<float>(i)) << "element " << i;
+  // After a run of 2 s, a wait sleeps in the driver until shortly before
+  // 2 s have passed (PlanWait), but ends when the GPU finishes; then that
+  // run's time is kept, unless it had finished before the wait looked.
+  for (const char* how : {"Run", "Submit and Wait", "RunWithTransfers"}) {
+    (*to_y)->set_last_run(std::chrono::seconds(2));
+    const auto start = std::chrono::steady_clock::now();
+    if (how == std::string("Run")) {
+      ASSERT_TRUE(active->Run(**to_y).ok());
+    } else if (how == std::string("Submit and Wait")) {
+      auto ticket = active->Submit(**to_y);
+      ASSERT_TRUE(ticket.ok());
+      ASSERT_TRUE(active->Wait(*ticket).ok());
+    } else {
+      ASSERT_TRUE(active->RunWithTransfers({}, **to_y, {{y.get(), out.data(), n * 4, 0}}).ok());
+    }
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_LT(took, std::chrono::seconds(1)) << how << " slept past the GPU's end";
+    const auto kept = (*to_y)->last_run();
+    EXPECT_TRUE(kept == std::chrono::seconds(2) || (kept.count() > 0 && kept <= took)) << how << ": " << kept.count();
+  }
+  EXPECT_EQ(out[100], in[100] * 2.0f + 100.0f);
   EXPECT_THAT(active->validation_messages(), ::testing::IsEmpty());
 }
 
@@ -171,6 +192,25 @@ TEST(GpuWaitTest, PollsUntilDoneOrTheBudgetIsSpent) {
   EXPECT_EQ(PollTime(WaitMode::kAuto, software), std::chrono::nanoseconds(0));
   EXPECT_EQ(PollTime(WaitMode::kActive, software), std::chrono::nanoseconds(kActiveWaitLimit));
   EXPECT_EQ(PollTime(WaitMode::kPassive, hardware), std::chrono::nanoseconds(0));
+}
+
+TEST(GpuWaitTest, ALongRunSleepsUntilShortlyBeforeItShouldEnd) {
+  using std::chrono::milliseconds;
+  using std::chrono::nanoseconds;
+  const nanoseconds poll(kActiveWaitLimit);
+  const WaitPlan passive = PlanWait(nanoseconds(0), milliseconds(20));
+  EXPECT_EQ(passive.sleep, nanoseconds(0));
+  EXPECT_EQ(passive.poll, nanoseconds(0));
+  // Unknown, or shorter than the poll budget: polls from the start.
+  EXPECT_EQ(PlanWait(poll, nanoseconds(0)).sleep, nanoseconds(0));
+  EXPECT_EQ(PlanWait(poll, nanoseconds(0)).poll, poll);
+  EXPECT_EQ(PlanWait(poll, std::chrono::microseconds(1500)).sleep, nanoseconds(0));
+  // Longer: sleeps until kWakeLead before it should end, counted from the
+  // submission, then polls.
+  EXPECT_EQ(PlanWait(poll, milliseconds(20)).sleep, milliseconds(20) - kWakeLead);
+  EXPECT_EQ(PlanWait(poll, milliseconds(20), milliseconds(5)).sleep, milliseconds(15) - kWakeLead);
+  EXPECT_EQ(PlanWait(poll, milliseconds(20), milliseconds(5)).poll, poll);
+  EXPECT_EQ(PlanWait(poll, milliseconds(20), milliseconds(30)).sleep, nanoseconds(0)) << "past the expected end";
 }
 
 // A wait that times out leaves the submission to be waited for again.

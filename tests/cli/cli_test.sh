@@ -149,6 +149,8 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
         --in-flight 2 --wait active --json; then
       grep -qE '"in_flight":\{"frames_per_s":[0-9]' "$work/out" || fail "bench --in-flight: no throughput: $(head -c 400 "$work/out")"
       grep -q '"wait":"active"' "$work/out" || fail "bench --wait active: $(head -c 300 "$work/out")"
+      grep -qE '"cpu_ms_per_invoke":[0-9]*\.?[0-9]*[1-9]' "$work/out" \
+        || fail "bench: no CPU time per invoke: $(grep -o '"cpu_ms_per_invoke":[^,]*' "$work/out")"
     fi
     if expect_ok "bench --backend $api" bench "$face" --backend "$api" --iterations 3 --warmup 1 --json --trace "$work/trace.json"; then
       grep -qE '"gpu_ms":\{"p50":[0-9]' "$work/out" || fail "bench --backend $api has no GPU time: $(head -c 300 "$work/out")"

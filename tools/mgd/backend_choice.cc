@@ -117,9 +117,9 @@ absl::StatusOr<GpuDelegateOptions> DelegateOptionsFrom(const RunOptions& run) {
     options.int8_dot = run.int8_filters == "dot";
   }
   options.share_programs = run.share_programs;
-  options.wait = run.wait == "active"    ? gpu::WaitMode::kActive
-                 : run.wait == "passive" ? gpu::WaitMode::kPassive
-                                         : gpu::WaitMode::kAuto;
+  for (gpu::WaitMode mode : {gpu::WaitMode::kAuto, gpu::WaitMode::kPassive, gpu::WaitMode::kActive}) {
+    if (run.wait == gpu::WaitModeName(mode)) options.wait = mode;
+  }
   options.keep_fp16_arithmetic = run.fp16_arithmetic;
   options.fp32_layers = run.fp32_layers;
   options.table_guard = run.table_guard;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -97,11 +98,27 @@ class Trace {
 constexpr int kCpuTrack = 1;
 constexpr int kFirstGpuTrack = 2;
 
+// The process's CPU time so far, every thread's (a GL context thread's, a
+// software GPU's own), in ms.
+double ProcessCpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) * 1e-6;
+}
+
 // Wall time of each of `iterations` invokes after `warmup` ones, each also a
-// span on the trace's CPU track.
-absl::StatusOr<std::vector<double>> Time(Interpreter& interpreter, int warmup, int iterations, Trace& trace) {
+// span on the trace's CPU track, and the CPU time they took per invoke
+// (what an active wait's polling costs, beside the latency it saves).
+struct Timed {
   std::vector<double> ms;
+  double cpu_ms_per_invoke = 0;
+};
+absl::StatusOr<Timed> Time(Interpreter& interpreter, int warmup, int iterations, Trace& trace) {
+  Timed timed;
+  std::vector<double>& ms = timed.ms;
+  double cpu_start = 0;
   for (int i = 0; i < warmup + iterations; ++i) {
+    if (i == warmup) cpu_start = ProcessCpuMs();
     const auto start = Clock::now();
     if (absl::Status s = interpreter.Invoke(); !s.ok()) return absl::InternalError(s.message());
     const auto end = Clock::now();
@@ -109,7 +126,8 @@ absl::StatusOr<std::vector<double>> Time(Interpreter& interpreter, int warmup, i
     trace.Span(i < warmup ? "invoke (warm-up)" : "invoke", "cpu", kCpuTrack, trace.Us(start), trace.Us(end) - trace.Us(start),
                {{"iteration", i - warmup}});
   }
-  return ms;
+  timed.cpu_ms_per_invoke = (ProcessCpuMs() - cpu_start) / iterations;
+  return timed;
 }
 
 // `iterations` async invokes after `warmup` ones, at most `in_flight`
@@ -182,7 +200,8 @@ absl::Status Bench(const BenchOptions& given) {
   trace.NameTrack(kCpuTrack, "CPU: prepare and invokes");
   trace.Span("prepare (read, compile, upload weights)", "cpu", kCpuTrack, 0, model.prepare_ms * 1000);
   Interpreter& interpreter = *model.interpreter;
-  MGD_ASSIGN_OR_RETURN(std::vector<double> run_ms, Time(interpreter, options.warmup, options.iterations, trace));
+  MGD_ASSIGN_OR_RETURN(Timed timed, Time(interpreter, options.warmup, options.iterations, trace));
+  const std::vector<double>& run_ms = timed.ms;
 
   // GPU times: the timestamped recordings, replayed separately so that the
   // latency above carries no query overhead.
@@ -228,7 +247,8 @@ absl::Status Bench(const BenchOptions& given) {
     MGD_ASSIGN_OR_RETURN(Graph cpu_graph, ReadModelFile(options.run.model));
     MGD_ASSIGN_OR_RETURN(Model cpu, Load(options, std::move(cpu_graph), Ms(Clock::now() - cpu_read_start), nullptr));
     Trace unused(Clock::now());
-    MGD_ASSIGN_OR_RETURN(cpu_ms, Time(*cpu.interpreter, std::min(options.warmup, 3), std::min(options.iterations, 10), unused));
+    MGD_ASSIGN_OR_RETURN(Timed on_cpu, Time(*cpu.interpreter, std::min(options.warmup, 3), std::min(options.iterations, 10), unused));
+    cpu_ms = std::move(on_cpu.ms);
   }
   std::optional<Throughput> in_flight;
   if (options.in_flight > 0) {
@@ -248,10 +268,10 @@ absl::Status Bench(const BenchOptions& given) {
   const double p50 = Percentile(run_ms, 0.5);
   const GpuMemory memory = GpuMemoryOf(backend.delegate.get());
   // How the invokes waited for the GPU, as --wait resolved on this device.
+  const bool polls =
+      backend.delegate && gpu::PollTime(backend.delegate->options().wait, backend.delegate->device().info()).count() > 0;
   const std::string wait = !backend.delegate ? "none"
-                           : gpu::PollTime(backend.delegate->options().wait, backend.delegate->device().info()).count() > 0
-                               ? "active"
-                               : "passive";
+                                             : gpu::WaitModeName(polls ? gpu::WaitMode::kActive : gpu::WaitMode::kPassive);
   if (options.run.json) {
     nlohmann::json j = {
         {"backend", backend.backend},
@@ -264,6 +284,7 @@ absl::Status Bench(const BenchOptions& given) {
         {"prepare_steps", PrepareSteps(backend.delegate.get())},
         {"run_ms",
          {{"min", Percentile(run_ms, 0)}, {"p50", p50}, {"p90", Percentile(run_ms, 0.9)}, {"max", Percentile(run_ms, 1)}}},
+        {"cpu_ms_per_invoke", timed.cpu_ms_per_invoke},
         {"gpu_ms", {{"p50", backend.delegate ? nlohmann::json(Percentile(gpu_total_ms, 0.5)) : nlohmann::json(nullptr)}}},
         {"dispatches", dispatches.size()},
         {"partitions", interpreter.partitions().size()},
@@ -287,9 +308,9 @@ absl::Status Bench(const BenchOptions& given) {
                     (backend.delegate->cache_events()[0] == "hit" || backend.delegate->cache_events()[0] == "compiled model: loaded");
   fmt::print("prepare    {:.1f} ms ({})\n", model.prepare_ms, warm ? "from the cache or compiled model" : "cold");
   fmt::print("run        min {:.3f}  p50 {:.3f}  p90 {:.3f}  max {:.3f} ms over {} runs (upload and download "
-             "included{})\n",
+             "included{}); CPU {:.3f} ms per invoke\n",
              Percentile(run_ms, 0), p50, Percentile(run_ms, 0.9), Percentile(run_ms, 1), run_ms.size(),
-             backend.delegate ? "; " + wait + " wait" : "");
+             backend.delegate ? "; " + wait + " wait" : "", timed.cpu_ms_per_invoke);
   if (in_flight) {
     fmt::print("in flight  {} invokes: {:.1f} frames/s (one at a time: {:.1f}), latency p50 {:.3f} p90 {:.3f} ms\n",
                options.in_flight, in_flight->frames_per_s, 1000.0 / p50, Percentile(in_flight->latency_ms, 0.5),
