@@ -197,7 +197,7 @@ WaitPlan PlanWait(std::chrono::nanoseconds poll_time, std::chrono::nanoseconds e
   WaitPlan plan;
   if (poll_time.count() <= 0) return plan;  // a passive wait
   plan.poll = poll_time;
-  if (expected > poll_time) plan.sleep = std::max(expected - kWakeLead - waited, std::chrono::nanoseconds(0));
+  plan.sleep = std::max(expected - kWakeLead - waited, std::chrono::nanoseconds(0));
   return plan;
 }
 

@@ -99,10 +99,11 @@ inline constexpr std::chrono::microseconds kActiveWaitLimit{2000};
 std::chrono::nanoseconds PollTime(WaitMode mode, const GpuInfo& info);
 // How one active wait spends its time. A run longer than the poll budget (a
 // phone's 10-30 ms model) would keep a core busy for all of that budget and
-// still wake late, so the wait first sleeps in the driver (which answers
-// early if the work finishes) until kWakeLead before the run is expected to
-// end, then polls. Runs shorter than the budget poll from the start: a
-// sleep that short wakes late on desktop drivers.
+// still wake late, and one a little shorter would keep it busy throughout,
+// so the wait first sleeps in the driver (which answers early if the work
+// finishes) until kWakeLead before the run is expected to end, then polls.
+// kWakeLead is far longer than a timed sleep's late wake (Linux's timer
+// slack, 50 us); runs shorter than it poll from the start.
 struct WaitPlan {
   std::chrono::nanoseconds sleep{0};  // in the driver: vkWaitForFences, glClientWaitSync, a future
   std::chrono::nanoseconds poll{0};   // then polls for up to this long

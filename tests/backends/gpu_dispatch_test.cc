@@ -201,10 +201,11 @@ TEST(GpuWaitTest, ALongRunSleepsUntilShortlyBeforeItShouldEnd) {
   const WaitPlan passive = PlanWait(nanoseconds(0), milliseconds(20));
   EXPECT_EQ(passive.sleep, nanoseconds(0));
   EXPECT_EQ(passive.poll, nanoseconds(0));
-  // Unknown, or shorter than the poll budget: polls from the start.
+  // Unknown, or shorter than kWakeLead: polls from the start.
   EXPECT_EQ(PlanWait(poll, nanoseconds(0)).sleep, nanoseconds(0));
   EXPECT_EQ(PlanWait(poll, nanoseconds(0)).poll, poll);
-  EXPECT_EQ(PlanWait(poll, std::chrono::microseconds(1500)).sleep, nanoseconds(0));
+  EXPECT_EQ(PlanWait(poll, std::chrono::microseconds(800)).sleep, nanoseconds(0));
+  EXPECT_EQ(PlanWait(poll, std::chrono::microseconds(1500)).sleep, std::chrono::microseconds(500));
   // Longer: sleeps until kWakeLead before it should end, counted from the
   // submission, then polls.
   EXPECT_EQ(PlanWait(poll, milliseconds(20)).sleep, milliseconds(20) - kWakeLead);
