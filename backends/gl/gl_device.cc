@@ -10,24 +10,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <map>
-#include <mutex>
-#include <optional>
 
 #include "backends/gl/egl_context.h"
 #include "backends/gl/gl_displays.h"
 #include "backends/gl/gl_info.h"
 #include "backends/gl/gl_interop.h"
 #include "backends/gl/gl_objects.h"
+#include "backends/gl/gl_submissions.h"
 #include "backends/gl/gl_transfers.h"
 #include "backends/gl/gl_worker.h"
 
 namespace mgd::gpu::gl {
 namespace {
 
-// Run waits for the GPU up to kRunTimeout (gpu.h) before calling it hung.
-constexpr GLuint64 kWaitSliceNs = 100'000'000;  // 100 ms per glClientWaitSync
-constexpr int64_t kWaitTurnNs = 1'000'000;      // Wait's turn on the context thread
 using Clock = std::chrono::steady_clock;
 
 // ---------------------------------------------------------------------------
@@ -112,57 +107,6 @@ absl::Status DispatchStep(const GlRecording::Step& step, size_t index, const GlE
   glDispatchCompute(step.groups[0], step.groups[1], step.groups[2]);
   if (queries != nullptr) ext.query_counter(queries[1], GL_TIMESTAMP_EXT);
   return checked("glDispatchCompute");
-}
-
-// Blocks until the GPU has finished everything submitted so far, sleeping
-// and polling first as `wait` says (an active wait, gpu::PlanWait).
-absl::Status WaitForGpu(size_t num_dispatches, WaitPlan wait) {
-  GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-  if (sync == nullptr) return CheckGl("Run", "glFenceSync");
-  const auto deadline = std::chrono::steady_clock::now() + kRunTimeout;
-  GLbitfield flags = GL_SYNC_FLUSH_COMMANDS_BIT;  // once: the fence must reach the GPU
-  if (wait.sleep.count() > 0) {  // what it answers, the loop below asks again
-    glClientWaitSync(sync, flags, static_cast<GLuint64>(wait.sleep.count()));
-    flags = 0;
-  }
-  PollFor(wait.poll, [&] {
-    const GLenum result = glClientWaitSync(sync, flags, 0);
-    flags = 0;
-    return result != GL_TIMEOUT_EXPIRED;  // the wait below then answers at once
-  });
-  absl::Status status;
-  for (;;) {
-    const GLenum result = glClientWaitSync(sync, flags, kWaitSliceNs);
-    flags = 0;
-    if (result == GL_ALREADY_SIGNALED || result == GL_CONDITION_SATISFIED) break;
-    if (result == GL_WAIT_FAILED) {
-      status = CheckGl("Run", "glClientWaitSync");
-      if (status.ok()) status = absl::InternalError("Run: glClientWaitSync failed");
-      break;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      status = absl::DeadlineExceededError(fmt::format("Run: {} dispatches did not complete within {} s (GPU hung?)",
-                                                       num_dispatches, std::chrono::duration_cast<std::chrono::seconds>(kRunTimeout).count()));
-      break;
-    }
-  }
-  glDeleteSync(sync);
-  return status;
-}
-
-// The timestamps of the run that just completed; none when the GPU reported
-// a disjoint event (clock change, power state), which makes them meaningless.
-std::vector<uint64_t> ReadTimestamps(const GlExtensions& ext, const std::vector<GLuint>& queries) {
-  GLint disjoint = 0;
-  glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);
-  std::vector<uint64_t> values(queries.size(), 0);
-  for (size_t q = 0; q < queries.size(); ++q) {
-    GLuint64 value = 0;
-    ext.get_query_object_ui64v(queries[q], GL_QUERY_RESULT_EXT, &value);
-    values[q] = value;
-  }
-  if (disjoint != 0) return {};
-  return values;
 }
 
 // ---------------------------------------------------------------------------
@@ -291,15 +235,12 @@ class GlDevice final : public Device {
       if (fence == nullptr) return CheckGl("Submit", "glFenceSync");
       if (status.ok()) status = MakeSignal(*core_, egl_, sync);
       glFlush();  // the fence must reach the GPU, or a wait on another thread's turn never ends
-      {
-        std::lock_guard<std::mutex> lock(submitted_mutex_);
-        submitted_[++last_ticket_] = {fence, gl, start};
-      }
+      const uint64_t ticket = submissions_.AddOnThread(fence, *gl, start);
       if (!status.ok()) return status;
       if (absl::Status s = CheckGl(fmt::format("Submit of {} dispatches", gl->steps().size()), "a GL call"); !s.ok()) {
         return s;
       }
-      return last_ticket_;
+      return ticket;
     }, Polling());
   }
 
@@ -310,68 +251,7 @@ class GlDevice final : public Device {
 
   using Device::Wait;
   absl::Status Wait(uint64_t ticket, std::chrono::nanoseconds timeout) override {
-    const auto deadline = Clock::now() + timeout;
-    // An active wait (PlanWait) takes passive turns until kWakeLead before
-    // the recording's last run time has passed since Submit, then polls in
-    // one turn, this thread and the context thread alike.
-    std::optional<Clock::time_point> poll_from;
-    {
-      std::lock_guard<std::mutex> lock(submitted_mutex_);
-      if (auto it = submitted_.find(ticket); it != submitted_.end()) {
-        const WaitPlan plan = PlanWait(core_->poll_time, it->second.recording->last_run());
-        if (plan.poll.count() > 0) poll_from = it->second.at + plan.sleep;
-      }
-    }
-    bool finished_before = false;  // at the first look: how long it ran is not known here
-    for (bool first_turn = true;; first_turn = false) {
-      const auto now = Clock::now();
-      const bool poll = poll_from && now >= *poll_from;
-      if (poll) poll_from.reset();  // one turn polls
-      const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now);
-      int64_t turn_ns = std::clamp<int64_t>(left.count(), 0, kWaitTurnNs);
-      if (poll_from) turn_ns = std::min<int64_t>(turn_ns, std::max<int64_t>((*poll_from - now).count(), 0));
-      absl::StatusOr<bool> done = core_->worker.Call([&]() -> absl::StatusOr<bool> {
-        Submitted submitted;
-        {
-          std::lock_guard<std::mutex> lock(submitted_mutex_);
-          auto it = submitted_.find(ticket);
-          if (it == submitted_.end()) {
-            return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (completed already?)", ticket));
-          }
-          submitted = it->second;
-        }
-        GLenum result = glClientWaitSync(submitted.sync, 0, 0);
-        if (first_turn) finished_before = result != GL_TIMEOUT_EXPIRED;
-        if (result == GL_TIMEOUT_EXPIRED && poll) {
-          PollFor(std::min(core_->poll_time, left), [&] {
-            result = glClientWaitSync(submitted.sync, 0, 0);
-            return result != GL_TIMEOUT_EXPIRED;
-          });
-        }
-        if (result == GL_TIMEOUT_EXPIRED) result = glClientWaitSync(submitted.sync, 0, static_cast<GLuint64>(turn_ns));
-        if (result == GL_TIMEOUT_EXPIRED) return false;
-        {
-          std::lock_guard<std::mutex> lock(submitted_mutex_);
-          submitted_.erase(ticket);
-        }
-        glDeleteSync(submitted.sync);
-        if (result == GL_WAIT_FAILED) {
-          absl::Status s = CheckGl("Wait", "glClientWaitSync");
-          return s.ok() ? absl::InternalError("Wait: glClientWaitSync failed") : s;
-        }
-        if (!finished_before) submitted.recording->set_last_run(Clock::now() - submitted.at);
-        if (!submitted.recording->queries().empty()) {
-          submitted.recording->set_timestamps(ReadTimestamps(core_->ext, submitted.recording->queries()));
-        }
-        return true;
-      }, poll ? Polling() : WaitPlan{});
-      if (!done.ok()) return done.status();
-      if (*done) return absl::OkStatus();
-      if (Clock::now() >= deadline) {
-        return absl::DeadlineExceededError(fmt::format(
-            "the GPU did not finish within {:.3f} ms", std::chrono::duration<double, std::milli>(timeout).count()));
-      }
-    }
+    return submissions_.Wait(ticket, timeout);
   }
 
   // Releases the context on its thread, then ends the thread. Objects still
@@ -521,17 +401,7 @@ class GlDevice final : public Device {
   WaitPlan Polling() const { return PlanWait(core_->poll_time, {}); }
 
   std::shared_ptr<DeviceCore> core_;
-  // Submit's fences not yet waited for, by ticket. GL objects in them are
-  // touched on the context thread only; the lock is for Wait's caller, who
-  // plans its wait by the recording's last run.
-  struct Submitted {
-    GLsync sync = nullptr;
-    GlRecording* recording = nullptr;  // its timestamps are read when it completes
-    Clock::time_point at;              // when Submit was called (Recording::last_run)
-  };
-  std::mutex submitted_mutex_;
-  std::map<uint64_t, Submitted> submitted_;
-  uint64_t last_ticket_ = 0;
+  GlSubmissions submissions_{*core_};
   EglSyncFunctions egl_;  // fixed once the device exists
 };
 

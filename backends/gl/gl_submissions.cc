@@ -1,0 +1,138 @@
+#include "backends/gl/gl_submissions.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+namespace mgd::gpu::gl {
+namespace {
+
+// Run waits for the GPU up to kRunTimeout (gpu.h) before calling it hung.
+constexpr GLuint64 kWaitSliceNs = 100'000'000;  // 100 ms per glClientWaitSync
+constexpr int64_t kWaitTurnNs = 1'000'000;      // Wait's turn on the context thread
+
+}  // namespace
+
+absl::Status WaitForGpu(size_t num_dispatches, WaitPlan wait) {
+  GLsync sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  if (sync == nullptr) return CheckGl("Run", "glFenceSync");
+  const auto deadline = std::chrono::steady_clock::now() + kRunTimeout;
+  GLbitfield flags = GL_SYNC_FLUSH_COMMANDS_BIT;  // once: the fence must reach the GPU
+  if (wait.sleep.count() > 0) {  // what it answers, the loop below asks again
+    glClientWaitSync(sync, flags, static_cast<GLuint64>(wait.sleep.count()));
+    flags = 0;
+  }
+  PollFor(wait.poll, [&] {
+    const GLenum result = glClientWaitSync(sync, flags, 0);
+    flags = 0;
+    return result != GL_TIMEOUT_EXPIRED;  // the wait below then answers at once
+  });
+  absl::Status status;
+  for (;;) {
+    const GLenum result = glClientWaitSync(sync, flags, kWaitSliceNs);
+    flags = 0;
+    if (result == GL_ALREADY_SIGNALED || result == GL_CONDITION_SATISFIED) break;
+    if (result == GL_WAIT_FAILED) {
+      status = CheckGl("Run", "glClientWaitSync");
+      if (status.ok()) status = absl::InternalError("Run: glClientWaitSync failed");
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      status = absl::DeadlineExceededError(fmt::format("Run: {} dispatches did not complete within {} s (GPU hung?)",
+                                                       num_dispatches, std::chrono::duration_cast<std::chrono::seconds>(kRunTimeout).count()));
+      break;
+    }
+  }
+  glDeleteSync(sync);
+  return status;
+}
+
+std::vector<uint64_t> ReadTimestamps(const GlExtensions& ext, const std::vector<GLuint>& queries) {
+  GLint disjoint = 0;
+  glGetIntegerv(GL_GPU_DISJOINT_EXT, &disjoint);
+  std::vector<uint64_t> values(queries.size(), 0);
+  for (size_t q = 0; q < queries.size(); ++q) {
+    GLuint64 value = 0;
+    ext.get_query_object_ui64v(queries[q], GL_QUERY_RESULT_EXT, &value);
+    values[q] = value;
+  }
+  if (disjoint != 0) return {};
+  return values;
+}
+
+uint64_t GlSubmissions::AddOnThread(GLsync fence, GlRecording& recording, Clock::time_point at) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  submitted_[++last_ticket_] = {fence, &recording, at};
+  return last_ticket_;
+}
+
+absl::Status GlSubmissions::Wait(uint64_t ticket, std::chrono::nanoseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::optional<Clock::time_point> poll_from;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = submitted_.find(ticket); it != submitted_.end()) {
+      const WaitPlan plan = PlanWait(core_.poll_time, it->second.recording->last_run());
+      if (plan.poll.count() > 0) poll_from = it->second.at + plan.sleep;
+    }
+  }
+  const WaitPlan polling = PlanWait(core_.poll_time, {});  // how the polling turn's caller waits
+  bool finished_before = false;
+  for (bool first_turn = true;; first_turn = false) {
+    const auto now = Clock::now();
+    const bool poll = poll_from && now >= *poll_from;
+    if (poll) poll_from.reset();  // one turn polls
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now);
+    int64_t turn_ns = std::clamp<int64_t>(left.count(), 0, kWaitTurnNs);
+    if (poll_from) turn_ns = std::min<int64_t>(turn_ns, std::max<int64_t>((*poll_from - now).count(), 0));
+    absl::StatusOr<bool> done = core_.worker.Call(
+        [&] { return TurnOnThread(ticket, poll, left, turn_ns, first_turn, finished_before); },
+        poll ? polling : WaitPlan{});
+    if (!done.ok()) return done.status();
+    if (*done) return absl::OkStatus();
+    if (Clock::now() >= deadline) {
+      return absl::DeadlineExceededError(fmt::format(
+          "the GPU did not finish within {:.3f} ms", std::chrono::duration<double, std::milli>(timeout).count()));
+    }
+  }
+}
+
+absl::StatusOr<bool> GlSubmissions::TurnOnThread(uint64_t ticket, bool poll, std::chrono::nanoseconds left,
+                                                 int64_t turn_ns, bool first_turn, bool& finished_before) {
+  Submitted submitted;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = submitted_.find(ticket);
+    if (it == submitted_.end()) {
+      return absl::InvalidArgumentError(fmt::format("Wait: no submission {} is waiting (completed already?)", ticket));
+    }
+    submitted = it->second;
+  }
+  GLenum result = glClientWaitSync(submitted.sync, 0, 0);
+  if (first_turn) finished_before = result != GL_TIMEOUT_EXPIRED;
+  if (result == GL_TIMEOUT_EXPIRED && poll) {
+    PollFor(std::min(core_.poll_time, left), [&] {
+      result = glClientWaitSync(submitted.sync, 0, 0);
+      return result != GL_TIMEOUT_EXPIRED;
+    });
+  }
+  if (result == GL_TIMEOUT_EXPIRED) result = glClientWaitSync(submitted.sync, 0, static_cast<GLuint64>(turn_ns));
+  if (result == GL_TIMEOUT_EXPIRED) return false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    submitted_.erase(ticket);
+  }
+  glDeleteSync(submitted.sync);
+  if (result == GL_WAIT_FAILED) {
+    absl::Status s = CheckGl("Wait", "glClientWaitSync");
+    return s.ok() ? absl::InternalError("Wait: glClientWaitSync failed") : s;
+  }
+  if (!finished_before) submitted.recording->set_last_run(Clock::now() - submitted.at);
+  if (!submitted.recording->queries().empty()) {
+    submitted.recording->set_timestamps(ReadTimestamps(core_.ext, submitted.recording->queries()));
+  }
+  return true;
+}
+
+}  // namespace mgd::gpu::gl
