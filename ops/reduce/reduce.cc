@@ -130,6 +130,52 @@ class ReduceKernel : public Kernel {
   quantized::Params in_, out_;  // of 8-bit tensors
 };
 
+// keep_dims false where the kept axes land on other BHWC axes of the output
+// than of the input ([B,W,C] over C is [B,W]: W moves from x to the
+// channels): each output lane finds its input position and reduces over
+// single values, in the reference's order.
+absl::StatusOr<shaders::GeneratedShader> ReduceToOtherAxes(const shaders::NodeContext& ctx, const Reduction& reduction,
+                                                           const layout::Bhwc& in, const layout::Bhwc& out,
+                                                           const bool (&reduced)[4],
+                                                           const std::vector<bool>& reduced_axis, int count) {
+  using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
+  const int rank = static_cast<int>(reduced_axis.size());
+  const int out_rank = static_cast<int>(ctx.output(0).shape.size());
+  if (std::count(reduced_axis.begin(), reduced_axis.end(), false) != out_rank) {  // keep_dims, yet another layout
+    return absl::UnimplementedError(fmt::format("{} to {} is not supported on the GPU", OpName(ctx.node->op),
+                                                ShapeToString(ctx.output(0).shape)));
+  }
+  // Output coordinates (ForEachLane's c is the lane's channel); each kept
+  // input axis reads the output axis it became, the input's BHWC axes of no
+  // tensor axis read 0.
+  static constexpr const char* kAxisName[4] = {"b", "y", "x", "c"};
+  std::string source[4] = {"0", "0", "0", "0"};
+  for (int i = 0, j = 0; i < rank; ++i) {
+    if (!reduced_axis[static_cast<size_t>(i)]) source[BhwcAxis(i, rank)] = kAxisName[BhwcAxis(j++, out_rank)];
+  }
+  GeneratedShader g = StartShader(ctx, out, {0});
+  ShaderParams& params = g.code.params;
+  const int extent[4] = {in.batch, in.height, in.width, in.channels};
+  std::string lane = fmt::format("    highp float acc = {};\n", reduction.glsl_start);
+  std::string loops, close;
+  for (int a = 0; a < 4; ++a) {
+    if (!reduced[a]) {
+      lane += fmt::format("    int i{} = {};\n", kAxisName[a], source[a]);
+      continue;
+    }
+    loops += fmt::format("    MGD_LOOP for (int i{0} = 0; i{0} < {1}; ++i{0}) {{\n", kAxisName[a],
+                         params.Int(fmt::format("extent_{}", kAxisName[a]), extent[a]));
+    close += "    }\n";
+  }
+  const std::string value = glsl::Read(params, "in0", in, "ib", "ic / 4", "iy", "ix") + "[ic % 4]";
+  lane += loops + fmt::format("      acc = {};\n", fmt::format(fmt::runtime(reduction.glsl_take), "acc", value)) + close;
+  lane += reduction.mean
+              ? fmt::format("    value[k] = float(acc * (1.0 / {}));\n", params.Float("count", static_cast<float>(count)))
+              : "    value[k] = float(acc);\n";
+  g.code.body += glsl::ForEachLane(params, out, lane);
+  return g;
+}
+
 absl::StatusOr<shaders::GeneratedShader> ReduceShader(const shaders::NodeContext& ctx) {
   using namespace shaders;  // NOLINT(google-build-using-namespace): the generator's vocabulary
   const std::string name = OpName(ctx.node->op);
@@ -139,21 +185,24 @@ absl::StatusOr<shaders::GeneratedShader> ReduceShader(const shaders::NodeContext
   const int rank = static_cast<int>(ctx.input(0).shape.size());
   if (!ctx.input(1).is_constant) return absl::UnimplementedError(name + " axes must be constant for the GPU");
   bool reduced[4] = {false, false, false, false};
+  std::vector<bool> reduced_axis(static_cast<size_t>(rank), false);  // by the input's own axes
   for (int64_t axis : ConstantInts(ctx.input(1))) {
     if (axis < -rank || axis >= rank) return absl::UnimplementedError("axis out of range");
     reduced[BhwcAxis(static_cast<int>(axis), rank)] = true;
+    reduced_axis[static_cast<size_t>(axis < 0 ? axis + rank : axis)] = true;
   }
   // The output as the input with reduced dimensions 1 (keep_dims); other
   // ranks' views must agree with it.
   const layout::Bhwc kept{reduced[0] ? 1 : in->batch, reduced[1] ? 1 : in->height, reduced[2] ? 1 : in->width,
                           reduced[3] ? 1 : in->channels};
   auto out = OutputBhwc(ctx, 0);
-  if (!out.ok() || !(*out == kept)) {
+  if (!out.ok()) {
     return absl::UnimplementedError(
         fmt::format("{} to {} is not supported on the GPU", name, ShapeToString(ctx.output(0).shape)));
   }
   const int count = (reduced[0] ? in->batch : 1) * (reduced[1] ? in->height : 1) * (reduced[2] ? in->width : 1) *
                     (reduced[3] ? in->channels : 1);
+  if (!(*out == kept)) return ReduceToOtherAxes(ctx, reduction, *in, *out, reduced, reduced_axis, count);
   GeneratedShader g = StartShader(ctx, *out, {0});
   ShaderParams& params = g.code.params;
   auto range = [&](bool r, int n, const char* v) {

@@ -120,6 +120,36 @@ TEST_P(ReduceGpuTest, MeanOverAxesMatchesTheCpu) {
   }
 }
 
+// Without keep_dims the kept axes may land on other BHWC axes than the
+// input's ([B,W,C] over C is [B,W]: W moves from x to the channels): each
+// output lane then reduces from its own input position (every node must run
+// on the GPU).
+TEST_P(ReduceGpuTest, ReductionsThatMoveTheKeptAxesMatchTheCpu) {
+  struct Case {
+    Shape in;
+    std::vector<int32_t> axes;
+    Shape out;
+  };
+  const Case cases[] = {{{1, 5, 6, 7}, {2}, {1, 5, 7}},  {{1, 5, 6, 7}, {3}, {1, 5, 6}},
+                        {{1, 5, 6, 7}, {1, -1}, {1, 6}}, {{2, 5, 6, 7}, {0}, {5, 6, 7}},
+                        {{2, 9, 7}, {2}, {2, 9}},        {{2, 9, 7}, {0, 2}, {9}},
+                        {{6, 9}, {1}, {6}}};
+  uint32_t seed = 40;
+  for (OpKind op : {OpKind::kMean, OpKind::kSum, OpKind::kReduceMax, OpKind::kReduceMin, OpKind::kReduceProd}) {
+    SCOPED_TRACE(OpName(op));
+    for (const Case& c : cases) {
+      SCOPED_TRACE(::testing::PrintToString(c.in) + " over " + ::testing::PrintToString(c.axes));
+      std::vector<float> x = testing::Uniform(static_cast<size_t>(NumElements(c.in)), seed++, 1.0f);
+      for (float& v : x) v = op == OpKind::kReduceProd ? 1.0f + 0.1f * v : -1.5f - std::fabs(v);
+      GraphBuilder b;
+      const int in = b.Input(c.in), y = b.Tensor(c.out);
+      b.Op(op, ReducerAttributes{false}, {in, b.ConstantInt({static_cast<int>(c.axes.size())}, c.axes)}, {y});
+      b.Output(y);
+      ExpectSameAsCpu(b.Build(), {x});
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ReduceGpuTest, ::testing::ValuesIn(testing::AllBackends()), testing::BackendName);
 
 }  // namespace
