@@ -294,6 +294,8 @@ class GlDevice final : public Device {
   absl::Status CheckAndUpload(const std::vector<UploadRequest>& uploads, std::string_view call) {
     absl::StatusOr<std::vector<const GlBuffer*>> targets = CheckedTargets(*core_, call, uploads);
     if (!targets.ok()) return targets.status();
+    const bool none = std::all_of(uploads.begin(), uploads.end(), [](const UploadRequest& u) { return u.bytes == 0; });
+    if (none) return absl::OkStatus();  // no round trip to the context thread for nothing
     return core_->worker.Call([&] { return UploadOnThread(*targets, uploads, call); }, Polling());
   }
 

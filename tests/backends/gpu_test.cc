@@ -98,6 +98,11 @@ TEST_P(GpuTest, BufferMisuseIsAnError) {
   const absl::Status past = device_->Download(**buffer, data, 8, 12);
   EXPECT_FALSE(past.ok());
   EXPECT_THAT(std::string(past.message()), HasSubstr("offset 12"));
+  // Nothing to copy: done at once (GL: no task for its context thread), yet
+  // still checked.
+  EXPECT_TRUE(device_->Upload(**buffer, data, 0, 16).ok());
+  EXPECT_TRUE(device_->Download(**buffer, data, 0, 16).ok());
+  EXPECT_THAT(std::string(device_->Upload(**buffer, data, 0, 20).message()), HasSubstr("offset 20"));
   if (GetParam() == Api::kGles) {  // GL knows each buffer's device (Vulkan's handles do not say)
     auto other = Open();
     ASSERT_NE(other, nullptr);
