@@ -106,11 +106,16 @@ AllocationOrError Allocate(Strategy strategy, std::optional<Problem> problem, co
     if (!allocation) return {std::nullopt, std::string(StrategyName(strategy)) + " has no " + ProblemName(p) + " plan"};
     return {std::move(allocation), ""};
   }
-  // Offsets first: on a tie one arena beats several buffers.
+  // Offsets first: on a tie one arena beats several buffers. A plan at the
+  // lower bound cannot be beaten, so the strategies after it are not tried
+  // (the min-cost flow's shared objects were most of a prepare's planning:
+  // pose_landmark_lite's arena meets the bound by breadth).
+  const uint64_t bound = LowerBound(usages);
   std::optional<Allocation> best;
   for (Problem p : {Problem::kOffsets, Problem::kSharedObjects}) {
     if (problem && *problem != p) continue;
     for (Strategy s : kStrategies) {
+      if (best && best->total() <= bound) break;
       auto allocation = AllocateOne(s, p, usages);
       if (allocation && (!best || allocation->total() < best->total())) best = std::move(allocation);
     }

@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
+#include <utility>
 #include <random>
 
 #include "memory/strategy.h"
@@ -111,6 +113,18 @@ TEST(MemoryPlanner, RandomUsagesGiveValidPlansAboveTheBound) {
     const Allocation best = *Allocate(Strategy::kBest, std::nullopt, u).allocation;
     EXPECT_EQ(best.total(), std::min(best_shared, best_offsets));
     ExpectValidAllocation(u, best);
+    // The first plan at the minimum, offsets before shared objects, however
+    // early a plan at the lower bound ends the search.
+    std::optional<std::pair<Problem, Strategy>> first;
+    for (Problem p : {Problem::kOffsets, Problem::kSharedObjects}) {
+      for (Strategy s : kStrategies) {
+        const std::optional<Allocation> one = Allocate(s, p, u).allocation;
+        if (!first && one && one->total() == best.total()) first = {p, s};
+      }
+    }
+    ASSERT_TRUE(first.has_value());
+    EXPECT_EQ(best.problem, first->first);
+    EXPECT_EQ(best.strategy, first->second) << StrategyName(best.strategy);
   }
 }
 
