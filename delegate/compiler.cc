@@ -84,8 +84,7 @@ class Builder {
     if (int8) {
       for (size_t i = 0; i < values.size(); ++i) bytes[i] = static_cast<uint8_t>(static_cast<int8_t>(values[i]));
     } else if (half) {
-      auto* out = reinterpret_cast<uint16_t*>(bytes.data());
-      for (size_t i = 0; i < values.size(); ++i) out[i] = FloatToHalf(values[i]);
+      FloatsToHalves(values.data(), reinterpret_cast<uint16_t*>(bytes.data()), values.size());
     } else {
       std::memcpy(bytes.data(), values.data(), bytes.size());
     }

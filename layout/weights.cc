@@ -1,5 +1,7 @@
 #include "layout/weights.h"
 
+#include <algorithm>
+
 namespace mgd::layout {
 namespace {
 int Slices(int channels) { return (channels + 3) / 4; }
@@ -13,15 +15,24 @@ ConvWeightsO4I4 ToConvWeightsO4I4(const float* ohwi, int out_channels, int kerne
   w.kernel_w = kernel_w;
   w.in_slices = Slices(in_channels);
   w.values.assign(static_cast<size_t>(w.out_slices) * kernel_h * kernel_w * w.in_slices * 16, 0.0f);
-  for (int o = 0; o < out_channels; ++o) {
+  // In the packed order, 4x4 blocks one after another (a model's weights are
+  // megabytes: this is a visible part of a cold prepare). Element (row,
+  // column) of a block is (input i, output o) for kInputColumns' mat4 * vec4
+  // rows, (o, i) otherwise.
+  const bool input_rows = order == BlockOrder::kInputColumns;
+  const size_t tap_stride = static_cast<size_t>(kernel_h) * kernel_w * in_channels;  // from output o to o + 1
+  float* block = w.values.data();
+  for (int os = 0; os < w.out_slices; ++os) {
+    const int outputs = std::min(4, out_channels - os * 4);
     for (int ky = 0; ky < kernel_h; ++ky) {
       for (int kx = 0; kx < kernel_w; ++kx) {
-        for (int i = 0; i < in_channels; ++i) {
-          const size_t block = w.BlockIndex(o / 4, ky, kx, i / 4);
-          const auto row = static_cast<size_t>(order == BlockOrder::kInputColumns ? i % 4 : o % 4);
-          const auto column = static_cast<size_t>(order == BlockOrder::kInputColumns ? o % 4 : i % 4);
-          w.values[block * 16 + row * 4 + column] =
-              ohwi[((static_cast<size_t>(o) * kernel_h + ky) * kernel_w + kx) * in_channels + i];
+        const float* tap = ohwi + ((static_cast<size_t>(os) * 4 * kernel_h + ky) * kernel_w + kx) * in_channels;
+        for (int is = 0; is < w.in_slices; ++is, block += 16) {
+          const int inputs = std::min(4, in_channels - is * 4);
+          for (int o = 0; o < outputs; ++o) {
+            const float* from = tap + o * tap_stride + is * 4;
+            for (int i = 0; i < inputs; ++i) block[input_rows ? i * 4 + o : o * 4 + i] = from[i];
+          }
         }
       }
     }

@@ -2,6 +2,7 @@
 // round-to-nearest-even in the narrowing one (as the C++23 float16_t would be).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -31,8 +32,8 @@ inline float HalfToFloat(uint16_t h) {
   return f;
 }
 
-// Branch-free, so that loops over weights vectorize (4x faster on x86-64:
-// MobileNet's 4.2 M weights took 20 ms one by one). Subnormal halves come
+// Branch-free, so that loops over it may vectorize (GCC 12 at -O2 does not:
+// FloatsToHalves below is the bulk path). Subnormal halves come
 // from a float addition that lines the 10 bits up at the bottom of the
 // mantissa, which rounds to nearest even in the default rounding mode.
 // The same results as a plain case-by-case conversion for all 2^32 inputs
@@ -56,5 +57,9 @@ inline uint16_t FloatToHalf(float f) {
   const uint32_t half = abs < 0x38800000u ? subnormal : (abs >= 0x47800000u ? special : normal);
   return static_cast<uint16_t>(sign | half);
 }
+
+// FloatToHalf over `n` values, the same bits, with the CPU's conversion
+// where it has one (x86-64 with F16C: a model's weights at prepare).
+void FloatsToHalves(const float* in, uint16_t* out, size_t n);
 
 }  // namespace mgd

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace mgd {
 namespace {
@@ -73,6 +74,31 @@ TEST(Fp16Test, SpecialValues) {
   EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000u);  // its half: a tie, to even
   EXPECT_EQ(FloatToHalf(1.0f), 0x3c00u);
   for (uint32_t h = 0; h < 0x7c00u; ++h) EXPECT_EQ(FloatToHalf(HalfToFloat(static_cast<uint16_t>(h))), h);
+}
+
+// The bulk conversion (the CPU's own where it has F16C) gives FloatToHalf's
+// bits: at every rounding boundary, over a sweep of all float bit patterns
+// (NaNs of every kind among them), and in lengths with and without a tail.
+TEST(Fp16Test, BulkConversionAsOneByOne) {
+  std::vector<float> values;
+  for (uint32_t h = 0; h < 0x7c00u; ++h) {
+    const float here = HalfToFloat(static_cast<uint16_t>(h)), next = HalfToFloat(static_cast<uint16_t>(h + 1));
+    const uint32_t exact = BitsOf(here), mid = BitsOf((here + next) / 2);
+    for (uint32_t u : {exact, exact + 1, mid - 1, mid, mid + 1}) {
+      for (uint32_t s : {0u, 0x80000000u}) values.push_back(Bits(u | s));
+    }
+  }
+  for (uint64_t u = 0; u <= 0xffffffffu; u += 4093) values.push_back(Bits(static_cast<uint32_t>(u)));
+  for (uint32_t u : {0x7f800001u, 0x7fc00000u, 0x7fffffffu, 0xff800001u, 0xffc00001u, 0x7f800000u, 0xff800000u}) {
+    values.push_back(Bits(u));
+  }
+  for (size_t n : {values.size(), values.size() - 3, size_t{7}, size_t{1}, size_t{0}}) {
+    std::vector<uint16_t> bulk(n, 0xdeadu & 0xffffu);
+    FloatsToHalves(values.data(), bulk.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(bulk[i], FloatToHalf(values[i])) << "value " << i << " of " << n << ": " << std::hexfloat << values[i];
+    }
+  }
 }
 
 }  // namespace
