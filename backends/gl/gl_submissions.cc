@@ -19,15 +19,12 @@ absl::Status WaitForGpu(size_t num_dispatches, WaitPlan wait) {
   if (sync == nullptr) return CheckGl("Run", "glFenceSync");
   const auto deadline = std::chrono::steady_clock::now() + kRunTimeout;
   GLbitfield flags = GL_SYNC_FLUSH_COMMANDS_BIT;  // once: the fence must reach the GPU
-  if (wait.sleep.count() > 0) {  // what it answers, the loop below asks again
-    glClientWaitSync(sync, flags, static_cast<GLuint64>(wait.sleep.count()));
-    flags = 0;
-  }
-  PollFor(wait.poll, [&] {
+  auto finished = [&] {
     const GLenum result = glClientWaitSync(sync, flags, 0);
     flags = 0;
     return result != GL_TIMEOUT_EXPIRED;  // the wait below then answers at once
-  });
+  };
+  if (!SleepFor(wait.sleep, finished)) PollFor(wait.poll, finished);
   absl::Status status;
   for (;;) {
     const GLenum result = glClientWaitSync(sync, flags, kWaitSliceNs);

@@ -4,12 +4,14 @@
 // backends/gl.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -100,12 +102,13 @@ std::chrono::nanoseconds PollTime(WaitMode mode, const GpuInfo& info);
 // How one active wait spends its time. A run longer than the poll budget (a
 // phone's 10-30 ms model) would keep a core busy for all of that budget and
 // still wake late, and one a little shorter would keep it busy throughout,
-// so the wait first sleeps in the driver (which answers early if the work
-// finishes) until kWakeLead before the run is expected to end, then polls.
-// kWakeLead is far longer than a timed sleep's late wake (Linux's timer
-// slack, 50 us); runs shorter than it poll from the start.
+// so the wait first sleeps (SleepFor, or GL's caller on its future; either
+// ends early if the work finishes) until kWakeLead before the run is
+// expected to end, then polls. kWakeLead is far longer than a timed sleep's
+// late wake (Linux's timer slack, 50 us); runs shorter than it poll from the
+// start.
 struct WaitPlan {
-  std::chrono::nanoseconds sleep{0};  // in the driver: vkWaitForFences, glClientWaitSync, a future
+  std::chrono::nanoseconds sleep{0};  // SleepFor (the fence checked between slices), a future
   std::chrono::nanoseconds poll{0};   // then polls for up to this long
 };
 inline constexpr std::chrono::microseconds kWakeLead{1000};
@@ -122,6 +125,23 @@ bool PollFor(std::chrono::nanoseconds budget, Done&& done) {
   for (;;) {
     if (done()) return true;
     if (std::chrono::steady_clock::now() >= until) return false;
+  }
+}
+
+// Sleeps for up to `duration` in slices of kSleepSlice, asking `done`
+// before each; what it last said. Not the driver's timed wait: NVIDIA's
+// vkWaitForFences spins through a timeout of a millisecond (a ViT's 1.8 ms
+// run cost 1.8 ms of CPU with 0.8 ms of it asked as a sleep; docs/perf.md),
+// as its glClientWaitSync does through any; an OS sleep never spins.
+inline constexpr std::chrono::microseconds kSleepSlice{250};
+template <typename Done>
+bool SleepFor(std::chrono::nanoseconds duration, Done&& done) {
+  const auto until = std::chrono::steady_clock::now() + duration;
+  for (;;) {
+    if (done()) return true;
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left.count() <= 0) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(left, kSleepSlice));
   }
 }
 

@@ -181,8 +181,7 @@ absl::Status VulkanDevice::Wait(uint64_t ticket, std::chrono::nanoseconds timeou
     // run took, then polls (PlanWait); vkWaitForFences then returns at once.
     const WaitPlan plan = PlanWait(poll_time_, submitted.recording->last_run(), Clock::now() - submitted.at);
     const auto sleep = std::min(plan.sleep, timeout);
-    if (sleep.count() > 0) vkWaitForFences(device_, 1, &submitted.fence, VK_TRUE, static_cast<uint64_t>(sleep.count()));
-    PollFor(std::min(plan.poll, timeout - sleep), finished);
+    if (!SleepFor(sleep, finished)) PollFor(std::min(plan.poll, timeout - sleep), finished);
   }
   const auto ns = static_cast<uint64_t>(std::max<int64_t>((deadline - Clock::now()).count(), 0));
   const VkResult waited = vkWaitForFences(device_, 1, &submitted.fence, VK_TRUE, ns);

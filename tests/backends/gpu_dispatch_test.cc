@@ -194,6 +194,22 @@ TEST(GpuWaitTest, PollsUntilDoneOrTheBudgetIsSpent) {
   EXPECT_EQ(PollTime(WaitMode::kPassive, hardware), std::chrono::nanoseconds(0));
 }
 
+// The sleep asks between slices and ends when the work does, or when its
+// time is up.
+TEST(GpuWaitTest, SleepsInSlicesUntilDoneOrTheTimeIsUp) {
+  int calls = 0;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(SleepFor(std::chrono::seconds(10), [&] { return ++calls == 3; }));
+  EXPECT_EQ(calls, 3);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << "ended with the work, not its time";
+  calls = 0;
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_FALSE(SleepFor(std::chrono::milliseconds(3), [&] { return ++calls < 0; }));
+  EXPECT_GE(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(3));
+  EXPECT_GE(calls, 2) << "asked between slices";
+  EXPECT_FALSE(SleepFor(std::chrono::nanoseconds(0), [] { return false; }));
+}
+
 TEST(GpuWaitTest, ALongRunSleepsUntilShortlyBeforeItShouldEnd) {
   using std::chrono::milliseconds;
   using std::chrono::nanoseconds;
