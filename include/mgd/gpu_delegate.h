@@ -43,7 +43,7 @@ typedef enum MgdGpuPriority {
  * types). Passive sleeps in the driver until it wakes the thread, tens of
  * microseconds after the GPU finished on desktop drivers; active polls for up
  * to 2 ms around when the work should end (a model whose last invoke took
- * longer sleeps in the driver until 1 ms before that), answering as soon as
+ * longer sleeps until 1 ms before that), answering as soon as
  * the GPU finishes while keeping a core busy. Auto: active on a hardware GPU,
  * passive on a software one (whose work runs on the cores a poll would
  * take). */
