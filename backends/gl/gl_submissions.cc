@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <optional>
 
 namespace mgd::gpu::gl {
 namespace {
 
 // Run waits for the GPU up to kRunTimeout (gpu.h) before calling it hung.
 constexpr GLuint64 kWaitSliceNs = 100'000'000;  // 100 ms per glClientWaitSync
-constexpr int64_t kWaitTurnNs = 1'000'000;      // Wait's turn on the context thread
+constexpr std::chrono::nanoseconds kWaitTurn{1'000'000};  // Wait's turn on the context thread
 
 }  // namespace
 
@@ -66,25 +65,28 @@ uint64_t GlSubmissions::AddOnThread(GLsync fence, GlRecording& recording, Clock:
 
 absl::Status GlSubmissions::Wait(uint64_t ticket, std::chrono::nanoseconds timeout) {
   const auto deadline = Clock::now() + timeout;
-  std::optional<Clock::time_point> poll_from;
+  bool will_poll = false;  // one turn polls, from poll_from on
+  Clock::time_point poll_from;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = submitted_.find(ticket); it != submitted_.end()) {
       const WaitPlan plan = PlanWait(core_.poll_time, it->second.recording->last_run());
-      if (plan.poll.count() > 0) poll_from = it->second.at + plan.sleep;
+      will_poll = plan.poll.count() > 0;
+      poll_from = it->second.at + plan.sleep;
     }
   }
   const WaitPlan polling = PlanWait(core_.poll_time, {});  // how the polling turn's caller waits
   bool finished_before = false;
   for (bool first_turn = true;; first_turn = false) {
     const auto now = Clock::now();
-    const bool poll = poll_from && now >= *poll_from;
-    if (poll) poll_from.reset();  // one turn polls
+    const bool poll = will_poll && now >= poll_from;
+    if (poll) will_poll = false;
     const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now);
-    int64_t turn_ns = std::clamp<int64_t>(left.count(), 0, kWaitTurnNs);
-    if (poll_from) turn_ns = std::min<int64_t>(turn_ns, std::max<int64_t>((*poll_from - now).count(), 0));
+    auto turn_time = std::clamp<std::chrono::nanoseconds>(left, {}, kWaitTurn);
+    if (will_poll) turn_time = std::clamp<std::chrono::nanoseconds>(poll_from - now, {}, turn_time);
+    const Turn turn = poll ? Turn::kPoll : will_poll ? Turn::kSleep : Turn::kBlock;
     absl::StatusOr<bool> done = core_.worker.Call(
-        [&] { return TurnOnThread(ticket, poll, left, turn_ns, first_turn, finished_before); },
+        [&] { return TurnOnThread(ticket, turn, left, turn_time, first_turn, finished_before); },
         poll ? polling : WaitPlan{});
     if (!done.ok()) return done.status();
     if (*done) return absl::OkStatus();
@@ -95,8 +97,9 @@ absl::Status GlSubmissions::Wait(uint64_t ticket, std::chrono::nanoseconds timeo
   }
 }
 
-absl::StatusOr<bool> GlSubmissions::TurnOnThread(uint64_t ticket, bool poll, std::chrono::nanoseconds left,
-                                                 int64_t turn_ns, bool first_turn, bool& finished_before) {
+absl::StatusOr<bool> GlSubmissions::TurnOnThread(uint64_t ticket, Turn turn, std::chrono::nanoseconds left,
+                                                 std::chrono::nanoseconds turn_time, bool first_turn,
+                                                 bool& finished_before) {
   Submitted submitted;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -108,13 +111,17 @@ absl::StatusOr<bool> GlSubmissions::TurnOnThread(uint64_t ticket, bool poll, std
   }
   GLenum result = glClientWaitSync(submitted.sync, 0, 0);
   if (first_turn) finished_before = result != GL_TIMEOUT_EXPIRED;
-  if (result == GL_TIMEOUT_EXPIRED && poll) {
-    PollFor(std::min(core_.poll_time, left), [&] {
-      result = glClientWaitSync(submitted.sync, 0, 0);
-      return result != GL_TIMEOUT_EXPIRED;
-    });
+  auto finished = [&] {
+    result = glClientWaitSync(submitted.sync, 0, 0);
+    return result != GL_TIMEOUT_EXPIRED;
+  };
+  if (result == GL_TIMEOUT_EXPIRED) {
+    if (turn == Turn::kSleep) {
+      SleepFor(turn_time, finished);
+    } else if (turn == Turn::kBlock || !PollFor(std::min(core_.poll_time, left), finished)) {
+      result = glClientWaitSync(submitted.sync, 0, static_cast<GLuint64>(turn_time.count()));
+    }
   }
-  if (result == GL_TIMEOUT_EXPIRED) result = glClientWaitSync(submitted.sync, 0, static_cast<GLuint64>(turn_ns));
   if (result == GL_TIMEOUT_EXPIRED) return false;
   {
     std::lock_guard<std::mutex> lock(mutex_);

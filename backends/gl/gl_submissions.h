@@ -38,9 +38,10 @@ class GlSubmissions {
 
   // Until submission `ticket` has finished or `timeout` has passed: the fence
   // deleted, the recording's timestamps and run time kept. An active wait
-  // (PlanWait) takes passive turns on the context thread until kWakeLead
+  // (PlanWait) takes sleeping turns on the context thread until kWakeLead
   // before the recording's last run time has passed since Submit, then polls
-  // in one turn, this thread and the context thread alike.
+  // in one turn, this thread and the context thread alike; later turns, and a
+  // passive wait's, block in glClientWaitSync.
   absl::Status Wait(uint64_t ticket, std::chrono::nanoseconds timeout);
 
  private:
@@ -49,11 +50,16 @@ class GlSubmissions {
     GlRecording* recording = nullptr;  // its timestamps are read when it completes
     Clock::time_point at;              // when Submit was called (Recording::last_run)
   };
-  // One of Wait's turns, on the context thread: true once the fence is done.
-  // `first_turn` tells whether the run finished before the wait began
-  // (`finished_before`), when how long it ran is not known.
-  absl::StatusOr<bool> TurnOnThread(uint64_t ticket, bool poll, std::chrono::nanoseconds left, int64_t turn_ns,
-                                    bool first_turn, bool& finished_before);
+  // How one of Wait's turns spends its time on the context thread. kSleep
+  // sleeps in the OS (gpu::SleepFor), not in glClientWaitSync, which NVIDIA
+  // spins through; kBlock's wait in the driver wakes as soon as the fence
+  // signals (a software GPU's passive wait).
+  enum class Turn { kBlock, kSleep, kPoll };
+  // One of Wait's turns: true once the fence is done. `first_turn` tells
+  // whether the run finished before the wait began (`finished_before`), when
+  // how long it ran is not known.
+  absl::StatusOr<bool> TurnOnThread(uint64_t ticket, Turn turn, std::chrono::nanoseconds left,
+                                    std::chrono::nanoseconds turn_time, bool first_turn, bool& finished_before);
 
   DeviceCore& core_;
   std::mutex mutex_;

@@ -69,6 +69,7 @@ class GpuTest : public ::testing::TestWithParam<Api> {
       GTEST_SKIP() << ApiName(api()) << ": no device on this machine";
     }
     device_ = Open();
+    ASSERT_NE(device_, nullptr) << "no device to test on (its error above)";  // the test body would dereference it
   }
 
   void TearDown() override {
