@@ -375,20 +375,6 @@ std::vector<gpu::Device::DownloadRequest> GpuKernel::Downloads(const Execution& 
   return downloads;
 }
 
-absl::Status GpuKernel::Upload(const Execution& e, const std::vector<const void*>& inputs) {
-  for (const gpu::Device::UploadRequest& u : Uploads(e, inputs)) {
-    if (absl::Status s = device_.Upload(*u.buffer, u.data, u.bytes); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status GpuKernel::Download(const Execution& e, const std::vector<void*>& outputs) {
-  for (const gpu::Device::DownloadRequest& d : Downloads(e, outputs)) {
-    if (absl::Status s = device_.Download(*d.buffer, d.data, d.bytes); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
 gpu::Recording& GpuKernel::ReplayOf(const Execution& e) const {
   return (timing_ || *timed_runs_) && e.timed_recording ? *e.timed_recording : *e.recording;
 }
@@ -399,7 +385,8 @@ absl::Status GpuKernel::Start(size_t slot, const std::vector<const void*>& input
   // Work abandoned at a deadline still uses the slot's buffers.
   if (absl::Status s = WaitFor(slot, deadline); !s.ok()) return s;
   Execution& e = ExecutionOf(slot);
-  if (absl::Status s = Upload(e, inputs); !s.ok()) return s;
+  // All in one call: GL's each is a round trip to its context thread.
+  if (absl::Status s = device_.UploadAll(Uploads(e, inputs)); !s.ok()) return s;
   gpu::Recording& replay = ReplayOf(e);
   absl::StatusOr<uint64_t> ticket = device_.Submit(replay, fences);
   if (!ticket.ok()) return ticket.status();
@@ -412,7 +399,7 @@ absl::Status GpuKernel::Finish(size_t slot, const std::vector<void*>& outputs, c
   if (slot >= slots_.size()) return absl::InvalidArgumentError(fmt::format("slot {} of {}", slot, slots_.size()));
   if (!slots_[slot].ticket) return absl::FailedPreconditionError(fmt::format("slot {} was not started", slot));
   if (absl::Status s = WaitFor(slot, deadline); !s.ok()) return s;
-  return Download(ExecutionOf(slot), outputs);
+  return device_.DownloadAll(Downloads(ExecutionOf(slot), outputs));
 }
 
 absl::Status GpuKernel::Invoke(const std::vector<TensorRef*>& inputs, const std::vector<TensorRef*>& outputs,

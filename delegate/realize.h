@@ -132,9 +132,6 @@ class GpuKernel : public DelegateKernel {
   // partition's bytes for it, but for those bound to an app's buffer.
   std::vector<gpu::Device::UploadRequest> Uploads(const Execution& e, const std::vector<const void*>& inputs) const;
   std::vector<gpu::Device::DownloadRequest> Downloads(const Execution& e, const std::vector<void*>& outputs) const;
-  // Those copies made one by one.
-  absl::Status Upload(const Execution& e, const std::vector<const void*>& inputs);
-  absl::Status Download(const Execution& e, const std::vector<void*>& outputs);
   // The timestamped recording while timing or profiling, else the plain one.
   gpu::Recording& ReplayOf(const Execution& e) const;
   // Waits for the slot's submission by `deadline` (none: the device's run

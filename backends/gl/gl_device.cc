@@ -155,10 +155,12 @@ class GlDevice final : public Device {
   }
 
   absl::Status Download(const Buffer& buffer, void* data, size_t bytes, size_t offset) override {
-    const std::vector<DownloadRequest> download = {{&buffer, data, bytes, offset}};
-    absl::StatusOr<std::vector<const GlBuffer*>> source = CheckedSources(*core_, "Download", download);
-    if (!source.ok() || bytes == 0) return source.status();
-    return core_->worker.Call([&] { return DownloadOnThread(*source, download, "Download"); }, Polling());
+    return CheckAndDownload({{&buffer, data, bytes, offset}}, "Download");
+  }
+
+  // In one task on the context thread, as UploadAll.
+  absl::Status DownloadAll(const std::vector<DownloadRequest>& downloads) override {
+    return CheckAndDownload(downloads, "DownloadAll");
   }
 
   absl::StatusOr<std::unique_ptr<Program>> CreateProgram(const ProgramSource& source) override {
@@ -298,6 +300,14 @@ class GlDevice final : public Device {
     if (none) return absl::OkStatus();  // no round trip to the context thread for nothing
     return core_->worker.Call([&] { return UploadOnThread(*targets, uploads, call); }, Polling());
   }
+  absl::Status CheckAndDownload(const std::vector<DownloadRequest>& downloads, std::string_view call) {
+    absl::StatusOr<std::vector<const GlBuffer*>> sources = CheckedSources(*core_, call, downloads);
+    if (!sources.ok()) return sources.status();
+    const bool none = std::all_of(downloads.begin(), downloads.end(), [](const DownloadRequest& d) { return d.bytes == 0; });
+    if (none) return absl::OkStatus();
+    return core_->worker.Call([&] { return DownloadOnThread(*sources, downloads, call); }, Polling());
+  }
+
 
   absl::StatusOr<std::unique_ptr<Recording>> RecordOnThread(const std::vector<Dispatch>& dispatches,
                                                             const std::vector<const GlProgram*>& programs,

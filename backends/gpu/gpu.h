@@ -344,6 +344,14 @@ class Device {
     size_t bytes = 0;
     size_t offset = 0;
   };
+  // Several downloads as one (an async invoke's outputs): the same result as
+  // Download for each; GL reads them all in one task on its context thread.
+  virtual absl::Status DownloadAll(const std::vector<DownloadRequest>& downloads) {
+    for (const DownloadRequest& d : downloads) {
+      if (absl::Status s = Download(*d.buffer, d.data, d.bytes, d.offset); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
   // An invoke's round: Upload for each of `uploads`, Run, then Download for
   // each of `downloads`. GL does it all in one task on its context thread:
   // one wake of that thread and one of the caller's, where three calls woke

@@ -68,6 +68,37 @@ TEST_P(GpuTest, UploadAllMatchesUploadsOneByOne) {
   EXPECT_THAT(std::string(device_->UploadAll(uploads).message()), HasSubstr("bytes at offset 8"));
 }
 
+// DownloadAll (an async invoke's outputs) reads what Download reads, each
+// request at its offset, zero-byte ones skipped, and refuses one past a
+// buffer's end, naming its size and offset.
+TEST_P(GpuTest, DownloadAllMatchesDownloadsOneByOne) {
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<std::vector<float>> values, read;
+  std::vector<Device::DownloadRequest> downloads;
+  for (size_t i = 0; i < 4; ++i) {
+    values.push_back(std::vector<float>(5 + i * 700));
+    for (size_t k = 0; k < values.back().size(); ++k) values.back()[k] = static_cast<float>(i * 10000 + k);
+    buffers.push_back(MakeBuffer(*device_, values.back()));
+    read.push_back(std::vector<float>(values.back().size() - 1, -1.0f));
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    downloads.push_back({buffers[i].get(), read[i].data(), i == 2 ? 0 : read[i].size() * 4, 4});
+  }
+  ASSERT_TRUE(device_->DownloadAll(downloads).ok());
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    std::vector<float> want(values[i].begin() + 1, values[i].end());
+    if (i == 2) want.assign(want.size(), -1.0f);  // zero bytes asked: untouched
+    EXPECT_EQ(read[i], want) << "buffer " << i;
+    std::vector<float> one(read[i].size(), -1.0f);
+    ASSERT_TRUE(device_->Download(*buffers[i], one.data(), downloads[i].bytes, 4).ok());
+    EXPECT_EQ(one, read[i]) << "buffer " << i << " by Download";
+  }
+  downloads[3].offset = 8;  // one float past the end
+  const absl::Status refused = device_->DownloadAll(downloads);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("8416 bytes at offset 8"));
+}
+
 // A constant buffer (made mapped where GL can) works however it is filled:
 // by Upload, or by a dispatch without any upload.
 TEST_P(GpuTest, ConstantBuffersWorkWithoutUploadAll) {
