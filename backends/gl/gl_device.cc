@@ -300,6 +300,7 @@ class GlDevice final : public Device {
     if (none) return absl::OkStatus();  // no round trip to the context thread for nothing
     return core_->worker.Call([&] { return UploadOnThread(*targets, uploads, call); }, Polling());
   }
+
   absl::Status CheckAndDownload(const std::vector<DownloadRequest>& downloads, std::string_view call) {
     absl::StatusOr<std::vector<const GlBuffer*>> sources = CheckedSources(*core_, call, downloads);
     if (!sources.ok()) return sources.status();
@@ -307,7 +308,6 @@ class GlDevice final : public Device {
     if (none) return absl::OkStatus();
     return core_->worker.Call([&] { return DownloadOnThread(*sources, downloads, call); }, Polling());
   }
-
 
   absl::StatusOr<std::unique_ptr<Recording>> RecordOnThread(const std::vector<Dispatch>& dispatches,
                                                             const std::vector<const GlProgram*>& programs,

@@ -147,7 +147,8 @@ if [ "${MGD_REQUIRE_GPU_BACKENDS:-0}" = 1 ]; then
     # Invokes in flight with active waits (polling; a software GPU waits passively by default).
     if expect_ok "bench --backend $api --in-flight 2 --wait active" bench "$face" --backend "$api" --iterations 4 --warmup 1 \
         --in-flight 2 --wait active --json; then
-      grep -qE '"in_flight":\{"frames_per_s":[0-9]' "$work/out" || fail "bench --in-flight: no throughput: $(head -c 400 "$work/out")"
+      grep -qE '"in_flight":\{"cpu_ms_per_invoke":[0-9][0-9.e-]*,"frames_per_s":[0-9]' "$work/out" \
+        || fail "bench --in-flight: no throughput or CPU per invoke: $(head -c 400 "$work/out")"
       grep -q '"wait":"active"' "$work/out" || fail "bench --wait active: $(head -c 300 "$work/out")"
       grep -qE '"cpu_ms_per_invoke":[0-9]*\.?[0-9]*[1-9]' "$work/out" \
         || fail "bench: no CPU time per invoke: $(grep -o '"cpu_ms_per_invoke":[^,]*' "$work/out")"
