@@ -9,6 +9,7 @@
 #include "delegate/fusion.h"
 #include "layout/phwc4.h"
 #include "model/fp16.h"
+#include "ops/concatenation/concat_store.h"
 #include "passes/passes.h"
 #include "shaders/generator.h"
 #include "shaders/layout_conversion.h"
@@ -207,6 +208,9 @@ class Builder {
     }
     if (!shader.ok() && group.input_gate >= 0) return GateApart(group);
     if (!shader.ok()) return Error(group.head, shader.status());
+    if (!shader->linkable && !group.stores_through.empty()) {
+      return Error(group.head, absl::InternalError("stores its output itself: its store cannot move into a CONCATENATION"));
+    }
     if (!shader->linkable && (!group.tails.empty() || group.output_pad >= 0)) return OneByOne(group);
     CompiledDispatch d;
     d.nodes = group.nodes();
@@ -268,7 +272,8 @@ class Builder {
     }
     if (d.nodes.size() > 1) d.code.name += fmt::format("_fused{}", d.nodes.size());
     if (precision != options_.precision) d.code.name += "_fp32";  // the accuracy guard
-    auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(shader->linkable ? group.output : head.outputs[0])].shape);
+    auto final_shape =
+        shaders::ToBhwc(graph_.tensors[static_cast<size_t>(shader->linkable ? group.value_tensor() : head.outputs[0])].shape);
     if (!final_shape.ok()) return Error(group.head, final_shape.status());
     // Any workgroup covers the standard 3-D grid over the output; shaders
     // that share memory within a workgroup keep theirs, and so do those whose
@@ -397,11 +402,12 @@ class Builder {
     model_.dispatches.push_back(std::move(d));
   }
 
-  // Prologue over the group's final output, the head's body, the tails, the
+  // Prologue over the group's final output (what it computes, when its
+  // store moves into a CONCATENATION), the head's body, the tails, the
   // padding mask and the store.
   absl::StatusOr<std::string> LinkedBody(const FusedGroup& group, const shaders::GeneratedShader& head,
                                          const Precision& precision, CompiledDispatch& d) {
-    auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(group.output)].shape);
+    auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(group.value_tensor())].shape);
     if (!final_shape.ok()) return final_shape.status();
     const auto linear = options_.linear_grid && head.prologue.empty() ? shaders::LinearGridFor(*final_shape) : std::nullopt;
     shaders::ShaderParams& params = d.code.params;
@@ -441,8 +447,14 @@ class Builder {
       params.Append(update->params);
       channels = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(node.outputs[0])].shape)->channels;
     }
-    per_output += shaders::glsl::MaskPadding(params, channels, "value");
-    per_output += "  out0_set(out_index, value);\n";
+    if (group.stores_through.empty()) {
+      per_output += shaders::glsl::MaskPadding(params, channels, "value");
+      per_output += "  out0_set(out_index, value);\n";
+    } else {
+      auto store = ops::ConcatStoreOf(graph_, group.computed, group.stores_through);
+      if (!store.ok()) return Error(group.stores_through.back(), store.status());
+      per_output += ops::ConcatStoreCode(params, *store);
+    }
     body += blocked ? shaders::glsl::ForEachBlockOutput(params, *final_shape, head.block, per_output) : per_output;
     if (linear) {
       d.code.workgroup = shaders::kLinearWorkgroup;

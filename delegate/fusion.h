@@ -16,7 +16,8 @@ namespace mgd {
 // in the head's shader (and a source of the producer's input 0 computed
 // before it: a squeeze-and-excitation gate's pool), a spatial PAD read
 // through by the head (or by its producer), elementwise nodes applied to its value before the store, and a
-// channel PAD applied to its write.
+// channel PAD applied to its write, or a CONCATENATION (through RESHAPEs)
+// that the write lands in a part of.
 struct FusedGroup {
   int head = -1;
   int producer = -1;                         // node computed inside the head's shader, making its input 0
@@ -36,6 +37,13 @@ struct FusedGroup {
   // reads the PAD's input and sees zeros past its channels.
   std::map<int, std::pair<int, int>> operand_pads;
   int output = -1;                           // the tensor the group finally writes
+  // Nodes that keep their input element for element (RESHAPEs), then the
+  // CONCATENATION whose output (`output`) the group writes its part of, as
+  // ops/concatenation/concat_store.h stores it; `computed` is the tensor
+  // the shader computes, stored so. Other groups write the other parts.
+  std::vector<int> stores_through;
+  int computed = -1;
+  int value_tensor() const { return stores_through.empty() ? output : computed; }  // what the grid covers
   std::vector<int> nodes() const;            // every model node in it, in order
 };
 
@@ -54,7 +62,9 @@ constexpr int kMaxFusedBindings = 8;
 // the 1x1 convolution that reads it (fusion/depthwise_pointwise.cc), a
 // squeeze-and-excitation gate's pool and two 1x1 convolutions into one
 // workgroup (fusion/squeeze_excite.cc), the MUL by such a gate into the
-// convolution that reads its product (fusion/gated_read.cc). The plan's aliases are the
+// convolution that reads its product (fusion/gated_read.cc), a
+// CONCATENATION (and RESHAPEs before it) into the stores of the groups
+// making its inputs (fusion/concat_store.cc). The plan's aliases are the
 // subgraph's, and so are its folded nodes.
 FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion);
 

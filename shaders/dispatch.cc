@@ -77,6 +77,16 @@ bool TakesProducer(const Graph& graph, int producer, int consumer, int source) {
   return GenerateShader(ctx).ok();
 }
 
+bool LeavesItsStore(const Graph& graph, int n) {
+  NodeContext ctx;
+  ctx.graph = &graph;
+  ctx.node_index = n;
+  ctx.node = &graph.nodes[static_cast<size_t>(n)];
+  ctx.support_only = true;
+  auto shader = GenerateShader(ctx);
+  return shader.ok() && shader->linkable;
+}
+
 bool IsElementwise(OpKind op) {
   const ops::OpDefinition* definition = ops::FindBuiltin(op);
   return definition != nullptr && definition->elementwise != nullptr;

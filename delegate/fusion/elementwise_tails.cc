@@ -30,7 +30,7 @@ bool FuseElementwiseTail(Planner& p, int n) {
     auto it = group_of.find(t);
     if (it == group_of.end()) continue;
     FusedGroup& group = plan.groups[static_cast<size_t>(it->second)];
-    if (group.output != t || group.output_pad >= 0 || !p.SingleUse(t)) continue;
+    if (group.output != t || group.output_pad >= 0 || !group.stores_through.empty() || !p.SingleUse(t)) continue;
     // Within the 8 storage buffers per shader every device offers (GLES 3.1
     // as phones report it; docs/design.md).
     if (p.BindingsOf(group) + static_cast<int>(node.inputs.size()) - 1 > kMaxFusedBindings) continue;

@@ -22,7 +22,8 @@ bool Planner::SingleUse(int t) const {
 int Planner::SoleWriter(int t) const {
   auto it = group_of.find(t);
   if (it == group_of.end() || IsAlias(t) || !SingleUse(t)) return -1;
-  return plan.groups[static_cast<size_t>(it->second)].output == t ? it->second : -1;
+  const FusedGroup& group = plan.groups[static_cast<size_t>(it->second)];
+  return group.output == t && group.stores_through.empty() ? it->second : -1;
 }
 
 void Planner::TakeOver(int index, int n) {
@@ -61,6 +62,7 @@ std::vector<int> FusedGroup::nodes() const {
     all.push_back(node);
   }
   if (output_pad >= 0) all.push_back(output_pad);
+  all.insert(all.end(), stores_through.begin(), stores_through.end());
   return all;
 }
 
@@ -69,7 +71,8 @@ FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion) {
   for (int n : subgraph.nodes) {
     if (fusion && (fusion::FuseElementwiseTail(planner, n) || fusion::FuseChannelPadIntoWrite(planner, n) ||
                    fusion::FuseSpatialPadIntoRead(planner, n) || fusion::FuseDepthwiseIntoPointwise(planner, n) ||
-                   fusion::FuseSqueezeExcite(planner, n) || fusion::FuseGateIntoRead(planner, n))) {
+                   fusion::FuseSqueezeExcite(planner, n) || fusion::FuseGateIntoRead(planner, n) ||
+                   fusion::FuseConcatIntoStores(planner, n))) {
       continue;
     }
     const Node& node = subgraph.node(n);

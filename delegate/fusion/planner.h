@@ -23,7 +23,7 @@ class Planner {
   bool SingleUse(int t) const;
   // The index of the group whose output is `t` when one node reads `t`
   // and `t` is no alias, so that a fusion may move the group's write
-  // elsewhere; -1 otherwise.
+  // elsewhere; -1 otherwise (also when the group writes a part of `t`).
   int SoleWriter(int t) const;
   // Makes node `n`, which reads the output of group `index` alone, the
   // group's head: the group now computes that output inside n's shader
@@ -47,5 +47,6 @@ bool FuseSpatialPadIntoRead(Planner& planner, int node);
 bool FuseDepthwiseIntoPointwise(Planner& planner, int node);
 bool FuseSqueezeExcite(Planner& planner, int node);
 bool FuseGateIntoRead(Planner& planner, int node);
+bool FuseConcatIntoStores(Planner& planner, int node);
 
 }  // namespace mgd::fusion

@@ -17,8 +17,8 @@ bool FuseSpatialPadIntoRead(Planner& p, int n) {
   FusedGroup& pad_group = p.plan.groups[static_cast<size_t>(it->second)];
   const Node& pad = p.node(pad_group.head);
   const std::vector<int64_t> m = PadMargins(p.graph(), pad);
-  if (!pad_group.tails.empty() || pad_group.output_pad >= 0 || pad_group.input_pad >= 0 || m.size() != 8 || m[0] != 0 ||
-      m[1] != 0 || m[6] != 0 || m[7] != 0) {
+  if (!pad_group.tails.empty() || pad_group.output_pad >= 0 || !pad_group.stores_through.empty() ||
+      pad_group.input_pad >= 0 || m.size() != 8 || m[0] != 0 || m[1] != 0 || m[6] != 0 || m[7] != 0) {
     return false;
   }
   FusedGroup group;

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "delegate/fusion.h"
+#include "ops/concatenation/concatenation.h"
 #include "ops/conv/conv.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
@@ -105,6 +106,53 @@ Graph FoldableConstants() {
   b.Op(OpKind::kAdd, ops::ElementwiseAttributes{Activation::kRelu}, {b.Constant({1}, {0.25f}), m}, {a});
   b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {a, b.ConstantInt({2}, {1, 4})}, {r});
   b.Output(r);
+  return b.Build();
+}
+
+// A detector's heads: two convolutions, each RESHAPEd to [1, anchors,
+// `values`] and concatenated over the anchors (BlazeFace's scores: one value
+// per anchor; its boxes: 16) [-> LOGISTIC].
+Graph DetectorHeads(int values, bool logistic = false) {
+  GraphBuilder b;
+  const int x = b.Input({1, 8, 8, 4}), other = b.Input({1, 6, 6, 3});
+  const int scores = Conv(b, x, 4, 2 * values, {1, 6, 6, 2 * values}), flat = b.Tensor({1, 72, values});
+  b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {scores, b.ConstantInt({3}, {1, 72, values})}, {flat});
+  const int more = Conv(b, other, 3, 3 * values, {1, 4, 4, 3 * values}), more_flat = b.Tensor({1, 48, values});
+  b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {more, b.ConstantInt({3}, {1, 48, values})}, {more_flat});
+  const int y = b.Tensor({1, 120, values});
+  b.Op(OpKind::kConcatenation, ops::ConcatenationAttributes{1}, {flat, more_flat}, {y});
+  if (!logistic) {
+    b.Output(y);
+    return b.Build();
+  }
+  const int z = b.Tensor({1, 120, values});
+  b.Op(OpKind::kLogistic, {}, {y}, {z});
+  b.Output(z);
+  return b.Build();
+}
+
+// 3x3 convolutions of one input to `channels` each, concatenated as they
+// are along BHWC `axis`, with the CONCATENATION's own activation.
+struct Concatenated {
+  std::vector<int> channels;
+  int axis = 3, batch = 1;
+  Activation activation = Activation::kNone;
+};
+
+Graph ConcatenatedConvs(const Concatenated& c) {
+  GraphBuilder b;
+  const int x = b.Input({c.batch, 7, 7, 4});
+  std::vector<int> parts;
+  Shape out = {c.batch, 5, 5, c.channels[0]};
+  out[static_cast<size_t>(c.axis)] = 0;
+  for (int channels : c.channels) {
+    const Shape part = {c.batch, 5, 5, channels};
+    parts.push_back(Conv(b, x, 4, channels, part));
+    out[static_cast<size_t>(c.axis)] += part[static_cast<size_t>(c.axis)];
+  }
+  const int y = b.Tensor(out);
+  b.Op(OpKind::kConcatenation, ops::ConcatenationAttributes{c.axis, c.activation}, parts, {y});
+  b.Output(y);
   return b.Build();
 }
 
@@ -348,6 +396,34 @@ TEST(FusionPlan, AChannelPadOperandIsReadThrough) {
   EXPECT_EQ(plan.groups[0].nodes(), (std::vector<int>{0, 1, 2, 3}));
 }
 
+// The groups that run, in order (an absorbed one's head is -1).
+std::vector<FusedGroup> Running(const FusionPlan& plan) {
+  std::vector<FusedGroup> running;
+  for (const FusedGroup& g : plan.groups) {
+    if (g.head >= 0) running.push_back(g);
+  }
+  return running;
+}
+
+TEST(FusionPlan, HeadsStoreIntoTheirConcatenationThroughTheReshapes) {
+  auto running = [](Graph graph) { return Running(PlanFusion(WholeGraph(graph), true)); };
+  const std::vector<FusedGroup> groups = running(DetectorHeads(16, true));
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].nodes(), (std::vector<int>{0, 1, 4}));
+  EXPECT_EQ(groups[1].nodes(), (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(groups[0].output, groups[1].output);
+  // The LOGISTIC reads the whole concatenation: a group of its own.
+  EXPECT_EQ(groups[2].nodes(), std::vector<int>{5});
+  // One value per anchor: each has a slot of its own.
+  EXPECT_EQ(running(DetectorHeads(1)).size(), 2u);
+  // Three: a slot's lanes would land in slots of two anchors.
+  EXPECT_EQ(running(DetectorHeads(3)).size(), 5u);
+  // Over channels, each input's slots its own (the last input's padding the
+  // output's), unless an input ends inside a slot that the next one fills.
+  EXPECT_EQ(running(ConcatenatedConvs({.channels = {8, 5}})).size(), 2u);
+  EXPECT_EQ(running(ConcatenatedConvs({.channels = {5, 8}})).size(), 3u);
+}
+
 TEST(FusionPlan, AConvolutionReadsTheGatedInputThroughTheGate) {
   Graph g = SqueezeExcite({.in = {1, 8, 8, 16}, .fused_relu = true, .reader = Gate::Reader::kPointwise});
   const FusionPlan plan = PlanFusion(WholeGraph(g), true);
@@ -414,6 +490,13 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
                              // 18 output slices: two workgroups across.
                              {"separable, deep and wide",
                               SeparableConv({.in = {1, 24, 24, 600}, .out_channels = 70})},
+                             {"detector scores, a value per anchor", DetectorHeads(1)},
+                             {"detector boxes, 16 values per anchor, a LOGISTIC after", DetectorHeads(16, true)},
+                             {"convolutions concatenated over channels, RELU6",
+                              ConcatenatedConvs({.channels = {8, 5}, .activation = Activation::kRelu6})},
+                             {"over width, 3 channels each", ConcatenatedConvs({.channels = {3, 3}, .axis = 2})},
+                             {"two images over height", ConcatenatedConvs({.channels = {6, 6}, .axis = 1, .batch = 2})},
+                             {"two images over the batch", ConcatenatedConvs({.channels = {5, 5}, .axis = 0, .batch = 2})},
                              {"squeeze-and-excitation gate", SqueezeExcite({.in = {1, 9, 7, 20}, .squeezed = 6})},
                              {"gate over a MEAN, two images", SqueezeExcite({.in = {2, 5, 6, 12}, .mean = true})},
                              // 100 slices: one invocation each pools a slice.
