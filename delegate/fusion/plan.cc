@@ -34,6 +34,16 @@ void Planner::TakeOver(int index, int n) {
   for (int out : node(n).outputs) group_of[out] = index;
 }
 
+int Planner::MoveToEnd(int index) {
+  plan.groups.push_back(plan.groups[static_cast<size_t>(index)]);
+  plan.groups[static_cast<size_t>(index)] = FusedGroup{};
+  const int moved = static_cast<int>(plan.groups.size()) - 1;
+  for (auto& [tensor, group] : group_of) {
+    if (group == index) group = moved;
+  }
+  return moved;
+}
+
 // The head's non-constant inputs, its outputs, one weights buffer, a gate
 // it reads through, and the tails' other operands.
 int Planner::BindingsOf(const FusedGroup& group) const {

@@ -29,6 +29,10 @@ class Planner {
   // group's head: the group now computes that output inside n's shader
   // (the caller has recorded how) and writes n's outputs.
   void TakeOver(int index, int n);
+  // Moves group `index` after every other (its slot left empty, head -1)
+  // and returns its new index. The caller knows that no group between
+  // reads what it writes.
+  int MoveToEnd(int index);
   // Storage buffers a group's shader binds, at most.
   int BindingsOf(const FusedGroup& group) const;
 

@@ -109,6 +109,30 @@ Graph FoldableConstants() {
   return b.Build();
 }
 
+// BlazeFace's strided residual block, in its order: DEPTHWISE_CONV_2D
+// (stride 2), MAX_POOL_2D (the shortcut), a 1x1 CONV_2D of the depthwise
+// output, a channel PAD of the pool, ADD, RELU. The ADD's operands come from
+// both branches; the convolution's group runs after the pool's.
+Graph StridedResidual() {
+  GraphBuilder b;
+  const int x = b.Input({1, 8, 8, 4});
+  ops::DepthwiseConv2dAttributes dw;
+  dw.padding = Padding::kSame;
+  dw.stride_h = dw.stride_w = 2;
+  const int d = b.Tensor({1, 4, 4, 4}), m = b.Tensor({1, 4, 4, 4}), c = b.Tensor({1, 4, 4, 8});
+  b.Op(OpKind::kDepthwiseConv2d, dw, {x, b.Constant({1, 3, 3, 4}, Uniform(36, 31, 0.5f))}, {d});
+  ops::PoolAttributes pool;
+  pool.filter_h = pool.filter_w = pool.stride_h = pool.stride_w = 2;
+  b.Op(OpKind::kMaxPool2d, pool, {x}, {m});
+  b.Op(OpKind::kConv2d, ops::Conv2dAttributes{}, {d, b.Constant({8, 1, 1, 4}, Uniform(32, 32, 0.4f))}, {c});
+  const int padded = b.Tensor({1, 4, 4, 8}), sum = b.Tensor({1, 4, 4, 8}), y = b.Tensor({1, 4, 4, 8});
+  b.Op(OpKind::kPad, {}, {m, b.ConstantInt({4, 2}, {0, 0, 0, 0, 0, 0, 0, 4})}, {padded});
+  b.Op(OpKind::kAdd, ops::ElementwiseAttributes{}, {c, padded}, {sum});
+  b.Op(OpKind::kRelu, {}, {sum}, {y});
+  b.Output(y);
+  return b.Build();
+}
+
 // A detector's heads: two convolutions, each RESHAPEd to [1, anchors,
 // `values`] and concatenated over the anchors (BlazeFace's scores: one value
 // per anchor; its boxes: 16) [-> LOGISTIC].
@@ -405,6 +429,17 @@ std::vector<FusedGroup> Running(const FusionPlan& plan) {
   return running;
 }
 
+TEST(FusionPlan, AGroupWhoseTailReadsALaterBranchRunsAfterIt) {
+  Graph graph = StridedResidual();
+  const std::vector<FusedGroup> groups = Running(PlanFusion(WholeGraph(graph), true));
+  ASSERT_GE(groups.size(), 2u);
+  // The pool writes the padded shortcut; the convolution (its depthwise
+  // inside or just before) then adds it and applies the RELU.
+  EXPECT_EQ(groups[groups.size() - 2].nodes(), (std::vector<int>{1, 3}));
+  const std::vector<int> last = groups.back().nodes();
+  EXPECT_EQ(std::vector<int>(last.end() - 3, last.end()), (std::vector<int>{2, 4, 5}));
+}
+
 TEST(FusionPlan, HeadsStoreIntoTheirConcatenationThroughTheReshapes) {
   auto running = [](Graph graph) { return Running(PlanFusion(WholeGraph(graph), true)); };
   const std::vector<FusedGroup> groups = running(DetectorHeads(16, true));
@@ -490,6 +525,8 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
                              // 18 output slices: two workgroups across.
                              {"separable, deep and wide",
                               SeparableConv({.in = {1, 24, 24, 600}, .out_channels = 70})},
+                             {"strided residual, the shortcut made after the convolution's input",
+                              StridedResidual()},
                              {"detector scores, a value per anchor", DetectorHeads(1)},
                              {"detector boxes, 16 values per anchor, a LOGISTIC after", DetectorHeads(16, true)},
                              {"convolutions concatenated over channels, RELU6",
