@@ -9,7 +9,7 @@
 #include "delegate/fusion.h"
 #include "layout/phwc4.h"
 #include "model/fp16.h"
-#include "ops/concatenation/concat_store.h"
+#include "ops/concatenation/store_through.h"
 #include "passes/passes.h"
 #include "shaders/generator.h"
 #include "shaders/layout_conversion.h"
@@ -209,7 +209,7 @@ class Builder {
     if (!shader.ok() && group.input_gate >= 0) return GateApart(group);
     if (!shader.ok()) return Error(group.head, shader.status());
     if (!shader->linkable && !group.stores_through.empty()) {
-      return Error(group.head, absl::InternalError("stores its output itself: its store cannot move into a CONCATENATION"));
+      return Error(group.head, absl::InternalError("stores its output itself: its store cannot move"));
     }
     if (!shader->linkable && (!group.tails.empty() || group.output_pad >= 0)) return OneByOne(group);
     CompiledDispatch d;
@@ -403,7 +403,7 @@ class Builder {
   }
 
   // Prologue over the group's final output (what it computes, when its
-  // store moves into a CONCATENATION), the head's body, the tails, the
+  // store moves through a RESHAPE or into a CONCATENATION), the head's body, the tails, the
   // padding mask and the store.
   absl::StatusOr<std::string> LinkedBody(const FusedGroup& group, const shaders::GeneratedShader& head,
                                          const Precision& precision, CompiledDispatch& d) {
@@ -451,9 +451,9 @@ class Builder {
       per_output += shaders::glsl::MaskPadding(params, channels, "value");
       per_output += "  out0_set(out_index, value);\n";
     } else {
-      auto store = ops::ConcatStoreOf(graph_, group.computed, group.stores_through);
+      auto store = ops::StoreThroughOf(graph_, group.computed, group.stores_through);
       if (!store.ok()) return Error(group.stores_through.back(), store.status());
-      per_output += ops::ConcatStoreCode(params, *store);
+      per_output += ops::StoreThroughCode(params, *store);
     }
     body += blocked ? shaders::glsl::ForEachBlockOutput(params, *final_shape, head.block, per_output) : per_output;
     if (linear) {

@@ -16,8 +16,8 @@ namespace mgd {
 // in the head's shader (and a source of the producer's input 0 computed
 // before it: a squeeze-and-excitation gate's pool), a spatial PAD read
 // through by the head (or by its producer), elementwise nodes applied to its value before the store, and a
-// channel PAD applied to its write, or a CONCATENATION (through RESHAPEs)
-// that the write lands in a part of.
+// channel PAD applied to its write, or RESHAPEs and a CONCATENATION that
+// the write goes through, landing in a part of the concatenation's output.
 struct FusedGroup {
   int head = -1;
   int producer = -1;                         // node computed inside the head's shader, making its input 0
@@ -37,10 +37,11 @@ struct FusedGroup {
   // reads the PAD's input and sees zeros past its channels.
   std::map<int, std::pair<int, int>> operand_pads;
   int output = -1;                           // the tensor the group finally writes
-  // Nodes that keep their input element for element (RESHAPEs), then the
-  // CONCATENATION whose output (`output`) the group writes its part of, as
-  // ops/concatenation/concat_store.h stores it; `computed` is the tensor
-  // the shader computes, stored so. Other groups write the other parts.
+  // Nodes that keep their input element for element (RESHAPEs), then maybe
+  // a CONCATENATION whose output (`output`) the group writes its part of
+  // (other groups write the other parts), as ops/concatenation/
+  // store_through.h stores it; `computed` is the tensor the shader
+  // computes, stored so.
   std::vector<int> stores_through;
   int computed = -1;
   int value_tensor() const { return stores_through.empty() ? output : computed; }  // what the grid covers
@@ -62,9 +63,9 @@ constexpr int kMaxFusedBindings = 8;
 // the 1x1 convolution that reads it (fusion/depthwise_pointwise.cc), a
 // squeeze-and-excitation gate's pool and two 1x1 convolutions into one
 // workgroup (fusion/squeeze_excite.cc), the MUL by such a gate into the
-// convolution that reads its product (fusion/gated_read.cc), a
-// CONCATENATION (and RESHAPEs before it) into the stores of the groups
-// making its inputs (fusion/concat_store.cc). The plan's aliases are the
+// convolution that reads its product (fusion/gated_read.cc), RESHAPEs
+// and CONCATENATIONs into the stores of the groups making their inputs
+// (fusion/store_through.cc). The plan's aliases are the
 // subgraph's, and so are its folded nodes.
 FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion);
 

@@ -48,42 +48,50 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx) {
   return shader;
 }
 
-bool TakesProducer(const Graph& graph, int producer, int consumer, int source) {
-  const ops::OpDefinition* definition = ops::FindBuiltin(graph.nodes[static_cast<size_t>(consumer)].op);
-  if (definition == nullptr || definition->gpu_with_producer.empty()) return false;
+namespace {
+
+// Node `consumer`'s shader, computing node `producer` (and `source` before
+// it) inside where those are >= 0, as the fusion planner asks for it:
+// support only, in fp32 (the most shared memory a tile can take), without
+// blocks of convolution outputs (whether the GPU's blocks pay better is for
+// the compile, whose options hold them, to decide: it splits the group then).
+absl::StatusOr<GeneratedShader> PlannedShader(const Graph& graph, int consumer, int producer, int source) {
   NodeContext ctx;
   ctx.graph = &graph;
   ctx.node_index = consumer;
   Node node = graph.nodes[static_cast<size_t>(consumer)];
-  const Node& made_by = graph.nodes[static_cast<size_t>(producer)];
-  if (node.inputs.empty() || made_by.outputs.empty() || node.inputs[0] != made_by.outputs[0]) return false;
-  node.inputs[0] = made_by.inputs[0];
-  ctx.node = &node;
-  ctx.producer = &made_by;
-  ctx.producer_index = producer;
-  if (source >= 0) {
-    const Node& first = graph.nodes[static_cast<size_t>(source)];
-    if (made_by.inputs.empty() || first.outputs.empty() || made_by.inputs[0] != first.outputs[0]) return false;
-    node.inputs[0] = first.inputs[0];
-    ctx.source = &first;
-    ctx.source_index = source;
+  const absl::Status unfed = absl::InvalidArgumentError("the producer does not make the consumer's input 0");
+  if (producer >= 0) {
+    const Node& made_by = graph.nodes[static_cast<size_t>(producer)];
+    if (node.inputs.empty() || made_by.outputs.empty() || node.inputs[0] != made_by.outputs[0]) return unfed;
+    node.inputs[0] = made_by.inputs[0];
+    ctx.producer = &made_by;
+    ctx.producer_index = producer;
+    if (source >= 0) {
+      const Node& first = graph.nodes[static_cast<size_t>(source)];
+      if (made_by.inputs.empty() || first.outputs.empty() || made_by.inputs[0] != first.outputs[0]) return unfed;
+      node.inputs[0] = first.inputs[0];
+      ctx.source = &first;
+      ctx.source_index = source;
+    }
   }
-  ctx.precision = Precision::Fp32();  // the most shared memory a tile can take
-  // Whether the GPU's blocks of convolution outputs pay better is for the
-  // compile (whose options hold the GPU's block) to decide: it makes the two
-  // nodes two dispatches then.
+  ctx.node = &node;
+  ctx.precision = Precision::Fp32();
   ctx.conv_block = {};
   ctx.support_only = true;
-  return GenerateShader(ctx).ok();
+  return GenerateShader(ctx);
 }
 
-bool LeavesItsStore(const Graph& graph, int n) {
-  NodeContext ctx;
-  ctx.graph = &graph;
-  ctx.node_index = n;
-  ctx.node = &graph.nodes[static_cast<size_t>(n)];
-  ctx.support_only = true;
-  auto shader = GenerateShader(ctx);
+}  // namespace
+
+bool TakesProducer(const Graph& graph, int producer, int consumer, int source) {
+  const ops::OpDefinition* definition = ops::FindBuiltin(graph.nodes[static_cast<size_t>(consumer)].op);
+  if (definition == nullptr || definition->gpu_with_producer.empty()) return false;
+  return PlannedShader(graph, consumer, producer, source).ok();
+}
+
+bool LeavesItsStore(const Graph& graph, int n, int producer, int source) {
+  auto shader = PlannedShader(graph, n, producer, source);
   return shader.ok() && shader->linkable;
 }
 

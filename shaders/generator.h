@@ -209,10 +209,10 @@ absl::StatusOr<GeneratedShader> GenerateShader(const NodeContext& ctx);
 // With a `source` (>= 0): the maker of the producer's input 0 computed
 // first, in the same shader.
 bool TakesProducer(const Graph& graph, int producer, int consumer, int source = -1);
-// Whether node `n`'s shader, as generated with the default options, is
-// linkable: it leaves its store to the compiler, which the fusion planner
-// may then move (into a CONCATENATION's output).
-bool LeavesItsStore(const Graph& graph, int n);
+// Whether node `n`'s shader (computing `producer` and `source` inside, as
+// TakesProducer) is linkable: it leaves its store to the compiler, which the
+// fusion planner may then move (through a RESHAPE, into a CONCATENATION).
+bool LeavesItsStore(const Graph& graph, int n, int producer = -1, int source = -1);
 
 // Dispatch grid for one invocation per (x, y, batch * slice) of `shape` with
 // `workgroup`.

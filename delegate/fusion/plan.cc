@@ -82,7 +82,7 @@ FusionPlan PlanFusion(const Subgraph& subgraph, bool fusion) {
     if (fusion && (fusion::FuseElementwiseTail(planner, n) || fusion::FuseChannelPadIntoWrite(planner, n) ||
                    fusion::FuseSpatialPadIntoRead(planner, n) || fusion::FuseDepthwiseIntoPointwise(planner, n) ||
                    fusion::FuseSqueezeExcite(planner, n) || fusion::FuseGateIntoRead(planner, n) ||
-                   fusion::FuseConcatIntoStores(planner, n))) {
+                   fusion::FuseStoreThrough(planner, n))) {
       continue;
     }
     const Node& node = subgraph.node(n);

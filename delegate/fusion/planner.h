@@ -51,6 +51,6 @@ bool FuseSpatialPadIntoRead(Planner& planner, int node);
 bool FuseDepthwiseIntoPointwise(Planner& planner, int node);
 bool FuseSqueezeExcite(Planner& planner, int node);
 bool FuseGateIntoRead(Planner& planner, int node);
-bool FuseConcatIntoStores(Planner& planner, int node);
+bool FuseStoreThrough(Planner& planner, int node);
 
 }  // namespace mgd::fusion

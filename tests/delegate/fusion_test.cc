@@ -135,17 +135,29 @@ Graph StridedResidual() {
 
 // A detector's heads: two convolutions, each RESHAPEd to [1, anchors,
 // `values`] and concatenated over the anchors (BlazeFace's scores: one value
-// per anchor; its boxes: 16) [-> LOGISTIC].
-Graph DetectorHeads(int values, bool logistic = false) {
+// per anchor; its boxes: 16) [-> LOGISTIC], or the reshapes' outputs as
+// they are (`concatenated` false; the full-range face detector's one head).
+struct Heads {
+  int values = 1;
+  bool logistic = false, concatenated = true;
+};
+
+Graph DetectorHeads(const Heads& h) {
+  const int values = h.values;
   GraphBuilder b;
   const int x = b.Input({1, 8, 8, 4}), other = b.Input({1, 6, 6, 3});
   const int scores = Conv(b, x, 4, 2 * values, {1, 6, 6, 2 * values}), flat = b.Tensor({1, 72, values});
   b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {scores, b.ConstantInt({3}, {1, 72, values})}, {flat});
   const int more = Conv(b, other, 3, 3 * values, {1, 4, 4, 3 * values}), more_flat = b.Tensor({1, 48, values});
   b.Op(OpKind::kReshape, ops::ReshapeAttributes{}, {more, b.ConstantInt({3}, {1, 48, values})}, {more_flat});
+  if (!h.concatenated) {
+    b.Output(flat);
+    b.Output(more_flat);
+    return b.Build();
+  }
   const int y = b.Tensor({1, 120, values});
   b.Op(OpKind::kConcatenation, ops::ConcatenationAttributes{1}, {flat, more_flat}, {y});
-  if (!logistic) {
+  if (!h.logistic) {
     b.Output(y);
     return b.Build();
   }
@@ -442,7 +454,7 @@ TEST(FusionPlan, AGroupWhoseTailReadsALaterBranchRunsAfterIt) {
 
 TEST(FusionPlan, HeadsStoreIntoTheirConcatenationThroughTheReshapes) {
   auto running = [](Graph graph) { return Running(PlanFusion(WholeGraph(graph), true)); };
-  const std::vector<FusedGroup> groups = running(DetectorHeads(16, true));
+  const std::vector<FusedGroup> groups = running(DetectorHeads({.values = 16, .logistic = true}));
   ASSERT_EQ(groups.size(), 3u);
   EXPECT_EQ(groups[0].nodes(), (std::vector<int>{0, 1, 4}));
   EXPECT_EQ(groups[1].nodes(), (std::vector<int>{2, 3, 4}));
@@ -450,9 +462,17 @@ TEST(FusionPlan, HeadsStoreIntoTheirConcatenationThroughTheReshapes) {
   // The LOGISTIC reads the whole concatenation: a group of its own.
   EXPECT_EQ(groups[2].nodes(), std::vector<int>{5});
   // One value per anchor: each has a slot of its own.
-  EXPECT_EQ(running(DetectorHeads(1)).size(), 2u);
-  // Three: a slot's lanes would land in slots of two anchors.
-  EXPECT_EQ(running(DetectorHeads(3)).size(), 5u);
+  EXPECT_EQ(running(DetectorHeads({.values = 1})).size(), 2u);
+  // Three: a slot's lanes would land in slots of two anchors; the RESHAPEs
+  // stay dispatches, and they write their parts of the concatenation.
+  const std::vector<FusedGroup> three = running(DetectorHeads({.values = 3}));
+  ASSERT_EQ(three.size(), 4u);
+  EXPECT_EQ(three[1].nodes(), (std::vector<int>{1, 4}));
+  EXPECT_EQ(three[3].nodes(), (std::vector<int>{3, 4}));
+  // Without the concatenation, each convolution stores through its RESHAPE.
+  const std::vector<FusedGroup> apart = running(DetectorHeads({.values = 16, .concatenated = false}));
+  ASSERT_EQ(apart.size(), 2u);
+  EXPECT_EQ(apart[0].nodes(), (std::vector<int>{0, 1}));
   // Over channels, each input's slots its own (the last input's padding the
   // output's), unless an input ends inside a slot that the next one fills.
   EXPECT_EQ(running(ConcatenatedConvs({.channels = {8, 5}})).size(), 2u);
@@ -527,8 +547,12 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
                               SeparableConv({.in = {1, 24, 24, 600}, .out_channels = 70})},
                              {"strided residual, the shortcut made after the convolution's input",
                               StridedResidual()},
-                             {"detector scores, a value per anchor", DetectorHeads(1)},
-                             {"detector boxes, 16 values per anchor, a LOGISTIC after", DetectorHeads(16, true)},
+                             {"detector scores, a value per anchor", DetectorHeads({.values = 1})},
+                             {"detector boxes, 16 values per anchor, a LOGISTIC after",
+                              DetectorHeads({.values = 16, .logistic = true})},
+                             {"3 values per anchor: the reshapes write into the concatenation",
+                              DetectorHeads({.values = 3})},
+                             {"heads reshaped, not concatenated", DetectorHeads({.values = 1, .concatenated = false})},
                              {"convolutions concatenated over channels, RELU6",
                               ConcatenatedConvs({.channels = {8, 5}, .activation = Activation::kRelu6})},
                              {"over width, 3 channels each", ConcatenatedConvs({.channels = {3, 3}, .axis = 2})},

@@ -1,4 +1,4 @@
-#include "ops/concatenation/concat_store.h"
+#include "ops/concatenation/store_through.h"
 
 #include <fmt/format.h>
 
@@ -12,36 +12,38 @@
 
 namespace mgd::ops {
 
-absl::StatusOr<ConcatStore> ConcatStoreOf(const Graph& graph, int computed, const std::vector<int>& through) {
-  if (through.empty()) return absl::InvalidArgumentError("no CONCATENATION to store into");
+absl::StatusOr<StoreThrough> StoreThroughOf(const Graph& graph, int computed, const std::vector<int>& through) {
+  if (through.empty()) return absl::InvalidArgumentError("no node to store through");
+  StoreThrough store;
+  MGD_ASSIGN_OR_RETURN(store.computed, shaders::ToBhwc(graph.tensors[static_cast<size_t>(computed)].shape));
   int at = computed;
-  for (size_t k = 0; k + 1 < through.size(); ++k) {
-    const Node& node = graph.nodes[static_cast<size_t>(through[k])];
+  for (int n : through) {
+    const Node& node = graph.nodes[static_cast<size_t>(n)];
+    if (node.inputs.empty() || node.outputs.size() != 1) return absl::UnimplementedError("not one output");
+    const auto position = std::find(node.inputs.begin(), node.inputs.end(), at);
+    const Shape& out = graph.tensors[static_cast<size_t>(node.outputs[0])].shape;
+    if (node.op == OpKind::kConcatenation && n == through.back() && position != node.inputs.end()) {
+      const auto& attributes = AttributesOf<ConcatenationAttributes>(node.attributes);
+      MGD_ASSIGN_OR_RETURN(store.dest, shaders::ToBhwc(out));
+      store.axis = shaders::BhwcAxis(attributes.axis, static_cast<int>(out.size()));
+      store.activation = attributes.activation;
+      for (auto before = node.inputs.begin(); before != position; ++before) {
+        MGD_ASSIGN_OR_RETURN(const layout::Bhwc in, shaders::ToBhwc(graph.tensors[static_cast<size_t>(*before)].shape));
+        store.offset += std::array<int, 4>{in.batch, in.height, in.width, in.channels}[static_cast<size_t>(store.axis)];
+      }
+      break;
+    }
     const OpDefinition* definition = FindBuiltin(node.op);
     const bool identity = definition != nullptr && definition->is_identity != nullptr &&
                           definition->is_identity(graph, node);
-    if (!identity || node.inputs.empty() || node.inputs[0] != at || node.outputs.size() != 1) {
+    if (!identity || node.inputs[0] != at) {
       return absl::UnimplementedError(fmt::format("{} does not keep its input element for element", OpName(node.op)));
     }
     at = node.outputs[0];
+    MGD_ASSIGN_OR_RETURN(store.reshaped, shaders::ToBhwc(out));
+    store.dest = store.reshaped;
   }
-  const Node& concat = graph.nodes[static_cast<size_t>(through.back())];
-  const auto position = std::find(concat.inputs.begin(), concat.inputs.end(), at);
-  if (concat.op != OpKind::kConcatenation || position == concat.inputs.end() || concat.outputs.size() != 1) {
-    return absl::UnimplementedError(fmt::format("{} is no CONCATENATION of the value", OpName(concat.op)));
-  }
-  const auto& attributes = AttributesOf<ConcatenationAttributes>(concat.attributes);
-  const Shape& out = graph.tensors[static_cast<size_t>(concat.outputs[0])].shape;
-  ConcatStore store;
-  MGD_ASSIGN_OR_RETURN(store.computed, shaders::ToBhwc(graph.tensors[static_cast<size_t>(computed)].shape));
-  MGD_ASSIGN_OR_RETURN(store.reshaped, shaders::ToBhwc(graph.tensors[static_cast<size_t>(at)].shape));
-  MGD_ASSIGN_OR_RETURN(store.dest, shaders::ToBhwc(out));
-  store.axis = shaders::BhwcAxis(attributes.axis, static_cast<int>(out.size()));
-  store.activation = attributes.activation;
-  for (auto before = concat.inputs.begin(); before != position; ++before) {
-    MGD_ASSIGN_OR_RETURN(const layout::Bhwc in, shaders::ToBhwc(graph.tensors[static_cast<size_t>(*before)].shape));
-    store.offset += std::array<int, 4>{in.batch, in.height, in.width, in.channels}[static_cast<size_t>(store.axis)];
-  }
+  if (at == computed) store.reshaped = store.computed;
   // A slot's four lanes stay four lanes of one slot where the renumbering
   // keeps the channels or moves whole slots, and that slot is this input's
   // alone unless the concatenation is over channels and shares it.
@@ -57,11 +59,11 @@ absl::StatusOr<ConcatStore> ConcatStoreOf(const Graph& graph, int computed, cons
                   channels, store.dest.channels));
 }
 
-std::string ConcatStoreCode(shaders::ShaderParams& params, const ConcatStore& store) {
+std::string StoreThroughCode(shaders::ShaderParams& params, const StoreThrough& store) {
   namespace glsl = shaders::glsl;
   const layout::Bhwc &in = store.computed, &to = store.reshaped, &out = store.dest;
   // A value's flat BHWC position in `computed` is its position in
-  // `reshaped`; the concatenation then shifts it along its axis.
+  // `reshaped`; a concatenation then shifts it along its axis.
   std::array<std::string, 4> coordinate{"st_b", "st_y", "st_x", "st_c"};
   std::string& moved = coordinate[static_cast<size_t>(store.axis)];
   moved = fmt::format("({} + {})", moved, params.Int("st_offset", store.offset));
