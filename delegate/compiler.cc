@@ -403,8 +403,8 @@ class Builder {
   }
 
   // Prologue over the group's final output (what it computes, when its
-  // store moves through a RESHAPE or into a CONCATENATION), the head's body, the tails, the
-  // padding mask and the store.
+  // store moves through a RESHAPE or into a CONCATENATION), the head's
+  // body, the tails, the padding mask and the store.
   absl::StatusOr<std::string> LinkedBody(const FusedGroup& group, const shaders::GeneratedShader& head,
                                          const Precision& precision, CompiledDispatch& d) {
     auto final_shape = shaders::ToBhwc(graph_.tensors[static_cast<size_t>(group.value_tensor())].shape);
