@@ -500,14 +500,18 @@ TEST(FusionPlan, AConvolutionReadsTheGatedInputThroughTheGate) {
 }
 
 // Fused and unfused on the GPU, on a GPU whose table asks for one output per
-// convolution invocation (where the planner's depthwise + 1x1 fusion runs;
-// lavapipe's table asks for blocks, which decline it).
+// convolution invocation and no split sums (where the planner's depthwise +
+// 1x1 fusion runs; lavapipe's table asks for blocks, the H100's splits small
+// convolutions' sums, and either declines it).
 class FusionTest : public testing::DelegateTest {
  protected:
   void SetUp() override {
     testing::DelegateTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    auto delegate = WithTable([](tuning::Table& t) { t.conv_block_x = t.conv_block_slices = 1; });
+    auto delegate = WithTable([](tuning::Table& t) {
+      t.conv_block_x = t.conv_block_slices = 1;
+      t.split_conv_outputs = 1;
+    });
     ASSERT_TRUE(delegate.ok()) << delegate.status();
     delegate_ = std::move(*delegate);
   }
