@@ -144,6 +144,11 @@ Registry& TheRegistry() {
 
 const OpDefinition* FindBuiltin(OpKind op) { return TheRegistry().Find(op); }
 
+bool IsIdentity(const Graph& graph, const Node& node) {
+  const OpDefinition* definition = FindBuiltin(node.op);
+  return definition != nullptr && definition->is_identity != nullptr && definition->is_identity(graph, node);
+}
+
 const OpDefinition* FindCustom(const std::string& name) { return TheRegistry().FindCustom(name); }
 
 std::vector<const OpDefinition*> CustomOps() { return TheRegistry().CustomOps(); }

@@ -13,6 +13,10 @@ namespace mgd::ops {
 // The definition of a builtin op, or null when no family defines it.
 const OpDefinition* FindBuiltin(OpKind op);
 
+// Whether `node`'s output is its input element for element (its builtin
+// op's definition says when): no-op removal, and stores through it.
+bool IsIdentity(const Graph& graph, const Node& node);
+
 // The definition of a custom op mgd ships (MediaPipe's), or null.
 const OpDefinition* FindCustom(const std::string& name);
 

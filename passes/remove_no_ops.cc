@@ -11,8 +11,7 @@ bool IsNoOp(const Subgraph& s, const Node& node, const SameStorage& same_storage
   const Tensor& in = s.tensor(node.inputs[0]);
   const Tensor& out = s.tensor(node.outputs[0]);
   if (in.is_constant || in.type != DataType::kFloat32 || !same_storage(in.shape, out.shape)) return false;
-  const ops::OpDefinition* definition = ops::FindBuiltin(node.op);
-  return definition != nullptr && definition->is_identity != nullptr && definition->is_identity(*s.graph, node);
+  return ops::IsIdentity(*s.graph, node);
 }
 
 }  // namespace

@@ -47,9 +47,7 @@ void StoreThrough(Planner& p, int index, int n) {
 
 bool FuseStoreThrough(Planner& p, int n) {
   const Node& node = p.node(n);
-  const ops::OpDefinition* definition = ops::FindBuiltin(node.op);
-  const bool identity = definition != nullptr && definition->is_identity != nullptr &&
-                        definition->is_identity(p.graph(), node);
+  const bool identity = ops::IsIdentity(p.graph(), node);
   if (node.outputs.size() != 1 || node.inputs.empty()) return false;
   if (identity) {
     const int t = node.inputs[0];

@@ -33,10 +33,7 @@ absl::StatusOr<StoreThrough> StoreThroughOf(const Graph& graph, int computed, co
       }
       break;
     }
-    const OpDefinition* definition = FindBuiltin(node.op);
-    const bool identity = definition != nullptr && definition->is_identity != nullptr &&
-                          definition->is_identity(graph, node);
-    if (!identity || node.inputs[0] != at) {
+    if (!IsIdentity(graph, node) || node.inputs[0] != at) {
       return absl::UnimplementedError(fmt::format("{} does not keep its input element for element", OpName(node.op)));
     }
     at = node.outputs[0];
