@@ -7,8 +7,12 @@
 //
 // Both sums run in the CPU reference's order, as the two shaders alone do,
 // and with fp16 storage the depthwise outputs are rounded to fp16 in shared
-// memory as they would be in a buffer: fused and unfused give the same
-// numbers.
+// memory as they would be in a buffer. With fp16 arithmetic the pointwise
+// sum, over every depthwise channel, adds each input slice's four products
+// (an fp16 part) to an fp32 total, as TFLite's F32_F16 precision does: an
+// fp16 total over hundreds of channels drifts by many of its roundings (on
+// the H100's Vulkan driver, 600 channels: -1.4727 for -1.4406, 2.7 times the
+// fp16 op bound; fusion_test's "separable, deep and wide").
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,6 +34,19 @@ namespace {
 // two groups wide stay unfused (on the H200, 14x14x512 layers redoing them
 // 8 times took 80 us against 33 us for the two shaders).
 constexpr int kMaxSlicesAcross = 16, kMaxRepeats = 2;
+
+// acc += the products of input slice `v` and its O4I4 weights from vec4
+// `w` on. With fp16 arithmetic acc is highp and they are summed apart first.
+std::string PointwiseSlice(const NodeContext& ctx, const std::string& w, const std::string& v) {
+  if (!ctx.precision.half_arithmetic()) return MultiplyAccumulate(w, v);
+  return fmt::format(
+      "    vec4 part = weights_at({0}) * {1}.x;\n"
+      "    part += weights_at({0} + 1) * {1}.y;\n"
+      "    part += weights_at({0} + 2) * {1}.z;\n"
+      "    part += weights_at({0} + 3) * {1}.w;\n"
+      "    acc += part;\n",
+      w, v);
+}
 
 }  // namespace
 
@@ -127,6 +144,7 @@ absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
       fmt::arg("sum", DepthwiseSum(params, *in, geometry, mid->channels / std::max(1, in->channels), "ms")),
       fmt::arg("activation", glsl::Activation(dwa.activation, "acc")),
       fmt::arg("store", half ? "uvec2(packHalf2x16(acc.xy), packHalf2x16(acc.zw))" : "acc"));
+  const std::string total = ctx.precision.half_arithmetic() ? "highp vec4 acc" : acc;
   g.code.body = fmt::format(
       "  {acc} = weights_at({pw_bias} + s);\n"
       "  MGD_LOOP for (int is = 0; is < {S}; ++is) {{\n"
@@ -134,12 +152,12 @@ absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
       "    int w = {pw} + (s * {S} + is) * 4;\n"
       "{mac}"
       "  }}\n",
-      fmt::arg("acc", acc), fmt::arg("pw_bias", params.Int("bias_at", pw_bias)), fmt::arg("S", ms),
+      fmt::arg("acc", total), fmt::arg("pw_bias", params.Int("bias_at", pw_bias)), fmt::arg("S", ms),
       fmt::arg("read", half ? fmt::format("uvec2 m = mid[is * {} + l];\n    vec4 v = vec4(unpackHalf2x16(m.x), "
                                           "unpackHalf2x16(m.y));",
                                           tile)
                             : fmt::format("vec4 v = vec4(mid[is * {} + l]);", tile)),
-      fmt::arg("pw", params.Int("pw_at", pw_weights)), fmt::arg("mac", MultiplyAccumulate("w", "v")));
+      fmt::arg("pw", params.Int("pw_at", pw_weights)), fmt::arg("mac", PointwiseSlice(ctx, "w", "v")));
   g.code.body = Finish(g.code.body, pwa.activation);
   return g;
 }
