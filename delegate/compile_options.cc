@@ -21,11 +21,12 @@ std::string MemoryText(const MemoryOptions& m) {
 
 std::string CompileOptionsText(const CompileOptions& options) {
   const auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory, fp32_layers, split_conv_outputs,
-               conv_block, gate_invocations, int8_filters, int8_dot] = options;
+               split_fused_sums, conv_block, gate_invocations, int8_filters, int8_dot] = options;
   std::string text = fmt::format(
-      "{}\nlinear {} dont_unroll {} fusion {} shared {} split {} block {}x{}{} gate {} int8 filters {} dot {}\n{}\n",
-      PrecisionText(precision), linear_grid, dont_unroll, fusion, share_programs, split_conv_outputs, conv_block.x,
-      conv_block.slices, conv_block.flat ? " flat" : "", gate_invocations, int8_filters, int8_dot, MemoryText(memory));
+      "{}\nlinear {} dont_unroll {} fusion {} shared {} split {}{} block {}x{}{} gate {} int8 filters {} dot {}\n{}\n",
+      PrecisionText(precision), linear_grid, dont_unroll, fusion, share_programs, split_conv_outputs,
+      split_fused_sums ? " fused too" : "", conv_block.x, conv_block.slices, conv_block.flat ? " flat" : "",
+      gate_invocations, int8_filters, int8_dot, MemoryText(memory));
   // Length-prefixed: a tensor name may hold any byte.
   if (!fp32_layers.empty()) text += "fp32 layers";
   for (const std::string& name : fp32_layers) text += fmt::format(" {}:{}", name.size(), name);

@@ -27,6 +27,8 @@ struct CompileOptions {
   std::vector<std::string> fp32_layers;
   // shaders::NodeContext::split_conv_outputs (the tables' split_conv_outputs).
   int64_t split_conv_outputs = shaders::kSplitConvOutputs;
+  // shaders::NodeContext::split_fused_sums (the tables' split_fused_sums).
+  bool split_fused_sums = false;
   // shaders::NodeContext::conv_block (the tables' conv_block_x and _slices).
   shaders::OutputBlock conv_block = shaders::kConvBlock;
   // shaders::NodeContext::gate_invocations (the tables' gate_invocations,

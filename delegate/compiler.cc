@@ -175,14 +175,16 @@ class Builder {
     }
     ctx.workgroup_reduction = group.output_pad < 0;
     ctx.split_conv_outputs = options_.split_conv_outputs;
+    ctx.split_fused_sums = options_.split_fused_sums;
     ctx.conv_block = options_.conv_block;
     ctx.gate_invocations = options_.gate_invocations;
     ctx.int8_filters = options_.int8_filters;
     ctx.int8_dot = options_.int8_dot;
     auto shader = shaders::GenerateShader(ctx);
     if (!shader.ok() && group.producer >= 0) {
-      // The planner asked with the default options; with these the
-      // consumer's generator declined its producer: a dispatch each.
+      // The planner asked without the table's blocks and split sums; with
+      // these the consumer's generator declined its producer: a dispatch
+      // each.
       FusedGroup made_first;
       made_first.head = group.source >= 0 ? group.source : group.producer;
       made_first.input_pad = group.input_pad;

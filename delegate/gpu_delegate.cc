@@ -30,13 +30,15 @@ std::string Message(const absl::Status& s) { return std::string(s.message()); }
 // The convolution settings where no table says: the shaders' defaults.
 const tuning::ConvSettings kDefaultConvSettings{shaders::kConvBlock.x, shaders::kConvBlock.slices,
                                                 shaders::kConvBlock.flat, shaders::kSplitConvOutputs,
-                                                shaders::kGateInvocations};
+                                                shaders::kGateInvocations, false};
 
 // The settings that shape the convolutions' grids, which a table's
-// workgroups were tuned for (a gate's workgroup is not one of its entries).
+// workgroups were tuned for (neither a gate's workgroup nor a fused pair's
+// split sums is one of its entries: those shaders size their own).
 tuning::ConvSettings GridSettingsOf(const std::vector<const tuning::Table*>& tables) {
   tuning::ConvSettings s = tuning::ConvSettingsOf(tables, kDefaultConvSettings);
   s.gate_invocations = kDefaultConvSettings.gate_invocations;
+  s.split_fused = kDefaultConvSettings.split_fused;
   return s;
 }
 
@@ -278,6 +280,7 @@ CompileOptions GpuDelegate::CompileOptionsFor(const Graph& graph, std::string& s
   compile.dont_unroll = device_->info().is_software();
   const tuning::ConvSettings conv = conv_settings();
   compile.split_conv_outputs = conv.split_conv_outputs;
+  compile.split_fused_sums = conv.split_fused;
   compile.conv_block = {static_cast<int>(conv.block_x), static_cast<int>(conv.block_slices), conv.flat};
   compile.gate_invocations = GateInvocations();
   compile.int8_filters = int8_filters();

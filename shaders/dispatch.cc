@@ -53,8 +53,9 @@ namespace {
 // Node `consumer`'s shader, computing node `producer` (and `source` before
 // it) inside where those are >= 0, as the fusion planner asks for it:
 // support only, in fp32 (the most shared memory a tile can take), without
-// blocks of convolution outputs (whether the GPU's blocks pay better is for
-// the compile, whose options hold them, to decide: it splits the group then).
+// blocks of convolution outputs or split sums (whether the GPU's blocks or
+// split sums pay better, and how a precision splits them, is for the
+// compile, whose options hold them, to decide: it splits the group then).
 absl::StatusOr<GeneratedShader> PlannedShader(const Graph& graph, int consumer, int producer, int source) {
   NodeContext ctx;
   ctx.graph = &graph;
@@ -78,6 +79,7 @@ absl::StatusOr<GeneratedShader> PlannedShader(const Graph& graph, int consumer, 
   ctx.node = &node;
   ctx.precision = Precision::Fp32();
   ctx.conv_block = {};
+  ctx.split_conv_outputs = 0;
   ctx.support_only = true;
   return GenerateShader(ctx);
 }

@@ -99,6 +99,10 @@ struct NodeContext {
   // A convolution with at most this many output vec4s splits each sum
   // across several invocations (the device's table may say otherwise).
   int64_t split_conv_outputs = kSplitConvOutputs;
+  // Whether a depthwise convolution computed inside a 1x1 convolution whose
+  // sums split (above) splits them too, in one dispatch, rather than
+  // running as its own dispatch before the split convolution.
+  bool split_fused_sums = false;
   // The block of outputs a convolution's invocation computes, when the
   // convolution can (the device's table may say; see OutputBlock).
   OutputBlock conv_block = kConvBlock;

@@ -9,8 +9,8 @@ namespace mgd::tuning {
 std::string ConvSettings::ToString() const {
   const std::string split = split_conv_outputs <= 1 ? "no split sums"
                                                     : fmt::format("split sums up to {} outputs", split_conv_outputs);
-  return fmt::format("block {}x{}{}, {}, gates of {}", block_x, block_slices, flat ? " flat" : "", split,
-                     gate_invocations);
+  return fmt::format("block {}x{}{}, {}{}, gates of {}", block_x, block_slices, flat ? " flat" : "", split,
+                     split_fused && split_conv_outputs > 1 ? " (fused pairs too)" : "", gate_invocations);
 }
 
 ConvSettings ConvSettingsOf(const std::vector<const Table*>& tables, const ConvSettings& defaults) {
@@ -20,6 +20,7 @@ ConvSettings ConvSettingsOf(const std::vector<const Table*>& tables, const ConvS
   s.flat = FirstSet(tables, &Table::conv_block_flat, defaults.flat);
   s.split_conv_outputs = FirstSet(tables, &Table::split_conv_outputs, defaults.split_conv_outputs);
   s.gate_invocations = FirstSet(tables, &Table::gate_invocations, defaults.gate_invocations);
+  s.split_fused = FirstSet(tables, &Table::split_fused_sums, defaults.split_fused);
   return s;
 }
 
@@ -29,11 +30,12 @@ void SetConvSettings(Table& table, const ConvSettings& settings) {
   table.conv_block_flat = settings.flat;
   table.split_conv_outputs = settings.split_conv_outputs;
   table.gate_invocations = settings.gate_invocations;
+  table.split_fused_sums = settings.split_fused;
 }
 
 bool SaysConvSettings(const Table& table) {
   return table.conv_block_x > 0 || table.conv_block_slices > 0 || table.conv_block_flat.has_value() ||
-         table.split_conv_outputs > 0 || table.gate_invocations > 0;
+         table.split_conv_outputs > 0 || table.gate_invocations > 0 || table.split_fused_sums.has_value();
 }
 
 absl::StatusOr<ConvSearch> SearchConvSettings(const ConvSettings& start, const MeasureFn& measure, double min_gain) {
@@ -89,14 +91,19 @@ absl::StatusOr<ConvSearch> SearchConvSettings(const ConvSettings& start, const M
   }
   const auto split = [](ConvSettings& c, int64_t outputs) { c.split_conv_outputs = outputs; };
   if (absl::Status s = step(3, varied(split, {1, 2048, 8192, 32768})); !s.ok()) return s;
+  // Whether fused pairs split means nothing where no sum splits.
+  if (search.best.split_conv_outputs > 1) {
+    const auto other = [](ConvSettings& c, int64_t) { c.split_fused = !c.split_fused; };
+    if (absl::Status s = step(4, varied(other, {0})); !s.ok()) return s;
+  }
   // Models without squeeze-and-excitation gates time alike here, and the
   // margin keeps the size they started with.
   const auto gate = [](ConvSettings& c, int64_t invocations) { c.gate_invocations = invocations; };
-  if (absl::Status s = step(4, varied(gate, {128, 256, 512, 1024})); !s.ok()) return s;
+  if (absl::Status s = step(5, varied(gate, {128, 256, 512, 1024})); !s.ok()) return s;
   // Steps measured apart drift apart: what the steps chose must also beat
   // the start head to head.
   if (!(search.best == start)) {
-    if (absl::Status s = step(5, {start, search.best}); !s.ok()) return s;
+    if (absl::Status s = step(6, {start, search.best}); !s.ok()) return s;
   }
   return search;
 }

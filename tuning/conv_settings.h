@@ -1,6 +1,7 @@
 // The convolution settings a workgroup table holds beside its entries
 // ("conv_block_x", "conv_block_slices", "conv_block_flat",
-// "split_conv_outputs", "gate_invocations"), and mgd tune --conv-settings's search over them:
+// "split_conv_outputs", "gate_invocations", "split_fused_sums"), and mgd
+// tune --conv-settings's search over them:
 // whole models timed end to end under each candidate, one setting at a time,
 // since a block or a split changes which dispatches a model has, not only how
 // one of them runs.
@@ -26,7 +27,10 @@ struct ConvSettings {
   int64_t split_conv_outputs = 1;
   // A squeeze-and-excitation gate's workgroup (Table::gate_invocations).
   int64_t gate_invocations = 128;
-  // "block 8x2 flat, split sums up to 8192 outputs, gates of 512"
+  // Whether a fused depthwise + 1x1 splits its sums as the convolution
+  // would (Table::split_fused_sums).
+  bool split_fused = false;
+  // "block 8x2 flat, split sums up to 8192 outputs (fused pairs too), gates of 512"
   std::string ToString() const;
   bool operator==(const ConvSettings&) const = default;
 };
@@ -35,7 +39,7 @@ struct ConvSettings {
 // says.
 ConvSettings ConvSettingsOf(const std::vector<const Table*>& tables, const ConvSettings& defaults);
 void SetConvSettings(Table& table, const ConvSettings& settings);
-// Whether `table` sets any of the five fields.
+// Whether `table` sets any of the six fields.
 bool SaysConvSettings(const Table& table);
 
 // The end-to-end time (ms, summed over the models) of each of `candidates`,
@@ -56,8 +60,9 @@ struct ConvSearch {
 // Steps, each measuring the settings so far against their variations: the
 // block (1, 2, 4, 8 pixels by 1, 2 slices), then the other flatness (for a
 // block of more than one output), then split sums (none, or up to 2048,
-// 8192 or 32768 outputs), then the gates' workgroup (128, 256, 512 or 1024
-// invocations); last, what they chose against `start`. A
+// 8192 or 32768 outputs), then the other split_fused (where sums split),
+// then the gates' workgroup (128, 256, 512 or 1024 invocations); last,
+// what they chose against `start`. A
 // variation replaces the settings so far only when it is faster by
 // `min_gain` (a fraction) in the same step, so that noise does not move a
 // table.

@@ -270,8 +270,10 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
     field = v.get<bool>();
     return absl::OkStatus();
   };
-  if (j.contains("conv_block_flat")) {
-    if (absl::Status s = flag(j["conv_block_flat"], "conv_block_flat", t.conv_block_flat); !s.ok()) return s;
+  for (const auto& [name, field] : {std::pair{"conv_block_flat", &Table::conv_block_flat},
+                                    std::pair{"split_fused_sums", &Table::split_fused_sums}}) {
+    if (!j.contains(name)) continue;
+    if (absl::Status s = flag(j[name], name, t.*field); !s.ok()) return s;
   }
   if (absl::Status s = ParsePerStorage(j, source, "int8_filter_bits", t.int8_filter_bits_fp32, t.int8_filter_bits_fp16, bits);
       !s.ok()) {
@@ -330,6 +332,7 @@ std::string SerializeTable(const Table& t) {
   if (t.conv_block_x > 0) out += fmt::format("  \"conv_block_x\": {},\n", t.conv_block_x);
   if (t.conv_block_slices > 0) out += fmt::format("  \"conv_block_slices\": {},\n", t.conv_block_slices);
   if (t.conv_block_flat) out += fmt::format("  \"conv_block_flat\": {},\n", *t.conv_block_flat);
+  if (t.split_fused_sums) out += fmt::format("  \"split_fused_sums\": {},\n", *t.split_fused_sums);
   out += SerializePerStorage("int8_filter_bits", t.int8_filter_bits_fp32, t.int8_filter_bits_fp16,
                              [](int64_t bits) { return bits > 0; });
   out += SerializePerStorage("int8_dot_products", t.int8_dot_products_fp32, t.int8_dot_products_fp16,

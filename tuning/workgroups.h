@@ -84,6 +84,12 @@ struct Table {
   // blocks in x (shaders::OutputBlock::flat), for GPUs that vectorize
   // invocations along x alone (llvmpipe); unset: not said (false).
   std::optional<bool> conv_block_flat;
+  // "split_fused_sums": whether a depthwise convolution computed inside the
+  // 1x1 convolution that reads it (ops/conv/depthwise_pointwise.cc) splits
+  // the 1x1's sums where split_conv_outputs says a convolution would, in
+  // one dispatch; false: such a pair runs as two (the depthwise, then the
+  // split convolution). Unset: not said (false).
+  std::optional<bool> split_fused_sums;
   // "int8_filter_bits": how an int8 model's filters are stored on this GPU,
   // whichever ran it faster: 8 (as 8-bit integers, their sums scaled in the
   // shader) or 32 (as floats, like the float model's). One number for both

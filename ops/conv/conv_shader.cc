@@ -217,13 +217,13 @@ std::string WindowLoops(ShaderParams& params, const layout::Bhwc& in, const Conv
   return loop("  ", rows_outer ? rows : columns) + loop("    ", rows_outer ? columns : rows) + inner + "    }\n  }\n";
 }
 
-std::string MultiplyAccumulate(const std::string& w, const std::string& v) {
+std::string MultiplyAccumulate(const std::string& w, const std::string& v, const std::string& acc) {
   return fmt::format(
-      "        acc += weights_at({0}) * {1}.x;\n"
-      "        acc += weights_at({0} + 1) * {1}.y;\n"
-      "        acc += weights_at({0} + 2) * {1}.z;\n"
-      "        acc += weights_at({0} + 3) * {1}.w;\n",
-      w, v);
+      "        {2} += weights_at({0}) * {1}.x;\n"
+      "        {2} += weights_at({0} + 1) * {1}.y;\n"
+      "        {2} += weights_at({0} + 2) * {1}.z;\n"
+      "        {2} += weights_at({0} + 3) * {1}.w;\n",
+      w, v, acc);
 }
 
 std::string Finish(const std::string& body, Activation activation) {
@@ -255,7 +255,7 @@ GeneratedShader StartPlainConv(const NodeContext& ctx, const ConvGeometry& geome
 // by roundings that deep networks amplify past the fp32 bound
 // (docs/numerics.md), each of four threads sums one output channel in the
 // reference's order instead.
-constexpr int kSplit = 8, kOutputsPerGroup = 8;
+constexpr int kSplit = kSplitInvocations, kOutputsPerGroup = 8;
 constexpr int kLaneOutputsPerGroup = 16;
 
 // The prologue of a shader whose workgroup holds `per_group` outputs along

@@ -72,9 +72,9 @@ enum class TapOrder {
 std::string WindowLoops(shaders::ShaderParams& params, const layout::Bhwc& in, const ConvGeometry& g,
                         const std::string& inner, TapOrder order = TapOrder::kRowsOuter);
 
-// acc += the 4x4 weight block at `w` times input slice vector `v`, one
+// `acc` += the 4x4 weight block at `w` times input slice vector `v`, one
 // column at a time.
-std::string MultiplyAccumulate(const std::string& w, const std::string& v);
+std::string MultiplyAccumulate(const std::string& w, const std::string& v, const std::string& acc = "acc");
 
 // The body's end: the activation, then `value`.
 std::string Finish(const std::string& body, Activation activation);
@@ -87,7 +87,9 @@ std::string DepthwiseSum(shaders::ShaderParams& params, const layout::Bhwc& in, 
                          int multiplier, const std::string& slice);
 
 // Whether a convolution from `in` to `out` is better split across several
-// invocations per output vec4 (few outputs, long sums).
+// invocations per output vec4 (few outputs, long sums): with fp16 storage,
+// kSplitInvocations of them, each every kSplitInvocations-th input slice.
+constexpr int kSplitInvocations = 8;
 bool SplitPays(const shaders::NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out);
 
 // The block of outputs (shaders::OutputBlock) each invocation of a plain

@@ -3,13 +3,21 @@
 // A workgroup first computes the depthwise outputs of a tile of pixels, every
 // slice of them, into shared memory; after a barrier each invocation sums one
 // output vec4 of one pixel from there. One dispatch instead of two, and the
-// depthwise output never reaches memory.
+// depthwise output never reaches memory. Where the table says the plain
+// convolution's split sum pays (small, deep layers) and that fused pairs
+// split theirs too (split_fused_sums), with fp16 storage each output vec4 is
+// summed by kSplitInvocations invocations, each every kSplitInvocations-th
+// depthwise slice, their parts added in order and the bias last, as the
+// split convolution does; in fp32 that convolution sums a channel per lane
+// instead, and the pair stays two dispatches, as it does without
+// split_fused_sums.
 //
-// Both sums run in the CPU reference's order, as the two shaders alone do,
-// and with fp16 storage the depthwise outputs are rounded to fp16 in shared
-// memory as they would be in a buffer. With fp16 arithmetic the pointwise
-// sum, over every depthwise channel, adds each input slice's four products
-// (an fp16 part) to an fp32 total, as TFLite's F32_F16 precision does: an
+// Without fp16 arithmetic both sums run in the CPU reference's order, as the
+// two shaders alone do, and with fp16 storage the depthwise outputs are
+// rounded to fp16 in shared memory as they would be in a buffer. With fp16
+// arithmetic the pointwise sum, over every depthwise channel, adds each input
+// slice's four products (an fp16 part) to an fp32 total, as TFLite's F32_F16
+// precision does (an order of its own, unlike the plain 1x1 shader's): an
 // fp16 total over hundreds of channels drifts by many of its roundings (on
 // the H100's Vulkan driver, 600 channels: -1.4727 for -1.4406, 2.7 times the
 // fp16 op bound; fusion_test's "separable, deep and wide").
@@ -39,13 +47,7 @@ constexpr int kMaxSlicesAcross = 16, kMaxRepeats = 2;
 // `w` on. With fp16 arithmetic acc is highp and they are summed apart first.
 std::string PointwiseSlice(const NodeContext& ctx, const std::string& w, const std::string& v) {
   if (!ctx.precision.half_arithmetic()) return MultiplyAccumulate(w, v);
-  return fmt::format(
-      "    vec4 part = weights_at({0}) * {1}.x;\n"
-      "    part += weights_at({0} + 1) * {1}.y;\n"
-      "    part += weights_at({0} + 2) * {1}.z;\n"
-      "    part += weights_at({0} + 3) * {1}.w;\n"
-      "    acc += part;\n",
-      w, v);
+  return "    vec4 part = vec4(0.0);\n" + MultiplyAccumulate(w, v, "part") + "    acc += part;\n";
 }
 
 }  // namespace
@@ -78,20 +80,27 @@ absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
       out->batch != mid->batch) {
     return absl::UnimplementedError("not a 1x1 convolution with stride 1 over the depthwise output");
   }
-  // Small, deep layers keep the split sum of the plain convolution, and a
-  // GPU that wants blocks of outputs per invocation the plain convolution's
-  // blocks: this shader sums one output per invocation (on lavapipe,
-  // MobileNet v1's first such pair took 26.6 ms fused against 3.7 + 4.1
-  // unfused with 8 x 2 blocks, docs/perf.md).
-  if (SplitPays(ctx, *mid, *out)) return absl::UnimplementedError("the split convolution pays better");
-  if (!ConvBlock(ctx, *out).single()) return absl::UnimplementedError("the plain convolution's blocks pay better");
+  // A GPU that wants blocks of outputs per invocation keeps the plain
+  // convolution's blocks: this shader sums one output (or a split part of
+  // one) per invocation (on lavapipe, MobileNet v1's first such pair took
+  // 26.6 ms fused against 3.7 + 4.1 unfused with 8 x 2 blocks,
+  // docs/perf.md).
+  const bool split = SplitPays(ctx, *mid, *out);
+  if (split && !ctx.split_fused_sums) return absl::UnimplementedError("the split convolution runs apart on this GPU");
+  if (split && !ctx.precision.half_storage()) return absl::UnimplementedError("fp32's split sums take a lane a channel");
+  if (!split && !ConvBlock(ctx, *out).single()) {
+    return absl::UnimplementedError("the plain convolution's blocks pay better");
+  }
+  const int parts = split ? kSplitInvocations : 1;
   const int mid_slices = mid->slices(), out_slices = out->slices();
   const int pixels = out->batch * out->height * out->width;
   const int repeats = (out_slices + kMaxSlicesAcross - 1) / kMaxSlicesAcross;
   if (repeats > kMaxRepeats) return absl::UnimplementedError("too many output channels to share the depthwise outputs");
   const int across = (out_slices + repeats - 1) / repeats;
   const int vec4_bytes = ctx.precision.half_storage() ? 8 : 16;
-  const int tile = std::min({kMaxInvocations / across, kSharedBytes / (mid_slices * vec4_bytes), pixels});
+  const int partial_bytes = split ? across * parts * 16 : 0;  // a highp vec4 per invocation
+  const int tile =
+      std::min({kMaxInvocations / (across * parts), kSharedBytes / (mid_slices * vec4_bytes + partial_bytes), pixels});
   if (tile < 1) return absl::UnimplementedError("one pixel's depthwise outputs exceed shared memory");
   const int tiles = (pixels + tile - 1) / tile;
   if (tiles > 65535) return absl::UnimplementedError("too many pixels for one row of workgroups");
@@ -110,20 +119,23 @@ absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
   })};
   // Pixels along x, so that neighbouring invocations read and write
   // neighbouring addresses of the PHWC4 planes and of `mid` ([slice][pixel]).
-  g.code.workgroup = {static_cast<uint32_t>(tile), static_cast<uint32_t>(across), 1};
+  g.code.workgroup = {static_cast<uint32_t>(tile), static_cast<uint32_t>(across), static_cast<uint32_t>(parts)};
   g.groups = {static_cast<uint32_t>(tiles), static_cast<uint32_t>((out_slices + across - 1) / across), 1};
   const bool half = ctx.precision.half_storage();
   g.code.shared = fmt::format("shared {} mid[{}];\n", half ? "uvec2" : "highp vec4", tile * mid_slices);
+  if (split) g.code.shared += fmt::format("shared highp vec4 partial[{}];\n", tile * across * parts);
   ShaderParams& params = g.code.params;
   const std::string n = params.Int("out_n", pixels), w = params.Int("out_w", out->width),
-                    h = params.Int("out_h", out->height), ms = params.Int("mid_s", mid_slices);
+                    h = params.Int("out_h", out->height), ms = params.Int("mid_s", mid_slices),
+                    os = params.Int("out_s", out_slices);
   const std::string acc = glsl::AccumulatorPrecision(ctx) + "vec4 acc";
   // Item k of the tile: slice k / T, pixel k % T. Items past the last pixel
   // compute the last one again, and all invocations meet at the barrier.
+  // Invocation (l, t, u) sums output slice t of pixel l (part u of it).
   g.prologue = fmt::format(
-      "  int l = int(gl_LocalInvocationID.x), t = int(gl_LocalInvocationID.y);\n"
+      "  int l = int(gl_LocalInvocationID.x), t = int(gl_LocalInvocationID.y), u = int(gl_LocalInvocationID.z);\n"
       "  int first = int(gl_WorkGroupID.x) * {T};\n"
-      "  MGD_LOOP for (int k = t * {T} + l; k < {T} * {S}; k += {T} * {C}) {{\n"
+      "  MGD_LOOP for (int k = int(gl_LocalInvocationIndex); k < {T} * {S}; k += {T} * {C} * {P}) {{\n"
       "    int ms = k / {T}, p = k - ms * {T};\n"
       "    int q = min(first + p, {N} - 1);\n"
       "    int x = q % {W}, y = (q / {W}) % {H}, b = q / ({W} * {H});\n"
@@ -135,29 +147,50 @@ absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
       "  memoryBarrierShared();\n"
       "  barrier();\n"
       "  int o = first + l, s = int(gl_WorkGroupID.y) * {C} + t;\n"
-      "  if (o >= {N} || s >= {OS}) return;\n"
+      "{range}"
       "  int x = o % {W}, y = (o / {W}) % {H}, b = o / ({W} * {H}), z = b * {OS} + s;\n"
       "  int out_index = (z * {H} + y) * {W} + x;\n",
-      fmt::arg("T", tile), fmt::arg("C", across), fmt::arg("S", ms), fmt::arg("N", n), fmt::arg("W", w),
-      fmt::arg("H", h), fmt::arg("OS", params.Int("out_s", out_slices)), fmt::arg("acc", acc),
+      fmt::arg("T", tile), fmt::arg("C", across), fmt::arg("P", parts), fmt::arg("S", ms), fmt::arg("N", n),
+      fmt::arg("W", w), fmt::arg("H", h), fmt::arg("OS", os), fmt::arg("acc", acc),
+      fmt::arg("range", split ? fmt::format("  bool in_range = o < {0} && s < {1};\n"
+                                            "  o = min(o, {0} - 1);\n"
+                                            "  s = min(s, {1} - 1);\n",
+                                            n, os)
+                              : fmt::format("  if (o >= {} || s >= {}) return;\n", n, os)),
       fmt::arg("dw_bias", params.Int("dw_bias_at", dw_bias)),
       fmt::arg("sum", DepthwiseSum(params, *in, geometry, mid->channels / std::max(1, in->channels), "ms")),
       fmt::arg("activation", glsl::Activation(dwa.activation, "acc")),
       fmt::arg("store", half ? "uvec2(packHalf2x16(acc.xy), packHalf2x16(acc.zw))" : "acc"));
   const std::string total = ctx.precision.half_arithmetic() ? "highp vec4 acc" : acc;
+  const std::string bias = fmt::format("weights_at({} + s)", params.Int("bias_at", pw_bias));
   g.code.body = fmt::format(
-      "  {acc} = weights_at({pw_bias} + s);\n"
-      "  MGD_LOOP for (int is = 0; is < {S}; ++is) {{\n"
+      "  {acc} = {start};\n"
+      "  MGD_LOOP for (int is = {first}; is < {S}; is += {P}) {{\n"
       "    {read}\n"
       "    int w = {pw} + (s * {S} + is) * 4;\n"
       "{mac}"
       "  }}\n",
-      fmt::arg("acc", total), fmt::arg("pw_bias", params.Int("bias_at", pw_bias)), fmt::arg("S", ms),
+      fmt::arg("acc", total), fmt::arg("start", split ? "vec4(0.0)" : bias), fmt::arg("first", split ? "u" : "0"),
+      fmt::arg("P", parts), fmt::arg("S", ms),
       fmt::arg("read", half ? fmt::format("uvec2 m = mid[is * {} + l];\n    vec4 v = vec4(unpackHalf2x16(m.x), "
                                           "unpackHalf2x16(m.y));",
                                           tile)
                             : fmt::format("vec4 v = vec4(mid[is * {} + l]);", tile)),
       fmt::arg("pw", params.Int("pw_at", pw_weights)), fmt::arg("mac", PointwiseSlice(ctx, "w", "v")));
+  // Part u's sum waits in partial[] until every part is done; invocation
+  // u = 0 adds them in order, then the bias.
+  if (split) {
+    g.code.body += fmt::format(
+        "  int parts_at = (t * {T} + l) * {P};\n"
+        "  partial[parts_at + u] = acc;\n"
+        "  memoryBarrierShared();\n"
+        "  barrier();\n"
+        "  if (u != 0 || !in_range) return;\n"
+        "  acc = vec4(0.0);\n"
+        "  MGD_LOOP for (int k = 0; k < {P}; ++k) acc += partial[parts_at + k];\n"
+        "  acc += {bias};\n",
+        fmt::arg("T", tile), fmt::arg("P", parts), fmt::arg("bias", bias));
+  }
   g.code.body = Finish(g.code.body, pwa.activation);
   return g;
 }

@@ -21,7 +21,7 @@ TEST(CompileOptionsText, EveryFieldChangesTheKey) {
   };
   vary([](CompileOptions& o) {
     auto& [precision, linear_grid, dont_unroll, fusion, share_programs, memory, fp32_layers, split_conv_outputs,
-           conv_block, gate_invocations, int8_filters, int8_dot] = o;
+           split_fused_sums, conv_block, gate_invocations, int8_filters, int8_dot] = o;
     linear_grid = !linear_grid;
   });
   vary([](CompileOptions& o) { o.fp32_layers = {"head"}; });
@@ -30,6 +30,7 @@ TEST(CompileOptionsText, EveryFieldChangesTheKey) {
   vary([](CompileOptions& o) { o.fp32_layers = {"head tail"}; });
   vary([](CompileOptions& o) { o.dont_unroll = !o.dont_unroll; });
   vary([](CompileOptions& o) { o.split_conv_outputs = 32768; });
+  vary([](CompileOptions& o) { o.split_fused_sums = !o.split_fused_sums; });
   vary([](CompileOptions& o) { o.conv_block.x = 1; });
   vary([](CompileOptions& o) { o.conv_block.slices = 4; });
   vary([](CompileOptions& o) { o.conv_block.flat = true; });

@@ -6,6 +6,7 @@
 #include "delegate/fusion.h"
 #include "ops/concatenation/concatenation.h"
 #include "ops/conv/conv.h"
+#include "ops/conv/conv_shader.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/pool/pool.h"
 #include "ops/reduce/reduce.h"
@@ -20,6 +21,15 @@ namespace {
 using testing::GraphBuilder;
 using testing::WholeGraph;
 using testing::Uniform;
+
+// An input of uniform values for each of `g`'s inputs, seeds `seed` on.
+std::vector<std::vector<float>> UniformInputs(const Graph& g, uint32_t seed) {
+  std::vector<std::vector<float>> inputs;
+  for (int t : g.inputs) {
+    inputs.push_back(Uniform(static_cast<size_t>(NumElements(g.tensors[static_cast<size_t>(t)].shape)), seed++));
+  }
+  return inputs;
+}
 
 int Conv(GraphBuilder& b, int x, int channels_in, int channels_out, const Shape& out, Activation activation = Activation::kNone) {
   ops::Conv2dAttributes a;
@@ -501,8 +511,8 @@ TEST(FusionPlan, AConvolutionReadsTheGatedInputThroughTheGate) {
 
 // Fused and unfused on the GPU, on a GPU whose table asks for one output per
 // convolution invocation and no split sums (where the planner's depthwise +
-// 1x1 fusion runs; lavapipe's table asks for blocks, the H100's splits small
-// convolutions' sums, and either declines it).
+// 1x1 fusion runs as one output per invocation; lavapipe's table asks for
+// blocks, which declines it, the H100's splits small convolutions' sums).
 class FusionTest : public testing::DelegateTest {
  protected:
   void SetUp() override {
@@ -583,10 +593,8 @@ TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
   uint32_t seed = 40;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    std::vector<std::vector<float>> inputs;
-    for (int t : c.graph.inputs) {
-      inputs.push_back(Uniform(static_cast<size_t>(NumElements(c.graph.tensors[static_cast<size_t>(t)].shape)), seed++));
-    }
+    const std::vector<std::vector<float>> inputs = UniformInputs(c.graph, seed);
+    seed += static_cast<uint32_t>(c.graph.inputs.size());
     const auto cpu = Run(c.graph, inputs, nullptr);
     const auto fused = Run(c.graph, inputs, delegate_.get());
     const size_t fused_dispatches = delegate_->last_dispatch_count();
@@ -669,23 +677,59 @@ TEST_P(FusionTest, AGateInTheTablesLargerWorkgroupMatches) {
 }
 
 // A table that has more convolutions split their sums (a GPU with many
-// cores) can make the 1x1 convolution decline the depthwise one the planner
-// gave it: the two then run as two dispatches, as without fusion.
-TEST_P(FusionTest, AConvolutionThatSplitsItsSumsLeavesItsDepthwiseToItself) {
-  const Graph g = SeparableConv({.in = {1, 48, 48, 64}, .out_channels = 16});  // 9216 output vec4s
-  const std::vector<std::vector<float>> inputs = {Uniform(48 * 48 * 64, 77)};
+// cores) and says split_fused_sums splits the fused shader's sums too with
+// fp16 storage: each output vec4 summed by kSplitInvocations invocations (a
+// workgroup's z), one dispatch as without splits. In fp32 the split
+// convolution sums a channel per lane instead, and the 1x1 convolution
+// declines the depthwise one the planner gave it: two dispatches, the
+// group's other fusions kept; so it does without split_fused_sums.
+TEST_P(FusionTest, AConvolutionThatSplitsItsSumsSplitsTheFusedOne) {
+  struct Case {
+    const char* name;
+    Graph graph;
+  };
+  const Case cases[] = {
+      {"9216 output vec4s", SeparableConv({.in = {1, 48, 48, 64}, .out_channels = 16})},
+      // 2 output slices: 8 pixels a tile, the last tile 2 past the last pixel.
+      {"a tile past the last pixel", SeparableConv({.in = {1, 7, 6, 70}})},
+      // 17 output slices: two rows of 9, one past the last.
+      {"an output slice past the last, two images, stride 2, multiplier 2",
+       SeparableConv({.in = {2, 9, 11, 32}, .multiplier = 2, .stride = 2, .out_channels = 68, .bias = false})},
+      {"a PAD read through, an ADD after",
+       SeparableConv({.in = {1, 7, 6, 64}, .out_channels = 12, .pad = true, .residual = true})}};
   auto splitting = WithTable([](tuning::Table& t) {
+    t.split_conv_outputs = 1 << 20;
+    t.split_fused_sums = true;
+    t.conv_block_x = t.conv_block_slices = 1;
+  });
+  auto apart = WithTable([](tuning::Table& t) {
     t.split_conv_outputs = 1 << 20;
     t.conv_block_x = t.conv_block_slices = 1;
   });
   ASSERT_TRUE(splitting.ok()) << splitting.status();
-  const auto cpu = Run(g, inputs, nullptr);
-  ExpectNear(Run(g, inputs, delegate_.get()), cpu, 2.0);
-  ExpectNear(Run(g, inputs, splitting->get()), cpu, 2.0);
-  ExpectNear(Run(g, inputs, &Unfused()), cpu, 2.0);
-  EXPECT_LT(delegate_->last_dispatch_count(), (*splitting)->last_dispatch_count());
-  EXPECT_EQ((*splitting)->last_dispatch_count(), Unfused().last_dispatch_count());
+  ASSERT_TRUE(apart.ok()) << apart.status();
+  uint32_t seed = 77;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::vector<std::vector<float>> inputs = UniformInputs(c.graph, seed);
+    seed += 2;
+    const auto cpu = Run(c.graph, inputs, nullptr);
+    ExpectNear(Run(c.graph, inputs, delegate_.get()), cpu, 2.0);
+    ExpectNear(Run(c.graph, inputs, splitting->get()), cpu, 2.0);
+    ExpectNear(Run(c.graph, inputs, apart->get()), cpu, 2.0);
+    ExpectNear(Run(c.graph, inputs, &Unfused()), cpu, 2.0);
+    uint32_t split_parts = 0;
+    for (const auto& d : (*splitting)->dispatch_infos().back()) {
+      if (d.name.find("DEPTHWISE_CONV_2D_CONV_2D") != std::string::npos) split_parts = d.workgroup[2];
+    }
+    const bool fp16 = GetParam().fp16;
+    EXPECT_EQ(split_parts, fp16 ? static_cast<uint32_t>(ops::kSplitInvocations) : 0u);
+    EXPECT_EQ((*splitting)->last_dispatch_count(), delegate_->last_dispatch_count() + (fp16 ? 0 : 1));
+    EXPECT_LT(delegate_->last_dispatch_count(), Unfused().last_dispatch_count());
+    EXPECT_EQ((*apart)->last_dispatch_count(), delegate_->last_dispatch_count() + 1);
+  }
   EXPECT_THAT((*splitting)->device().validation_messages(), ::testing::IsEmpty());
+  EXPECT_THAT((*apart)->device().validation_messages(), ::testing::IsEmpty());
 }
 
 // So does a table that has convolutions compute blocks of outputs (a

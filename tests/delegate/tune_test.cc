@@ -140,10 +140,12 @@ TEST_P(TuneTest, BuiltinEntriesStepAsideForOtherConvolutionSettings) {
   tuning::Table restated = silent;
   tuning::SetConvSettings(restated, probe->conv_settings());
   EXPECT_EQ(sources(restated), kept);
-  // A gate's workgroup is none of the entries' business.
+  // A gate's workgroup and a fused pair's split sums are none of the
+  // entries' business.
   tuning::Table gates = silent;
   tuning::ConvSettings other_gates = probe->conv_settings();
   other_gates.gate_invocations = other_gates.gate_invocations == 256 ? 512 : 256;
+  other_gates.split_fused = !other_gates.split_fused;
   tuning::SetConvSettings(gates, other_gates);
   EXPECT_EQ(sources(gates), kept);
   tuning::Table other = silent;

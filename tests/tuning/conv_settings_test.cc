@@ -12,8 +12,8 @@
 namespace mgd::tuning {
 namespace {
 
-ConvSettings Settings(int64_t x, int64_t slices, bool flat, int64_t split, int64_t gate = 128) {
-  return {x, slices, flat, split, gate};
+ConvSettings Settings(int64_t x, int64_t slices, bool flat, int64_t split, int64_t gate = 128, bool split_fused = false) {
+  return {x, slices, flat, split, gate, split_fused};
 }
 
 // Times from a cost per settings, with the step each measurement was in.
@@ -30,11 +30,12 @@ struct FakeGpu {
   }
 };
 
-// Fastest at 4x2 flat with split sums up to 8192 outputs and gates of 512;
-// each setting counts on its own.
+// Fastest at 4x2 flat with split sums up to 8192 outputs, fused pairs
+// splitting theirs, and gates of 512; each setting counts on its own.
 double Separable(const ConvSettings& c) {
   return 10.0 + std::abs(std::log2(static_cast<double>(c.block_x)) - 2) + (c.block_slices == 2 ? 0 : 1.5) +
-         (c.flat ? 0 : 2) + (c.split_conv_outputs == 8192 ? 0 : 1) + (c.gate_invocations == 512 ? 0 : 0.5);
+         (c.flat ? 0 : 2) + (c.split_conv_outputs == 8192 ? 0 : 1) + (c.split_fused ? 0 : 0.7) +
+         (c.gate_invocations == 512 ? 0 : 0.5);
 }
 
 TEST(ConvSettingsSearch, FindsEachSettingsFastestValue) {
@@ -42,18 +43,18 @@ TEST(ConvSettingsSearch, FindsEachSettingsFastestValue) {
   const ConvSettings start = Settings(2, 2, false, 1);
   auto search = SearchConvSettings(start, gpu.Measure());
   ASSERT_TRUE(search.ok()) << search.status();
-  EXPECT_EQ(search->best, Settings(4, 2, true, 8192, 512)) << search->best.ToString();
+  EXPECT_EQ(search->best, Settings(4, 2, true, 8192, 512, true)) << search->best.ToString();
   EXPECT_EQ(search->start, start);
   EXPECT_DOUBLE_EQ(search->start_ms, Separable(start));
   EXPECT_DOUBLE_EQ(search->best_ms, 10.0);
-  // Blocks (the start's among the eight), flatness, split sums, gates, then
-  // the choice against the start.
-  EXPECT_EQ(gpu.calls, 5);
+  // Blocks (the start's among the eight), flatness, split sums, split fused
+  // pairs, gates, then the choice against the start.
+  EXPECT_EQ(gpu.calls, 6);
   ASSERT_FALSE(search->tried.empty());
   EXPECT_EQ(search->tried.front().settings, start);
-  EXPECT_EQ(search->tried.back().step, 5);
+  EXPECT_EQ(search->tried.back().step, 6);
   int gate_step = 0;
-  for (const auto& t : search->tried) gate_step += t.step == 4;
+  for (const auto& t : search->tried) gate_step += t.step == 5;
   EXPECT_EQ(gate_step, 4);  // 128 (the settings so far) once, 256, 512, 1024
   int block_step = 0;
   for (const auto& t : search->tried) block_step += t.step == 1;
@@ -67,7 +68,7 @@ TEST(ConvSettingsSearch, GainsWithinTheMarginDoNotMoveTheTable) {
   auto search = SearchConvSettings(start, gpu.Measure(), 0.02);
   ASSERT_TRUE(search.ok()) << search.status();
   EXPECT_EQ(search->best, start);
-  EXPECT_EQ(search->tried.back().step, 4);  // nothing to confirm
+  EXPECT_EQ(search->tried.back().step, 5);  // nothing to confirm
 }
 
 TEST(ConvSettingsSearch, OneOutputBlocksSkipFlatness) {
@@ -89,7 +90,16 @@ TEST(ConvSettingsSearch, AChoiceThatLosesToTheStartHeadToHeadIsDropped) {
   auto search = SearchConvSettings(start, gpu.Measure());
   ASSERT_TRUE(search.ok()) << search.status();
   EXPECT_EQ(search->best, start) << search->best.ToString();
-  EXPECT_EQ(search->tried.back().step, 5);
+  EXPECT_EQ(search->tried.back().step, 6);
+}
+
+// Whether fused pairs split is asked only where sums split.
+TEST(ConvSettingsSearch, NoSplitSumsSkipSplitFusedPairs) {
+  FakeGpu gpu{[](const ConvSettings& c, int) { return c.split_conv_outputs == 1 ? 1.0 : 2.0; }};
+  auto search = SearchConvSettings(Settings(8, 2, true, 8192), gpu.Measure());
+  ASSERT_TRUE(search.ok()) << search.status();
+  EXPECT_EQ(search->best.split_conv_outputs, 1);
+  for (const auto& t : search->tried) EXPECT_NE(t.step, 4) << t.settings.ToString();
 }
 
 TEST(ConvSettingsSearch, FailedOrShortMeasurementsAreErrors) {
@@ -129,9 +139,16 @@ TEST(ConvSettings, ReadInPrecedenceAndWrittenBack) {
   Table gate_only;
   gate_only.gate_invocations = 256;
   EXPECT_TRUE(SaysConvSettings(gate_only));
+  Table split_fused_only;
+  split_fused_only.split_fused_sums = false;
+  EXPECT_TRUE(SaysConvSettings(split_fused_only));
+  SetConvSettings(out, Settings(8, 1, false, 32768, 256, true));
+  EXPECT_TRUE(ConvSettingsOf({&out}, defaults).split_fused);
   EXPECT_EQ(SerializeTable(out).find("\"conv_block_flat\": false") != std::string::npos, true) << SerializeTable(out);
   EXPECT_EQ(Settings(8, 2, true, 1).ToString(), "block 8x2 flat, no split sums, gates of 128");
   EXPECT_EQ(Settings(1, 1, false, 8192, 512).ToString(), "block 1x1, split sums up to 8192 outputs, gates of 512");
+  EXPECT_EQ(Settings(1, 1, false, 8192, 512, true).ToString(),
+            "block 1x1, split sums up to 8192 outputs (fused pairs too), gates of 512");
 }
 
 }  // namespace

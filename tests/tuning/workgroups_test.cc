@@ -3,6 +3,7 @@
 // device limits (the clamped GLES 3.1 ones included), and successive halving.
 #include "tuning/workgroups.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -157,25 +158,29 @@ TEST(WorkgroupTable, GateInvocationsArePowersOfTwo) {
   for (int n : {128, 256, 1024}) EXPECT_TRUE(ParseTable(head + std::to_string(n) + "}", "t.json").ok()) << n;
 }
 
-// "conv_block_flat": true or false, kept through a round trip; unset says
-// nothing.
-TEST(WorkgroupTable, ConvBlockFlat) {
-  const std::string head = R"({"format": "mgd-workgroups", "version": 1, "conv_block_flat": )";
-  for (const bool flat : {true, false}) {
-    auto table = ParseTable(head + (flat ? "true" : "false") + "}", "t.json");
-    ASSERT_TRUE(table.ok()) << table.status();
-    EXPECT_EQ(table->conv_block_flat, flat);
-    auto again = ParseTable(SerializeTable(*table), "again");
-    ASSERT_TRUE(again.ok()) << again.status();
-    EXPECT_EQ(again->conv_block_flat, flat);
-    const Table unset;
-    EXPECT_EQ(FirstSet({&unset, &*table}, &Table::conv_block_flat, !flat), flat);
-    EXPECT_EQ(SerializeTable(unset).find("conv_block_flat"), std::string::npos);
-  }
-  for (const char* bad : {"1", "\"yes\"", "null"}) {
-    auto t = ParseTable(head + bad + "}", "bad.json");
-    ASSERT_FALSE(t.ok()) << bad;
-    EXPECT_THAT(std::string(t.status().message()), HasSubstr("bad.json: conv_block_flat")) << bad;
+// "conv_block_flat", "split_fused_sums": true or false, kept through a
+// round trip; unset says nothing.
+TEST(WorkgroupTable, ConvBlockFlatAndSplitFusedSums) {
+  for (const auto& [name, field] : {std::pair{"conv_block_flat", &Table::conv_block_flat},
+                                    std::pair{"split_fused_sums", &Table::split_fused_sums}}) {
+    SCOPED_TRACE(name);
+    const std::string head = fmt::format(R"({{"format": "mgd-workgroups", "version": 1, "{}": )", name);
+    for (const bool value : {true, false}) {
+      auto table = ParseTable(head + (value ? "true" : "false") + "}", "t.json");
+      ASSERT_TRUE(table.ok()) << table.status();
+      EXPECT_EQ((*table).*field, value);
+      auto again = ParseTable(SerializeTable(*table), "again");
+      ASSERT_TRUE(again.ok()) << again.status();
+      EXPECT_EQ((*again).*field, value);
+      const Table unset;
+      EXPECT_EQ(FirstSet({&unset, &*table}, field, !value), value);
+      EXPECT_EQ(SerializeTable(unset).find(name), std::string::npos);
+    }
+    for (const char* bad : {"1", "\"yes\"", "null"}) {
+      auto t = ParseTable(head + bad + "}", "bad.json");
+      ASSERT_FALSE(t.ok()) << bad;
+      EXPECT_THAT(std::string(t.status().message()), HasSubstr(std::string("bad.json: ") + name)) << bad;
+    }
   }
 }
 

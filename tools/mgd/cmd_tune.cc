@@ -108,7 +108,8 @@ nlohmann::json ConvSearchJson(const std::optional<tuning::ConvSearch>& search) {
   if (!search) return nullptr;
   auto settings = [](const tuning::ConvSettings& c) {
     return nlohmann::json{{"conv_block_x", c.block_x}, {"conv_block_slices", c.block_slices}, {"conv_block_flat", c.flat},
-                          {"split_conv_outputs", c.split_conv_outputs}, {"gate_invocations", c.gate_invocations}};
+                          {"split_conv_outputs", c.split_conv_outputs}, {"gate_invocations", c.gate_invocations},
+                          {"split_fused_sums", c.split_fused}};
   };
   nlohmann::json tried = nlohmann::json::array();
   for (const auto& t : search->tried) tried.push_back({{"step", t.step}, {"settings", settings(t.settings)}, {"ms", t.ms}});

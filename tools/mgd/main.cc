@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
                      "Time no workgroups (with --accuracy or --conv-settings: only those)");
   tune_cmd->add_flag("--conv-settings", tune.conv_settings,
                      "First search the convolutions' blocks and split sums (the table's conv_block_x, conv_block_slices, "
-                     "conv_block_flat, split_conv_outputs), timing the models end to end");
+                     "conv_block_flat, split_conv_outputs, split_fused_sums, gate_invocations), timing the models end to end");
   tune_cmd->add_flag("--accuracy", tune.accuracy,
                      "The fp16 accuracy guard: find the layers whose fp16 arithmetic breaks an output's budget on the "
                      "--input (fp16 against the GPU's fp32) and list them in the table, to compute in fp32");
