@@ -54,6 +54,16 @@ absl::Status Bad(const std::string& source, const std::string& where, const std:
   return absl::InvalidArgumentError(fmt::format("{}: {}: {}", source, where, what));
 }
 
+// Optional string field `key` of object `j` into `out` (left as it is where
+// absent); json::value would throw on another type.
+absl::Status OptionalString(const json& j, const char* key, const std::string& source, const std::string& where,
+                            std::string& out) {
+  if (!j.contains(key)) return absl::OkStatus();
+  if (!j[key].is_string()) return Bad(source, where, "expected a string");
+  out = j[key].get<std::string>();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::array<int, 3>> Extent(const json& j, const std::string& source, const std::string& where) {
   if (!j.is_array() || j.size() != 3) return Bad(source, where, "expected [width, height, slices]");
   std::array<int, 3> e{};
@@ -73,7 +83,7 @@ absl::StatusOr<Entry> ParseEntry(const json& j, const std::string& source, const
     return Bad(source, where + ".op", "missing or not a string");
   }
   e.key.op = j["op"].get<std::string>();
-  const std::string precision = j.value("precision", "");
+  const json& precision = j.contains("precision") ? j["precision"] : json();
   if (precision != "fp32" && precision != "fp16") return Bad(source, where + ".precision", "expected \"fp32\" or \"fp16\"");
   e.key.fp16 = precision == "fp16";
   if (j.contains("shape")) {
@@ -89,7 +99,9 @@ absl::StatusOr<Entry> ParseEntry(const json& j, const std::string& source, const
     if (j.contains("weights")) {
       if (!j["weights"].is_array()) return Bad(source, where + ".weights", "expected an array of dimensions");
       for (const json& d : j["weights"]) {
-        if (!d.is_number_integer() || d.get<int64_t>() < 0) return Bad(source, where + ".weights", "expected dimensions >= 0");
+        if (!d.is_number_integer() || d.get<int64_t>() < 0 || d.get<int64_t>() > (1 << 24)) {
+          return Bad(source, where + ".weights", "expected dimensions from 0 to 16777216");
+        }
         e.key.weights.push_back(d.get<int>());
       }
     }
@@ -110,7 +122,10 @@ absl::StatusOr<Entry> ParseEntry(const json& j, const std::string& source, const
   }
   for (const char* field : {"time_us", "default_us"}) {
     if (!j.contains(field)) continue;
-    if (!j[field].is_number() || j[field].get<double>() < 0) return Bad(source, where + "." + field, "expected a time >= 0");
+    // At most 1000 s: written back rounded to ns, larger ones would overflow.
+    if (!j[field].is_number() || j[field].get<double>() < 0 || j[field].get<double>() > 1e9) {
+      return Bad(source, where + "." + field, "expected a time from 0 to 1e9 us");
+    }
     (std::string(field) == "time_us" ? e.time_us : e.default_us) = j[field].get<double>();
   }
   return e;
@@ -123,7 +138,7 @@ absl::StatusOr<AccuracyEntry> ParseAccuracyEntry(const json& j, const std::strin
                    j["model"].get<std::string>().find_first_not_of("0123456789abcdef") == std::string::npos;
   if (!hex) return Bad(source, where + ".model", "expected the model structure's SHA-256, 64 lower-case hex digits");
   e.model = j["model"].get<std::string>();
-  e.name = j.value("name", "");
+  if (absl::Status s = OptionalString(j, "name", source, where + ".name", e.name); !s.ok()) return s;
   if (j.contains("budget")) {
     if (!j["budget"].is_number() || !(j["budget"].get<double>() > 0)) return Bad(source, where + ".budget", "expected a number > 0");
     e.budget = j["budget"].get<double>();
@@ -207,14 +222,14 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number past a double's range
     return absl::InvalidArgumentError(fmt::format("{}: not JSON ({})", source, e.what()));
   }
-  if (!j.is_object() || j.value("format", "") != "mgd-workgroups") {
+  if (!j.is_object() || !j.contains("format") || j["format"] != "mgd-workgroups") {
     return Bad(source, "format", "not an mgd workgroup table (expected \"format\": \"mgd-workgroups\")");
   }
   if (!j.contains("version") || !j["version"].is_number_integer()) return Bad(source, "version", "missing");
-  if (j["version"].get<int>() != Table::kVersion) {
+  if (j["version"].get<int64_t>() != Table::kVersion) {
     return Bad(source, "version", fmt::format("{} is not supported (this mgd reads version {})", JsonText(j["version"]), Table::kVersion));
   }
   Table t;
@@ -230,8 +245,11 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
     }
     if (!t.gpu.api.empty() && t.gpu.api != "vulkan" && t.gpu.api != "gl") return Bad(source, "gpu.api", "expected \"vulkan\" or \"gl\"");
   }
-  t.tuned = j.value("tuned", false);
-  t.notes = j.value("notes", "");
+  if (j.contains("tuned")) {
+    if (!j["tuned"].is_boolean()) return Bad(source, "tuned", "expected true or false");
+    t.tuned = j["tuned"].get<bool>();
+  }
+  if (absl::Status s = OptionalString(j, "notes", source, "notes", t.notes); !s.ok()) return s;
   if (j.contains("entries")) {
     if (!j["entries"].is_array()) return Bad(source, "entries", "expected an array");
     for (size_t i = 0; i < j["entries"].size(); ++i) {

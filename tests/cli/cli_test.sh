@@ -393,6 +393,13 @@ expect_error "tune with nothing to do" 2 "--skip-workgroups leaves nothing to do
   -- tune "$face" --skip-workgroups --out "$work/x.json"
 expect_error "compare without dumps" 2 "/no/dump/tensors.json: cannot open the file \(No such file or directory\): is it a folder written by mgd run --dump-tensors\?" \
   -- compare /no/dump "$work"
+mkdir -p "$work/badindex"
+printf '{"backend": 3, "tensors": []}' >"$work/badindex/tensors.json"
+expect_error "compare a dump whose backend is no string" 2 "badindex/tensors.json: \"backend\" is not a string" \
+  -- compare "$work/badindex" "$work/badindex"
+printf '{"format": "mgd-workgroups", "version": 1, "tuned": "yes"}' >"$work/tuned.json"
+expect_error "table field of another type" 2 "--workgroups $work/tuned.json: tuned: expected true or false" \
+  -- run "$face" --input "$face_input" --workgroups "$work/tuned.json"
 expect_error "plan on the cpu" 2 "--backend cpu: the CPU path has no GPU memory to plan" -- plan "$face" --backend cpu
 expect_error "plan of a missing model" 2 "/no/such.tflite: cannot open" -- plan /no/such.tflite
 expect_error "unknown subcommand" 2 "unknown command 'frobnicate' \(the commands are run, compare, check, bench" -- frobnicate

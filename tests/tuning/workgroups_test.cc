@@ -79,6 +79,23 @@ TEST(WorkgroupTable, BadTablesAreClearErrors) {
   EXPECT_THAT(error(head + R"({"op": "ADD", "precision": "fp16", "in": [1,1], "out": [1,1,1], "workgroup": [8,8,1]}]})"),
               HasSubstr("entries[0].in: expected [width, height, slices]"));
   EXPECT_THAT(error(R"({"format": "mgd-workgroups", "version": 1, "gpu": {"api": "metal"}})"), HasSubstr("gpu.api"));
+  // Fields of another JSON type, and numbers past what the fields hold
+  // (found by tests/fuzz/workgroup_table_fuzzer.cc).
+  EXPECT_THAT(error(R"({"format": 5, "version": 1})"), HasSubstr("not an mgd workgroup table"));
+  EXPECT_THAT(error(R"({"format": "mgd-workgroups", "version": 1, "tuned": "yes"})"),
+              HasSubstr("bad.json: tuned: expected true or false"));
+  EXPECT_THAT(error(R"({"format": "mgd-workgroups", "version": 1, "notes": 3})"),
+              HasSubstr("bad.json: notes: expected a string"));
+  EXPECT_THAT(error(R"({"format": "mgd-workgroups", "version": 4294967297})"), HasSubstr("version: 4294967297 is not supported"));
+  EXPECT_THAT(error(head + R"({"op": "ADD", "precision": 16, "shape": "any", "workgroup": [8, 8, 1]}]})"),
+              HasSubstr("entries[0].precision"));
+  EXPECT_THAT(error(head + R"({"op": "ADD", "precision": "fp16", "in": [1,1,1], "out": [1,1,1], "weights": [4294967295],
+                                "workgroup": [8,8,1]}]})"),
+              HasSubstr("entries[0].weights: expected dimensions from 0 to 16777216"));
+  EXPECT_THAT(error(head + R"({"op": "ADD", "precision": "fp16", "shape": "any", "workgroup": [8,8,1], "time_us": 1e400}]})"),
+              HasSubstr("bad.json: not JSON"));
+  EXPECT_THAT(error(head + R"({"op": "ADD", "precision": "fp16", "shape": "any", "workgroup": [8,8,1], "time_us": 1e306}]})"),
+              HasSubstr("entries[0].time_us: expected a time from 0 to 1e9 us"));
 }
 
 TEST(WorkgroupTable, AccuracyEntriesParseRoundTripAndMerge) {
@@ -260,6 +277,9 @@ TEST(WorkgroupTable, BadAccuracyEntriesAreClearErrors) {
   EXPECT_THAT(error("[{" + model + "}]"), HasSubstr("accuracy[0].fp32_layers: expected an array of tensor names"));
   EXPECT_THAT(error("[{" + model + R"(, "fp32_layers": ["a", 3]}])"), HasSubstr("accuracy[0].fp32_layers: 3 is not a tensor name"));
   EXPECT_THAT(error("[{" + model + R"(, "fp32_layers": [], "budget": -1}])"), HasSubstr("accuracy[0].budget"));
+  EXPECT_THAT(error("[{" + model + R"(, "fp32_layers": [], "budget": 1e400}])"), HasSubstr("bad.json: not JSON"));
+  EXPECT_THAT(error("[{" + model + R"(, "fp32_layers": [], "name": 7}])"),
+              HasSubstr("accuracy[0].name: expected a string"));
 }
 
 TEST(WorkgroupTable, BuiltinTablesParseAndMatchTheirGpus) {

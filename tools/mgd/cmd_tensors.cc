@@ -46,6 +46,7 @@ absl::StatusOr<json> ReadIndex(const std::string& dir) {
   try {
     json j = json::parse(*text);
     if (!j.is_object() || !j.contains("tensors") || !j["tensors"].is_array()) throw std::runtime_error("no \"tensors\" list");
+    if (j.contains("backend") && !j["backend"].is_string()) throw std::runtime_error("\"backend\" is not a string");
     for (const json& t : j["tensors"]) {
       if (!t.is_object() || !t.contains("name") || !t["name"].is_string() || !t.contains("file") || !t["file"].is_string() ||
           (t.contains("op") && !t["op"].is_string())) {
