@@ -239,9 +239,7 @@ absl::StatusOr<Table> ParseTable(std::string_view text, const std::string& sourc
     if (!g.is_object()) return Bad(source, "gpu", "expected an object");
     for (const auto& [field, target] : {std::pair{"api", &t.gpu.api}, std::pair{"vendor", &t.gpu.vendor},
                                         std::pair{"device", &t.gpu.device}, std::pair{"driver_min", &t.gpu.driver_min}}) {
-      if (!g.contains(field)) continue;
-      if (!g[field].is_string()) return Bad(source, std::string("gpu.") + field, "expected a string");
-      *target = g[field].get<std::string>();
+      if (absl::Status s = OptionalString(g, field, source, std::string("gpu.") + field, *target); !s.ok()) return s;
     }
     if (!t.gpu.api.empty() && t.gpu.api != "vulkan" && t.gpu.api != "gl") return Bad(source, "gpu.api", "expected \"vulkan\" or \"gl\"");
   }

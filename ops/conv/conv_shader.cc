@@ -108,7 +108,7 @@ ConvFilter AddConvFilter(const NodeContext& ctx, GeneratedShader& g, int filter,
 
 // A tap's sum over input slices of in0 at (iy, ix), O4I4 weights of a
 // kh x kw filter: `first` and `advance` deal the slices out (a split
-// convolution's invocations take every kSplit-th).
+// convolution's invocations take every kSplitInvocations-th).
 std::string InputSlices(ShaderParams& params, const layout::Bhwc& in, int kh, int kw, const std::string& first,
                         const std::string& advance) {
   return fmt::format(
@@ -249,13 +249,13 @@ GeneratedShader StartPlainConv(const NodeContext& ctx, const ConvGeometry& geome
 // Few output vec4s, each a long sum (the 7x7 and 14x14 layers of a
 // classifier): a thread per output leaves the GPU mostly idle and waiting on
 // one long chain of loads, so several threads share each output vec4 and
-// meet in shared memory. With fp16 storage, kSplit threads share each
+// meet in shared memory. With fp16 storage, kSplitInvocations threads share each
 // output's input slices and add their partial sums (in thread order); in
 // fp32, where a sum taken in another order than the CPU reference's is off
 // by roundings that deep networks amplify past the fp32 bound
 // (docs/numerics.md), each of four threads sums one output channel in the
 // reference's order instead.
-constexpr int kSplit = kSplitInvocations, kOutputsPerGroup = 8;
+constexpr int kOutputsPerGroup = 8;
 constexpr int kLaneOutputsPerGroup = 16;
 
 // The prologue of a shader whose workgroup holds `per_group` outputs along
@@ -320,12 +320,12 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
                                           const layout::Bhwc& in, const layout::Bhwc& out) {
   ConvFilter filter;
   GeneratedShader g = StartPlainConv(ctx, geometry, in, out, filter);
-  g.code.workgroup = {kSplit, kOutputsPerGroup, 1};
+  g.code.workgroup = {kSplitInvocations, kOutputsPerGroup, 1};
   g.groups = SharedOutputGroups(out, kOutputsPerGroup);
-  g.code.shared = fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplit);
+  g.code.shared = fmt::format("shared highp vec4 partial[{}][{}];\n", kOutputsPerGroup, kSplitInvocations);
   g.prologue = SharedOutputPrologue(g.code.params, out, kOutputsPerGroup);
   const std::string inner =
-      InputSlices(g.code.params, in, geometry.kh, geometry.kw, "t", fmt::format("is += {}", kSplit));
+      InputSlices(g.code.params, in, geometry.kh, geometry.kw, "t", fmt::format("is += {}", kSplitInvocations));
   g.code.body += "  " + filter.Precision(ctx) + "vec4 acc = vec4(0.0);\n" + WindowLoops(g.code.params, in, geometry, inner);
   g.code.body += fmt::format(
       "  partial[l][t] = acc;\n"
@@ -334,7 +334,7 @@ absl::StatusOr<GeneratedShader> SplitConv(const NodeContext& ctx, const ConvGeom
       "  if (t != 0 || !in_range) return;\n"
       "  acc = vec4(0.0);\n"
       "  MGD_LOOP for (int k = 0; k < {split}; ++k) acc += partial[l][k];\n",
-      fmt::arg("split", kSplit));
+      fmt::arg("split", kSplitInvocations));
   g.code.body += "  acc = " + filter.Finished("acc", "s") + ";\n";
   g.code.body += glsl::Activation(activation, "acc") + "  vec4 value = vec4(acc);\n";
   return g;
@@ -452,7 +452,7 @@ OutputBlock ConvBlock(const NodeContext& ctx, const layout::Bhwc& out) {
 
 bool SplitPays(const NodeContext& ctx, const layout::Bhwc& in, const layout::Bhwc& out) {
   const int64_t outputs = static_cast<int64_t>(out.batch) * out.height * out.width * out.slices();
-  return ctx.workgroup_reduction && outputs <= ctx.split_conv_outputs && in.slices() >= 2 * kSplit;
+  return ctx.workgroup_reduction && outputs <= ctx.split_conv_outputs && in.slices() >= 2 * kSplitInvocations;
 }
 
 absl::StatusOr<GeneratedShader> Conv(const NodeContext& ctx, const ConvGeometry& geometry, Activation activation,
