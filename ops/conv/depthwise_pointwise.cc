@@ -8,7 +8,7 @@
 // split theirs too (split_fused_sums), with fp16 storage each output vec4 is
 // summed by kSplitInvocations invocations, each every kSplitInvocations-th
 // depthwise slice, their parts added in order and the bias last, as the
-// split convolution does; in fp32 that convolution sums a channel per lane
+// split convolution does, where that pays (SplitFusedPays); in fp32 that convolution sums a channel per lane
 // instead, and the pair stays two dispatches, as it does without
 // split_fused_sums.
 //
@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "layout/weights.h"
 #include "model/constants.h"
@@ -42,6 +43,20 @@ namespace {
 // two groups wide stay unfused (on the H200, 14x14x512 layers redoing them
 // 8 times took 80 us against 33 us for the two shaders).
 constexpr int kMaxSlicesAcross = 16, kMaxRepeats = 2;
+
+// Where the split fused pair pays against the two split shaders (H100,
+// driver 580.159.04, 79 pairs of eight models, docs/perf.md): 20-37% faster
+// where each pixel's pointwise work is small (output slices x depthwise
+// slices under 512) or the layer's is (pixels x both under 200K), up to
+// 1.7x slower past both, where every pixel's workgroup reads a large
+// pointwise filter that the separate convolution shares between pixels;
+// and with fewer than 16 workgroups the GPU idles (7: 1.33x slower).
+constexpr int64_t kSmallPixelWork = 512, kSmallLayerWork = 200000, kMinSplitWorkgroups = 16;
+
+bool SplitFusedPays(int64_t pixels, int64_t mid_slices, int64_t out_slices, int64_t workgroups) {
+  const int64_t pixel_work = mid_slices * out_slices;
+  return (pixel_work < kSmallPixelWork || pixels * pixel_work <= kSmallLayerWork) && workgroups >= kMinSplitWorkgroups;
+}
 
 // acc += the products of input slice `v` and its O4I4 weights from vec4
 // `w` on. With fp16 arithmetic acc is highp and they are summed apart first.
@@ -104,6 +119,9 @@ absl::StatusOr<GeneratedShader> DepthwisePointwise(const NodeContext& ctx) {
   if (tile < 1) return absl::UnimplementedError("one pixel's depthwise outputs exceed shared memory");
   const int tiles = (pixels + tile - 1) / tile;
   if (tiles > 65535) return absl::UnimplementedError("too many pixels for one row of workgroups");
+  if (split && !SplitFusedPays(pixels, mid_slices, out_slices, static_cast<int64_t>(tiles) * repeats)) {
+    return absl::UnimplementedError("the split convolution's pointwise filter is shared better apart");
+  }
 
   const ConvGeometry geometry = Geometry(dw, *in, dwa, dws[1], dws[2]);
   GeneratedShader g = StartConvShader(ctx, *out, 0);

@@ -690,13 +690,14 @@ TEST_P(FusionTest, AConvolutionThatSplitsItsSumsSplitsTheFusedOne) {
   };
   const Case cases[] = {
       {"9216 output vec4s", SeparableConv({.in = {1, 48, 48, 64}, .out_channels = 16})},
-      // 2 output slices: 8 pixels a tile, the last tile 2 past the last pixel.
-      {"a tile past the last pixel", SeparableConv({.in = {1, 7, 6, 70}})},
+      // 2 output slices: 8 pixels a tile, 17 tiles (fewer do not pay), the
+      // last one 6 past the last pixel.
+      {"a tile past the last pixel", SeparableConv({.in = {1, 13, 10, 70}})},
       // 17 output slices: two rows of 9, one past the last.
       {"an output slice past the last, two images, stride 2, multiplier 2",
        SeparableConv({.in = {2, 9, 11, 32}, .multiplier = 2, .stride = 2, .out_channels = 68, .bias = false})},
       {"a PAD read through, an ADD after",
-       SeparableConv({.in = {1, 7, 6, 64}, .out_channels = 12, .pad = true, .residual = true})}};
+       SeparableConv({.in = {1, 12, 10, 64}, .out_channels = 12, .pad = true, .residual = true})}};
   auto splitting = WithTable([](tuning::Table& t) {
     t.split_conv_outputs = 1 << 20;
     t.split_fused_sums = true;
@@ -730,6 +731,38 @@ TEST_P(FusionTest, AConvolutionThatSplitsItsSumsSplitsTheFusedOne) {
   }
   EXPECT_THAT((*splitting)->device().validation_messages(), ::testing::IsEmpty());
   EXPECT_THAT((*apart)->device().validation_messages(), ::testing::IsEmpty());
+}
+
+// Where split fused sums were measured slower (docs/perf.md), the pair
+// stays two dispatches with the table's field on too: a pixel's pointwise
+// filter too large for a workgroup a pixel (palm_detection's 24 x 24 x 128
+// blocks: 32 x 32 slices over 576 pixels), or too few workgroups to fill
+// the GPU (7 x 7 pixels into two output slices: 7 tiles of 8 pixels).
+TEST_P(FusionTest, SplitFusedSumsStayApartWhereTheyDoNotPay) {
+  auto splitting = WithTable([](tuning::Table& t) {
+    t.split_conv_outputs = 1 << 20;
+    t.split_fused_sums = true;
+    t.conv_block_x = t.conv_block_slices = 1;
+  });
+  auto apart = WithTable([](tuning::Table& t) {
+    t.split_conv_outputs = 1 << 20;
+    t.conv_block_x = t.conv_block_slices = 1;
+  });
+  ASSERT_TRUE(splitting.ok()) << splitting.status();
+  ASSERT_TRUE(apart.ok()) << apart.status();
+  uint32_t seed = 91;
+  for (const Graph& g : {SeparableConv({.in = {1, 24, 24, 128}, .out_channels = 128}),
+                         SeparableConv({.in = {1, 7, 7, 288}, .out_channels = 6})}) {
+    const std::vector<std::vector<float>> inputs = UniformInputs(g, seed);
+    seed += 2;
+    const auto cpu = Run(g, inputs, nullptr);
+    ExpectNear(Run(g, inputs, splitting->get()), cpu, 2.0);
+    ExpectNear(Run(g, inputs, apart->get()), cpu, 2.0);
+    EXPECT_EQ((*splitting)->last_dispatch_count(), (*apart)->last_dispatch_count());
+    for (const auto& d : (*splitting)->dispatch_infos().back()) {
+      EXPECT_EQ(d.name.find("DEPTHWISE_CONV_2D_CONV_2D"), std::string::npos) << d.name;
+    }
+  }
 }
 
 // So does a table that has convolutions compute blocks of outputs (a
