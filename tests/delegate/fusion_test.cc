@@ -535,6 +535,16 @@ class FusionTest : public testing::DelegateTest {
     fill(*options.workgroups);
     return GpuDelegate::Create(options);
   }
+
+  // A table that splits every convolution's sums (one output a workgroup
+  // row), and the fused pairs' too where `fused`.
+  absl::StatusOr<std::unique_ptr<GpuDelegate>> SplittingSums(bool fused) {
+    return WithTable([fused](tuning::Table& t) {
+      t.split_conv_outputs = 1 << 20;
+      if (fused) t.split_fused_sums = true;
+      t.conv_block_x = t.conv_block_slices = 1;
+    });
+  }
 };
 
 TEST_P(FusionTest, FusedGraphsMatchAndDispatchLess) {
@@ -698,15 +708,8 @@ TEST_P(FusionTest, AConvolutionThatSplitsItsSumsSplitsTheFusedOne) {
        SeparableConv({.in = {2, 9, 11, 32}, .multiplier = 2, .stride = 2, .out_channels = 68, .bias = false})},
       {"a PAD read through, an ADD after",
        SeparableConv({.in = {1, 12, 10, 64}, .out_channels = 12, .pad = true, .residual = true})}};
-  auto splitting = WithTable([](tuning::Table& t) {
-    t.split_conv_outputs = 1 << 20;
-    t.split_fused_sums = true;
-    t.conv_block_x = t.conv_block_slices = 1;
-  });
-  auto apart = WithTable([](tuning::Table& t) {
-    t.split_conv_outputs = 1 << 20;
-    t.conv_block_x = t.conv_block_slices = 1;
-  });
+  auto splitting = SplittingSums(true);
+  auto apart = SplittingSums(false);
   ASSERT_TRUE(splitting.ok()) << splitting.status();
   ASSERT_TRUE(apart.ok()) << apart.status();
   uint32_t seed = 77;
@@ -739,15 +742,8 @@ TEST_P(FusionTest, AConvolutionThatSplitsItsSumsSplitsTheFusedOne) {
 // blocks: 32 x 32 slices over 576 pixels), or too few workgroups to fill
 // the GPU (7 x 7 pixels into two output slices: 7 tiles of 8 pixels).
 TEST_P(FusionTest, SplitFusedSumsStayApartWhereTheyDoNotPay) {
-  auto splitting = WithTable([](tuning::Table& t) {
-    t.split_conv_outputs = 1 << 20;
-    t.split_fused_sums = true;
-    t.conv_block_x = t.conv_block_slices = 1;
-  });
-  auto apart = WithTable([](tuning::Table& t) {
-    t.split_conv_outputs = 1 << 20;
-    t.conv_block_x = t.conv_block_slices = 1;
-  });
+  auto splitting = SplittingSums(true);
+  auto apart = SplittingSums(false);
   ASSERT_TRUE(splitting.ok()) << splitting.status();
   ASSERT_TRUE(apart.ok()) << apart.status();
   uint32_t seed = 91;
