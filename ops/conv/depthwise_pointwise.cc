@@ -45,7 +45,7 @@ namespace {
 constexpr int kMaxSlicesAcross = 16, kMaxRepeats = 2;
 
 // Where the split fused pair pays against the two split shaders (H100,
-// driver 580.159.04, 79 pairs of eight models, docs/perf.md): 20-37% faster
+// driver 580.159.04, 82 pairs of eight models, docs/perf.md): up to 37% faster
 // where each pixel's pointwise work is small (output slices x depthwise
 // slices under 512) or the layer's is (pixels x both under 200K), up to
 // 1.7x slower past both, where every pixel's workgroup reads a large
