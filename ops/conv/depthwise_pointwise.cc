@@ -8,9 +8,9 @@
 // split theirs too (split_fused_sums), with fp16 storage each output vec4 is
 // summed by kSplitInvocations invocations, each every kSplitInvocations-th
 // depthwise slice, their parts added in order and the bias last, as the
-// split convolution does, where that pays (SplitFusedPays); in fp32 that convolution sums a channel per lane
-// instead, and the pair stays two dispatches, as it does without
-// split_fused_sums.
+// split convolution does, where that pays (SplitFusedPays); in fp32 that
+// convolution sums a channel per lane instead, and the pair stays two
+// dispatches, as it does without split_fused_sums.
 //
 // Without fp16 arithmetic both sums run in the CPU reference's order, as the
 // two shaders alone do, and with fp16 storage the depthwise outputs are
@@ -45,10 +45,10 @@ namespace {
 constexpr int kMaxSlicesAcross = 16, kMaxRepeats = 2;
 
 // Where the split fused pair pays against the two split shaders (H100,
-// driver 580.159.04, 82 pairs of eight models, docs/perf.md): up to 37% faster
-// where each pixel's pointwise work is small (output slices x depthwise
-// slices under 512) or the layer's is (pixels x both under 200K), up to
-// 1.7x slower past both, where every pixel's workgroup reads a large
+// driver 580.159.04, 82 pairs of eight models, docs/perf.md): up to 37%
+// faster where each pixel's pointwise work is small (output slices x
+// depthwise slices under 512) or the layer's is (pixels x both under 200K),
+// up to 1.7x slower past both, where every pixel's workgroup reads a large
 // pointwise filter that the separate convolution shares between pixels;
 // and with fewer than 16 workgroups the GPU idles (7: 1.33x slower).
 constexpr int64_t kSmallPixelWork = 512, kSmallLayerWork = 200000, kMinSplitWorkgroups = 16;
